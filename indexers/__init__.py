@@ -1,0 +1,75 @@
+"""Indexers: KTX project files → typed documents. They know nothing about the index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from indexers.base import Indexer, Scope, ScopeResult
+from indexers.models import ALL_KINDS, Diagnostic, Document
+from indexers.project import Project, load_project
+from indexers.scans import ScanIndexer
+from indexers.semantic_layer import SemanticLayerIndexer
+from indexers.wiki import WikiIndexer
+
+
+def default_indexers() -> list[Indexer]:
+    """The built-in indexers, one per source family (fresh instances: they hold caches)."""
+    return [WikiIndexer(), SemanticLayerIndexer(), ScanIndexer()]
+
+
+@dataclass
+class ProjectRead:
+    documents: list[Document] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(ALL_KINDS, 0)
+        for doc in self.documents:
+            counts[doc.kind] += 1
+        return counts
+
+    def counts_by_connection(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for doc in self.documents:
+            per = out.setdefault(doc.connection_id or "(wiki)", {})
+            per[doc.kind] = per.get(doc.kind, 0) + 1
+        return dict(sorted(out.items()))
+
+
+def dedupe_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for diag in diagnostics:
+        if (diag.path, diag.message) not in seen:
+            seen.add((diag.path, diag.message))
+            out.append(diag)
+    return sorted(out, key=lambda d: (d.path, d.message))
+
+
+def read_project(project: Project, indexers: list[Indexer] | None = None) -> ProjectRead:
+    """Read every scope of every indexer: the whole project as documents plus diagnostics."""
+    read = ProjectRead(diagnostics=list(project.diagnostics))
+    for indexer in indexers or default_indexers():
+        scopes, diagnostics = indexer.scopes(project)
+        read.diagnostics.extend(diagnostics)
+        for scope in scopes:
+            result = indexer.read(project, scope)
+            read.documents.extend(result.documents)
+            read.diagnostics.extend(result.diagnostics)
+    read.diagnostics = dedupe_diagnostics(read.diagnostics)
+    return read
+
+
+__all__ = [
+    "Diagnostic",
+    "Document",
+    "Indexer",
+    "Project",
+    "ProjectRead",
+    "Scope",
+    "ScopeResult",
+    "dedupe_diagnostics",
+    "default_indexers",
+    "load_project",
+    "read_project",
+]  # fmt: skip

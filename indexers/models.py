@@ -1,0 +1,77 @@
+"""Typed documents: what every indexer produces and every later layer consumes.
+
+One flat model for all kinds keeps the index layer generic: the fields that
+search reads are named by role (name, display, description, ...), and what only
+a read tool needs (column types, composed YAML, profile statistics) rides in
+``attrs``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Kind = Literal["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column", "dictionary_value", "snapshot"]
+#: Kinds that discover_data returns (the KTX contract).
+SEARCH_KINDS: tuple[str, ...] = ("wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column")
+ALL_KINDS: tuple[str, ...] = (*SEARCH_KINDS, "dictionary_value", "snapshot")
+
+
+class TableRef(BaseModel):
+    catalog: str | None = None
+    db: str | None = None
+    name: str
+
+    @property
+    def display(self) -> str:
+        return ".".join(part for part in (self.catalog, self.db, self.name) if part)
+
+
+class Diagnostic(BaseModel):
+    """A file that could not be read completely: where, why, and how bad."""
+
+    path: str
+    message: str
+    code: str = "error"
+
+
+class Section(BaseModel):
+    """A heading-delimited part of a wiki page, the unit of chunked embedding."""
+
+    heading: str = ""
+    text: str
+
+
+class Document(BaseModel):
+    uid: str = Field(description="Unique across the index: '<kind>:<scope>:<id>'.")
+    kind: Kind
+    id: str = Field(description="The ref id KTX's discover_data returns for this item.")
+    connection_id: str | None = None
+    path: str = Field(description="Project-relative source file ('<file>#<name>' for manifest entries).")
+    content_hash: str = ""
+    name: str
+    display: str = ""
+    summary: str | None = None
+    description: str = ""
+    comment: str = ""
+    expr: str = ""
+    sample_values: list[str] = Field(default_factory=list)
+    body: str = ""
+    tags: list[str] = Field(default_factory=list)
+    table_ref: TableRef | None = None
+    column_name: str | None = None
+    sections: list[Section] = Field(default_factory=list)
+    attrs: dict[str, Any] = Field(default_factory=dict)
+
+    def model_post_init(self, _context: Any) -> None:
+        if not self.content_hash:
+            payload = self.model_dump(mode="json", exclude={"content_hash"})
+            blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            self.content_hash = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+
+
+def make_uid(kind: str, scope: str | None, ref_id: str) -> str:
+    return f"{kind}:{scope or ''}:{ref_id}"

@@ -1,0 +1,307 @@
+"""Warehouse scan snapshots (``raw-sources/<conn>/live-database/<syncId>/``) → ``table``,
+``column``, ``dictionary_value`` and one ``snapshot`` document per connection.
+
+Each table comes from the newest *complete* sync (one with ``scan-report.json``) that
+holds it, so a partial rescan never hides the other tables. Column statistics and
+sample values come from the newest relationship profile that covers the table;
+descriptions from the table file, else from the scan-generated ``_schema`` shards.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from indexers.base import Indexer, Scope, ScopeResult, SourceError, clean_text, list_dirs, list_files, read_json
+from indexers.models import Diagnostic, Document, TableRef, make_uid
+from indexers.project import Project
+from indexers.scan_artifacts import ArtifactCache, table_key
+from indexers.sl_records import resolve_description
+from indexers.wiki import jsonable
+
+#: KTX's dictionary filters (reference §2.4), with the type gate widened to wrapped and
+#: vendor string types (citext, tinytext, LowCardinality(String), ...).
+DICTIONARY_TYPE = re.compile(r"(char|text|string|enum|bool)", re.IGNORECASE)
+EXCLUDED_NAMES = re.compile(
+    r"(_id$|_uuid$|_key$|_hash$|_token$|^id$|^uuid$|_at$|_date$|_time$|description$|comment$|notes?$|"
+    r"message$|body$|content$|_url$|_path$|email$|^phone|address$)",
+    re.IGNORECASE,
+)
+MAX_DICTIONARY_CARDINALITY = 200
+
+
+def is_dictionary_column(column: str, entry: dict[str, Any]) -> bool:
+    col_type = str(entry.get("normalizedType") or entry.get("nativeType") or "")
+    if not DICTIONARY_TYPE.search(col_type) or EXCLUDED_NAMES.search(column):
+        return False
+    distinct = entry.get("distinctCount")
+    return not (isinstance(distinct, (int, float)) and distinct > MAX_DICTIONARY_CARDINALITY)
+
+
+def sample_strings(values: Any) -> list[str]:
+    """Stringify, trim, drop empties and case-insensitive duplicates (first spelling kept)."""
+    seen: set[str] = set()
+    out = []
+    for value in values if isinstance(values, list) else []:
+        if value is None or isinstance(value, (dict, list)):
+            continue
+        text = str(value).strip()
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            out.append(text)
+    return out
+
+
+class ScanIndexer(Indexer):
+    family = "scan"
+
+    def __init__(self) -> None:
+        self.cache = ArtifactCache()
+
+    def scopes(self, project: Project) -> tuple[list[Scope], list[Diagnostic]]:
+        scopes: list[Scope] = []
+        diagnostics: list[Diagnostic] = []
+        for conn in project.connection_ids:
+            base = f"raw-sources/{conn}/live-database"
+            complete: list[str] = []
+            for sync in sorted(list_dirs(project, base), reverse=True):
+                if (project.root / base / sync / "scan-report.json").is_file():
+                    complete.append(f"{base}/{sync}")
+                else:
+                    diagnostics.append(
+                        Diagnostic(
+                            path=f"{base}/{sync}",
+                            code="warning",
+                            message="no scan-report.json yet (scan incomplete); older snapshots are used",
+                        )
+                    )
+            if not complete:
+                continue
+            profiles = tuple(
+                f"{sync}/enrichment/relationship-profile.json"
+                for sync in complete
+                if (project.root / sync / "enrichment/relationship-profile.json").is_file()
+            )
+            shards = tuple(list_files(project, f"semantic-layer/{conn}/_schema", (".yaml", ".yml")))
+            chosen: dict[str, str] = {}
+            for sync in complete:
+                tables_dir = project.root / sync / "tables"
+                if tables_dir.is_dir():
+                    for entry in os.scandir(tables_dir):
+                        if entry.name.endswith(".json") and entry.name not in chosen:
+                            chosen[entry.name] = sync
+            newest = complete[0]
+            context = (("connection", conn), ("profiles", profiles), ("shards", shards))
+            scopes.append(
+                Scope(
+                    self.family,
+                    f"scan:{conn}",
+                    (f"{newest}/scan-report.json", f"{newest}/connection.json", *profiles),
+                    (*context, ("sync", newest), ("tables", len(chosen))),
+                )
+            )
+            for name in sorted(chosen):
+                sync = chosen[name]
+                scopes.append(
+                    Scope(
+                        self.family,
+                        f"scan:{conn}:{name}",
+                        (f"{sync}/tables/{name}", f"{sync}/connection.json", *profiles, *shards),
+                        (*context, ("sync", sync)),
+                    )
+                )
+        return scopes, diagnostics
+
+    def read(self, project: Project, scope: Scope) -> ScopeResult:
+        if scope.key.count(":") == 1:
+            return self._read_snapshot(project, scope)
+        return self._read_table(project, scope)
+
+    # ------------------------------------------------------------------ snapshot
+
+    def _read_snapshot(self, project: Project, scope: Scope) -> ScopeResult:
+        result = ScopeResult()
+        conn: str = scope.get("connection")
+        sync: str = scope.get("sync")
+        report = self._json(project, f"{sync}/scan-report.json", result)
+        info = self._json(project, f"{sync}/connection.json", result, optional=True)
+        profiled = 0
+        profile_syncs: list[str] = []
+        sampled_rows = 0
+        values_per_column = 0
+        for rel in scope.get("profiles"):
+            profile = self.cache.profile(project, rel, result)
+            if profile is None:
+                continue
+            profile_syncs.append(rel.split("/")[-3])
+            for entries in profile.values():
+                for column, entry in entries.items():
+                    if is_dictionary_column(column, entry):
+                        profiled += 1
+                    if isinstance(entry.get("rowCount"), int):
+                        sampled_rows = max(sampled_rows, entry["rowCount"])
+                    values_per_column = max(values_per_column, len(entry.get("sampleValues") or []))
+        attrs = {
+            "syncId": sync.rsplit("/", 1)[1],
+            "driver": (info or {}).get("driver") or (report or {}).get("driver"),
+            "extractedAt": (info or {}).get("extractedAt"),
+            "scanRunId": (report or {}).get("runId"),
+            "mode": (report or {}).get("mode"),
+            "createdAt": (report or {}).get("createdAt"),
+            "tables": scope.get("tables"),
+            "profileSyncIds": profile_syncs,
+            "profiledColumns": profiled,
+            "sampledRows": sampled_rows or None,
+            "valuesPerColumn": values_per_column or None,
+        }
+        result.documents.append(
+            Document(
+                uid=make_uid("snapshot", conn, conn),
+                kind="snapshot",
+                id=conn,
+                connection_id=conn,
+                path=f"{sync}/scan-report.json",
+                name=conn,
+                attrs=jsonable(attrs),
+            )
+        )
+        return result
+
+    # ------------------------------------------------------------------ tables
+
+    def _read_table(self, project: Project, scope: Scope) -> ScopeResult:
+        result = ScopeResult()
+        conn: str = scope.get("connection")
+        rel = scope.files[0]
+        table = self._json(project, rel, result)
+        if table is None:
+            return result
+        if not isinstance(table, dict) or not isinstance(table.get("name"), str) or not table["name"].strip():
+            result.problem(rel, "table file must be an object with a non-empty 'name'", code="parse_error")
+            return result
+        ref = TableRef(
+            catalog=table.get("catalog") if isinstance(table.get("catalog"), str) else None,
+            db=table.get("db") if isinstance(table.get("db"), str) else None,
+            name=table["name"],
+        )
+        display = ref.display
+        sync = scope.get("sync")
+        info = self._json(project, f"{sync}/connection.json", result, optional=True) or {}
+        profile_rows: dict[str, dict[str, Any]] = {}
+        profile_sync = None
+        for profile_rel in scope.get("profiles"):
+            profile = self.cache.profile(project, profile_rel, result)
+            if profile and table_key(ref) in profile:
+                profile_rows = profile[table_key(ref)]
+                profile_sync = profile_rel.split("/")[-3]
+                break
+        shard_table, shard_columns = self.cache.shard_descriptions(project, scope.get("shards"), display, result)
+        columns = [c for c in table.get("columns") or [] if isinstance(c, dict) and isinstance(c.get("name"), str)]
+        if len(columns) != len(table.get("columns") or []):
+            result.problem(rel, "some columns are not objects with a 'name'; they were skipped", code="warning")
+        comment = clean_text(table.get("comment"))
+        description = resolve_description(table.get("descriptions")) or shard_table or comment
+        snapshot = {
+            "syncId": sync.rsplit("/", 1)[1],
+            "extractedAt": info.get("extractedAt"),
+            "scanRunId": sync.rsplit("/", 1)[1].split("-", 4)[-1] if sync.count("-") >= 4 else None,
+        }
+        row_count = next((e.get("rowCount") for e in profile_rows.values() if isinstance(e.get("rowCount"), int)), None)
+        docs = result.documents
+        docs.append(
+            Document(
+                uid=make_uid("table", conn, display),
+                kind="table",
+                id=display,
+                connection_id=conn,
+                path=rel,
+                name=ref.name,
+                display=display,
+                summary=description or None,
+                description=description if description != comment else "",
+                comment=comment,
+                body=" ".join(c["name"] for c in columns),
+                table_ref=ref,
+                attrs=jsonable(
+                    {
+                        "kind": table.get("kind"),
+                        "estimatedRows": table.get("estimatedRows"),
+                        "profiledRows": row_count,
+                        "driver": info.get("driver"),
+                        "columns": columns,
+                        "foreignKeys": table.get("foreignKeys") or [],
+                        "snapshot": snapshot,
+                        "profileSyncId": profile_sync,
+                    }
+                ),
+            )
+        )
+        for column in columns:
+            name = column["name"]
+            entry = profile_rows.get(name) or {}
+            samples = sample_strings(column.get("sampleValues")) or sample_strings(entry.get("sampleValues"))
+            col_comment = clean_text(column.get("comment"))
+            col_description = (
+                resolve_description(column.get("descriptions")) or shard_columns.get(name.lower(), "") or col_comment
+            )
+            docs.append(
+                Document(
+                    uid=make_uid("column", conn, f"{display}.{name}"),
+                    kind="column",
+                    id=f"{display}.{name}",
+                    connection_id=conn,
+                    path=rel,
+                    name=name,
+                    display=f"{display}.{name}",
+                    summary=col_description or None,
+                    description=col_description if col_description != col_comment else "",
+                    comment=col_comment,
+                    sample_values=samples,
+                    table_ref=ref,
+                    column_name=name,
+                    attrs=jsonable(
+                        {
+                            key: column.get(key)
+                            for key in ("nativeType", "normalizedType", "dimensionType", "nullable", "primaryKey")
+                        }
+                        | {
+                            key: entry.get(key)
+                            for key in ("distinctCount", "nullCount", "nullRate", "rowCount")
+                            if key in entry
+                        }
+                    ),
+                )
+            )
+            if entry and is_dictionary_column(name, entry):
+                distinct = entry.get("distinctCount")
+                for value in sample_strings(entry.get("sampleValues")):
+                    docs.append(
+                        Document(
+                            uid=make_uid("dictionary_value", conn, f"{display}.{name}={value}"),
+                            kind="dictionary_value",
+                            id=value,
+                            connection_id=conn,
+                            path=rel,
+                            name=value,
+                            display=f"{display}.{name}",
+                            table_ref=ref,
+                            column_name=name,
+                            attrs={
+                                "origin": "profile",
+                                "sourceName": ref.name,
+                                "cardinality": distinct if isinstance(distinct, (int, float)) else None,
+                                "syncId": profile_sync,
+                            },
+                        )
+                    )
+        return result
+
+    def _json(self, project: Project, rel: str, result: ScopeResult, optional: bool = False) -> Any:
+        if optional and not (project.root / rel).is_file():
+            return None
+        try:
+            return read_json(project, rel)
+        except SourceError as exc:
+            result.problem(rel, str(exc), code="parse_error")
+            return None

@@ -1,0 +1,168 @@
+"""Semantic-layer sources → ``sl_source``, ``sl_measure``, ``sl_dimension`` and dbt
+``enum_values`` → ``dictionary_value`` documents. One scope per connection folder,
+because overlays compose across files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from indexers.base import SAFE_ID, Indexer, Scope, ScopeResult, as_str_list, clean_text
+from indexers.models import Diagnostic, Document, TableRef, make_uid
+from indexers.project import Project
+from indexers.sl_records import SourceRecord, connection_files, dict_list, load_records, resolve_description
+from indexers.wiki import jsonable
+
+
+def table_ref_from_string(table: str) -> TableRef | None:
+    parts = [p.strip().strip('"`[]') for p in table.split(".")]
+    if not table.strip() or not all(parts):
+        return None
+    if len(parts) == 1:
+        return TableRef(name=parts[0])
+    if len(parts) == 2:
+        return TableRef(db=parts[0], name=parts[1])
+    return TableRef(catalog=parts[0], db=parts[1], name=".".join(parts[2:]))
+
+
+def _names(items: list[dict[str, Any]]) -> list[str]:
+    return [str(item["name"]) for item in items if isinstance(item.get("name"), (str, int))]
+
+
+class SemanticLayerIndexer(Indexer):
+    family = "semantic_layer"
+
+    def scopes(self, project: Project) -> tuple[list[Scope], list[Diagnostic]]:
+        scopes = []
+        for conn_id in project.connection_ids:
+            files = connection_files(project, conn_id)
+            if files:
+                scopes.append(Scope(self.family, f"sl:{conn_id}", tuple(files), (("connection", conn_id),)))
+        return scopes, []
+
+    def read(self, project: Project, scope: Scope) -> ScopeResult:
+        result = ScopeResult()
+        conn_id: str = scope.get("connection")
+        if not SAFE_ID.match(conn_id):
+            result.problem(f"semantic-layer/{conn_id}", f"unsafe connection id {conn_id!r}")
+            return result
+        records, diagnostics = load_records(project, conn_id)
+        result.diagnostics.extend(diagnostics)
+        for record in records.values():
+            if record.origin != "broken":
+                result.documents.extend(self._documents(record))
+        return result
+
+    def _documents(self, record: SourceRecord) -> list[Document]:
+        data = record.data
+        conn = record.connection_id
+        source = record.name
+        columns = dict_list(data.get("columns"))
+        measures = dict_list(data.get("measures"))
+        joins = dict_list(data.get("joins"))
+        table = clean_text(data.get("table"))
+        sql = clean_text(data.get("sql"))
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        tags_field = data.get("tags")
+        tags = as_str_list(tags_field.get("dbt")) if isinstance(tags_field, dict) else as_str_list(tags_field)
+        description = resolve_description(data.get("descriptions"), data.get("description"))
+        table_ref = table_ref_from_string(table) if table else None
+        usage_text = " ".join(
+            part
+            for part in (
+                clean_text(usage.get("narrative")),
+                *(as_str_list(usage.get("commonFilters"))),
+                *(as_str_list(usage.get("commonGroupBys"))),
+            )
+            if part
+        )
+        docs = [
+            Document(
+                uid=make_uid("sl_source", conn, source),
+                kind="sl_source",
+                id=source,
+                connection_id=conn,
+                path=record.path,
+                name=source,
+                display=table or sql[:500],
+                summary=description or None,
+                description=description,
+                body=usage_text,
+                tags=tags,
+                table_ref=table_ref,
+                attrs={
+                    "table": table or None,
+                    "sql": bool(sql),
+                    "columns": _names(columns),
+                    "measures": _names(measures),
+                    "joins": [str(j.get("to")) for j in joins if j.get("to")],
+                    "frequencyTier": usage.get("frequencyTier"),
+                    "files": record.files,
+                    "yaml": record.yaml_text(),
+                },
+            )
+        ]
+        for measure in measures:
+            name = str(measure.get("name") or "").strip()
+            if not name:
+                continue
+            expr = clean_text(measure.get("expr"))
+            filt = clean_text(measure.get("filter"))
+            text = clean_text(measure.get("description"))
+            docs.append(
+                Document(
+                    uid=make_uid("sl_measure", conn, f"{source}.{name}"),
+                    kind="sl_measure",
+                    id=f"{source}.{name}",
+                    connection_id=conn,
+                    path=record.path,
+                    name=name,
+                    display=f"{source}.{name}",
+                    summary=text or None,
+                    description=text,
+                    expr=f"{expr} where {filt}" if filt else expr,
+                    table_ref=table_ref,
+                    attrs={"source": source, "exprOnly": expr},
+                )
+            )
+        for column in columns:
+            name = str(column.get("name") or "").strip()
+            if not name:
+                continue
+            enum = column.get("enum_values")
+            values = as_str_list(enum.get("dbt")) if isinstance(enum, dict) else as_str_list(enum)
+            text = resolve_description(column.get("descriptions"), column.get("description"))
+            col_type = clean_text(column.get("type"))
+            docs.append(
+                Document(
+                    uid=make_uid("sl_dimension", conn, f"{source}.{name}"),
+                    kind="sl_dimension",
+                    id=f"{source}.{name}",
+                    connection_id=conn,
+                    path=record.path,
+                    name=name,
+                    display=f"{source}.{name}",
+                    summary=text or None,
+                    description=text,
+                    expr=clean_text(column.get("expr")),
+                    sample_values=values,
+                    table_ref=table_ref,
+                    column_name=name,
+                    attrs={"source": source, "type": col_type, "table": table or None},
+                )
+            )
+            for value in values:
+                docs.append(
+                    Document(
+                        uid=make_uid("dictionary_value", conn, f"{source}.{name}={value}"),
+                        kind="dictionary_value",
+                        id=value,
+                        connection_id=conn,
+                        path=record.path,
+                        name=value,
+                        display=f"{source}.{name}",
+                        table_ref=table_ref,
+                        column_name=name,
+                        attrs=jsonable({"origin": "dbt_enum", "sourceName": source, "cardinality": len(values)}),
+                    )
+                )
+        return docs

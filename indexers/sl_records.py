@@ -1,0 +1,222 @@
+"""Semantic-layer source records for one connection: standalone files, ``_schema`` manifest
+projections, and overlays composed onto their base by ``name`` (KTX reference §1.4).
+
+Unlike KTX, overlays are applied after every base is known (so file order does not
+matter), an overlay without a base is reported instead of dropped, and a broken
+manifest shard only loses its own sources.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from indexers.base import SourceError, list_files, parse_yaml, read_text
+from indexers.models import Diagnostic
+from indexers.project import Project
+
+DESCRIPTION_ORDER = ("user", "ai", "dbt", "db")
+OVERLAY_KEYS = {
+    "name", "descriptions", "grain", "columns", "column_overrides", "joins", "measures", "segments",
+    "exclude_columns", "disable_joins", "default_time_dimension", "usage",
+}  # fmt: skip
+
+
+@dataclass
+class SourceRecord:
+    connection_id: str
+    name: str
+    path: str
+    origin: str  # standalone | manifest | broken
+    data: dict[str, Any]
+    raw_text: str | None = None
+    overlays: list[str] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[str]:
+        return [self.path.split("#", 1)[0], *self.overlays]
+
+    def yaml_text(self) -> str:
+        """What sl_read_source returns: the raw file, or the composed document re-serialised."""
+        if self.raw_text is not None and not self.overlays:
+            return self.raw_text
+        return yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True, width=2**31, indent=2)
+
+
+def normalize_descriptions(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    out = {}
+    for key, text in value.items():
+        if isinstance(text, (str, int, float)) and str(text).strip():
+            out[str(key)] = str(text).strip()
+    return out
+
+
+def resolve_description(value: Any, fallback: Any = None) -> str:
+    """user > ai > dbt > db, then any other key, then a legacy flat ``description``."""
+    descriptions = normalize_descriptions(value)
+    for key in DESCRIPTION_ORDER:
+        if key in descriptions:
+            return descriptions[key]
+    if descriptions:
+        return next(iter(descriptions.values()))
+    return fallback.strip() if isinstance(fallback, str) else ""
+
+
+def dict_list(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _norm_on(text: Any) -> str:
+    return re.sub(r"\s+", " ", str(text or "")).strip().lower()
+
+
+def project_manifest_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    columns = []
+    for column in dict_list(entry.get("columns")):
+        projected = dict(column)
+        if projected.get("type") == "time":
+            projected.setdefault("role", "time")
+        columns.append(projected)
+    pk = [c["name"] for c in columns if c.get("pk") and isinstance(c.get("name"), str)]
+    source: dict[str, Any] = {"name": name, "table": entry.get("table") or name}
+    if entry.get("descriptions"):
+        source["descriptions"] = entry["descriptions"]
+    source["grain"] = pk or [c["name"] for c in columns if isinstance(c.get("name"), str)]
+    source["columns"] = columns
+    source["joins"] = dict_list(entry.get("joins"))
+    source["measures"] = []
+    for key in ("tags", "freshness", "usage"):
+        if entry.get(key) is not None:
+            source[key] = entry[key]
+    return source
+
+
+def compose_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Apply one overlay; returns the composed source and problems worth reporting."""
+    problems = [f"unknown overlay key '{key}' ignored" for key in overlay if key not in OVERLAY_KEYS]
+    out = copy.deepcopy(base)
+    if "descriptions" in overlay:
+        merged = normalize_descriptions(out.get("descriptions"))
+        merged.update(normalize_descriptions(overlay["descriptions"]))
+        out["descriptions"] = merged
+    for key in ("grain", "measures", "segments", "default_time_dimension", "usage"):
+        if key in overlay:
+            out[key] = copy.deepcopy(overlay[key])
+    columns = dict_list(out.get("columns"))
+    by_name = {c.get("name"): c for c in columns}
+    for patch in dict_list(overlay.get("column_overrides")):
+        target = by_name.get(patch.get("name"))
+        if target is None:
+            problems.append(f"column_overrides: no column '{patch.get('name')}' in the base source")
+            continue
+        for key, value in patch.items():
+            if key == "descriptions":
+                merged = normalize_descriptions(target.get("descriptions"))
+                merged.update(normalize_descriptions(value))
+                target["descriptions"] = merged
+            elif key != "name":
+                target[key] = copy.deepcopy(value)
+    for computed in dict_list(overlay.get("columns")):
+        if computed.get("name") in by_name:
+            problems.append(f"columns: '{computed.get('name')}' already exists; use column_overrides")
+            continue
+        columns.append(copy.deepcopy(computed))
+        by_name[computed.get("name")] = computed
+    excluded = {str(n) for n in overlay.get("exclude_columns") or [] if isinstance(n, str)}
+    out["columns"] = [c for c in columns if c.get("name") not in excluded]
+    joins = dict_list(out.get("joins"))
+    seen = {(j.get("to"), _norm_on(j.get("on"))) for j in joins}
+    for join in dict_list(overlay.get("joins")):
+        key = (join.get("to"), _norm_on(join.get("on")))
+        if key not in seen:
+            joins.append(copy.deepcopy(join))
+            seen.add(key)
+    disabled = {_norm_on(on) for on in overlay.get("disable_joins") or []}
+    out["joins"] = [j for j in joins if _norm_on(j.get("on")) not in disabled]
+    return out, problems
+
+
+def _declared_name(text: str) -> str | None:
+    """Recover ``name:`` from a file that does not parse, as KTX does for broken sources."""
+    match = re.search(r"^name:\s*['\"]?([^'\"\n#]+?)['\"]?\s*(?:#.*)?$", text, re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
+def connection_files(project: Project, connection_id: str) -> list[str]:
+    return list_files(project, f"semantic-layer/{connection_id}", (".yaml", ".yml"), recursive=True)
+
+
+def load_records(project: Project, connection_id: str) -> tuple[dict[str, SourceRecord], list[Diagnostic]]:
+    """Every source of one connection by name. Broken files become diagnostics (and a
+    ``broken`` placeholder, so sl_read_source can still show the file)."""
+    records: dict[str, SourceRecord] = {}
+    diagnostics: list[Diagnostic] = []
+    overlays: list[tuple[str, dict[str, Any]]] = []
+    prefix = f"semantic-layer/{connection_id}/_schema/"
+    for rel in connection_files(project, connection_id):
+        try:
+            text = read_text(project, rel)
+        except SourceError as exc:
+            diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
+            continue
+        try:
+            data = parse_yaml(text)
+        except SourceError as exc:
+            diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
+            if not rel.startswith(prefix):
+                name = _declared_name(text) or rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
+                records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
+            continue
+        if rel.startswith(prefix):
+            tables = data.get("tables") if isinstance(data, dict) else None
+            if not isinstance(tables, dict):
+                diagnostics.append(
+                    Diagnostic(path=rel, message="manifest shard has no 'tables' mapping", code="parse_error")
+                )
+                continue
+            for name, entry in tables.items():
+                if not isinstance(entry, dict):
+                    diagnostics.append(Diagnostic(path=rel, message=f"tables.{name}: expected a mapping"))
+                    continue
+                name = str(name)
+                records[name] = SourceRecord(
+                    connection_id, name, f"{rel}#{name}", "manifest", project_manifest_entry(name, entry)
+                )
+            continue
+        if not isinstance(data, dict):
+            diagnostics.append(Diagnostic(path=rel, message="source file must be a YAML mapping", code="parse_error"))
+            continue
+        name = data.get("name")
+        if not isinstance(name, str) or not name.strip():
+            name = rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
+            diagnostics.append(
+                Diagnostic(path=rel, code="warning", message=f"no 'name:'; using the file name '{name}'")
+            )
+            data = {**data, "name": name}
+        if "table" in data or "sql" in data:
+            records[name] = SourceRecord(connection_id, name, rel, "standalone", data, text)
+        else:
+            overlays.append((rel, data))
+    for rel, overlay in overlays:
+        name = overlay["name"]
+        base = records.get(name)
+        if base is None or base.origin == "broken":
+            known = ", ".join(sorted(records)[:8]) or "none"
+            diagnostics.append(
+                Diagnostic(
+                    path=rel,
+                    message=f"overlay for '{name}' has no base source (known: {known}); "
+                    "it needs a manifest entry or a file with 'table:' or 'sql:'",
+                )
+            )
+            continue
+        base.data, problems = compose_overlay(base.data, overlay)
+        base.overlays.append(rel)
+        diagnostics.extend(Diagnostic(path=rel, message=p, code="warning") for p in problems)
+    return dict(sorted(records.items())), diagnostics

@@ -1,0 +1,173 @@
+"""Wiki pages (``wiki/global/<key>.md``, ``wiki/user/<id>/<key>.md``) → ``wiki`` documents.
+
+Keys are flat, as in KTX: a file in a nested folder or with a key outside
+``[A-Za-z0-9][A-Za-z0-9_-]*`` is reported, never read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from indexers.base import (
+    SAFE_ID,
+    Indexer,
+    Scope,
+    ScopeResult,
+    SourceError,
+    as_str_list,
+    clean_text,
+    list_dirs,
+    list_files,
+    parse_yaml,
+    read_text,
+)
+from indexers.models import Diagnostic, Document, Section, make_uid
+from indexers.project import Project
+
+FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+FENCE = re.compile(r"^[ \t]*(```|~~~)")
+OPTIONAL_FIELDS = (
+    "usage_mode", "sort_order", "source", "intent", "tables", "representative_sql",
+    "usage", "fingerprints", "stale_since", "archived_since",
+)  # fmt: skip
+
+
+def suggest_key(raw: str) -> str:
+    """KTX's flat-key suggestion: 'orbit/company-overview' → 'orbit-company-overview'."""
+    key = re.sub(r"[^A-Za-z0-9_-]+", "-", raw)
+    key = re.sub(r"-{2,}", "-", key).strip("-_")
+    return key or "page-key"
+
+
+def jsonable(value: Any) -> Any:
+    """YAML dates and other scalars → JSON-safe values (documents are stored as JSON)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """(frontmatter, body). Raises SourceError when a frontmatter block is present but unusable."""
+    text = text.replace("\r\n", "\n")
+    match = FRONTMATTER.match(text)
+    if not match:
+        if text.startswith("---\n"):
+            raise SourceError("frontmatter starts with '---' but has no closing '---' line")
+        return {}, text.strip()
+    try:
+        meta = parse_yaml(match.group(1))
+    except SourceError as exc:
+        raise SourceError(f"frontmatter: {exc}") from exc
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise SourceError(f"frontmatter must be a YAML mapping, got {type(meta).__name__}")
+    return meta, text[match.end() :].strip()
+
+
+def split_sections(body: str) -> list[Section]:
+    """Split a Markdown body at headings (outside code fences); the heading path labels each part."""
+    sections: list[Section] = []
+    trail: list[tuple[int, str]] = []
+    lines: list[str] = []
+    heading = ""
+    in_fence = False
+
+    def flush() -> None:
+        text = "\n".join(lines).strip()
+        if text:
+            sections.append(Section(heading=heading, text=text))
+
+    for line in body.split("\n"):
+        if FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else HEADING.match(line)
+        if match:
+            flush()
+            lines = []
+            level = len(match.group(1))
+            trail = [(lvl, title) for lvl, title in trail if lvl < level] + [(level, match.group(2).strip())]
+            heading = " > ".join(title for _, title in trail)
+            continue
+        lines.append(line)
+    flush()
+    return sections
+
+
+class WikiIndexer(Indexer):
+    family = "wiki"
+
+    def scopes(self, project: Project) -> tuple[list[Scope], list[Diagnostic]]:
+        scopes: list[Scope] = []
+        diagnostics: list[Diagnostic] = []
+        folders = [("wiki/global", "GLOBAL")]
+        if SAFE_ID.match(project.settings.user):
+            folders.append((f"wiki/user/{project.settings.user}", "USER"))
+        for folder, scope_name in folders:
+            for rel in list_files(project, folder, (".md",)):
+                key = rel.rsplit("/", 1)[1][: -len(".md")]
+                if not SAFE_ID.match(key):
+                    diagnostics.append(
+                        Diagnostic(
+                            path=rel,
+                            message=f"wiki key {key!r} is not flat; rename the file to '{suggest_key(key)}.md'",
+                        )
+                    )
+                    continue
+                scopes.append(Scope(self.family, rel, (rel,), (("key", key), ("scope", scope_name))))
+            for nested in list_dirs(project, folder):
+                diagnostics.append(
+                    Diagnostic(
+                        path=f"{folder}/{nested}",
+                        code="warning",
+                        message=f"nested wiki folders are not read (keys are flat); move pages to {folder}/<key>.md",
+                    )
+                )
+        return scopes, diagnostics
+
+    def read(self, project: Project, scope: Scope) -> ScopeResult:
+        result = ScopeResult()
+        rel = scope.files[0]
+        try:
+            meta, body = split_frontmatter(read_text(project, rel))
+        except SourceError as exc:
+            result.problem(rel, str(exc), code="parse_error")
+            return result
+        key: str = scope.get("key")
+        page_scope: str = scope.get("scope")
+        summary = clean_text(meta.get("summary"))
+        tags = as_str_list(meta.get("tags"))
+        attrs: dict[str, Any] = {
+            "key": key,
+            "scope": page_scope,
+            "refs": as_str_list(meta.get("refs")),
+            "slRefs": as_str_list(meta.get("sl_refs")),
+        }
+        attrs.update({name: jsonable(meta[name]) for name in OPTIONAL_FIELDS if name in meta})
+        scope_id = "global" if page_scope == "GLOBAL" else f"user/{project.settings.user}"
+        result.documents.append(
+            Document(
+                uid=make_uid("wiki", scope_id, key),
+                kind="wiki",
+                id=key,
+                path=rel,
+                name=key,
+                display=key.replace("-", " ").replace("_", " "),
+                summary=summary or None,
+                description=summary,
+                body=body,
+                tags=tags,
+                sections=split_sections(body),
+                attrs=attrs,
+            )
+        )
+        return result

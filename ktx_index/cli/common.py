@@ -1,0 +1,49 @@
+"""Options and rendering helpers shared by the commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+from pydantic import BaseModel
+
+from indexers.project import ProjectNotFound, find_project_root
+from ktx_index.errors import KtxIndexError
+from ktx_index.service import KtxIndex
+
+project_option = click.option(
+    "--project",
+    "project_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Project folder (default: nearest ancestor with ktx.yaml, else the current directory).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+
+
+def open_service(project_dir: str | None, **kwargs: Any) -> KtxIndex:
+    try:
+        return KtxIndex(find_project_root(project_dir), **kwargs)
+    except (ProjectNotFound, KtxIndexError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def echo_json(payload: BaseModel | dict[str, Any]) -> None:
+    data = payload.model_dump(mode="json", by_alias=True) if isinstance(payload, BaseModel) else payload
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the library's errors into exit code 1 with the message (and its next step)."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except KtxIndexError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper

@@ -1,0 +1,81 @@
+from projects import column, profile_entry, scan_files, table_file
+
+from indexers import load_project, read_project
+from indexers.scans import is_dictionary_column
+
+ORDERS = {
+    "catalog": None, "db": "public", "name": "orders", "kind": "table", "comment": "Customer orders",
+    "estimatedRows": 1200,
+    "columns": [column("id", "integer", "number"), column("status", comment="Order state"), column("customer_email")],
+    "foreignKeys": [],
+}  # fmt: skip
+INVOICES = {
+    **ORDERS,
+    "name": "invoices",
+    "comment": None,
+    "columns": [column("id", "integer", "number"), column("state")],
+}
+PROFILE = {
+    "connectionId": "warehouse",
+    "columns": {
+        "orders.status": profile_entry("public", "orders", "status", ["paid", "refunded", "Paid", " "]),
+        "orders.customer_email": profile_entry("public", "orders", "customer_email", ["a@b.c"]),
+    },
+}
+
+
+def test_tables_columns_profile_and_dictionary(make_project):
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [ORDERS], PROFILE))
+    read = read_project(load_project(root))
+    assert read.diagnostics == []
+    by_uid = {d.uid: d for d in read.documents}
+    table = by_uid["table:warehouse:public.orders"]
+    assert table.comment == "Customer orders" and table.table_ref.display == "public.orders"
+    assert table.attrs["estimatedRows"] == 1200 and table.attrs["snapshot"]["syncId"] == "2026-01-01-000000-local-a"
+    status = by_uid["column:warehouse:public.orders.status"]
+    assert status.sample_values == ["paid", "refunded"]  # trimmed, case-insensitive dedupe
+    assert status.attrs["distinctCount"] == 3 and status.attrs["nullRate"] == 0.05
+    assert status.comment == "Order state" and status.column_name == "status"
+    values = sorted((d.display, d.id) for d in read.documents if d.kind == "dictionary_value")
+    assert values == [("public.orders.status", "paid"), ("public.orders.status", "refunded")]  # email excluded
+    snapshot = by_uid["snapshot:warehouse:warehouse"]
+    assert snapshot.attrs["profiledColumns"] == 1 and snapshot.attrs["scanRunId"] == "local-a"
+
+
+def test_newest_snapshot_per_table_and_incomplete_sync_ignored(make_project):
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [ORDERS, INVOICES])
+    newer_orders = {**ORDERS, "comment": "Orders v2"}
+    files |= scan_files("warehouse", "2026-02-01-000000-local-b", [newer_orders])
+    partial = scan_files("warehouse", "2026-03-01-000000-local-c", [{**ORDERS, "comment": "unfinished"}])
+    files |= {k: v for k, v in partial.items() if not k.endswith("scan-report.json")}
+    read = read_project(load_project(make_project(files)))
+    tables = {d.id: d for d in read.documents if d.kind == "table"}
+    assert set(tables) == {"public.orders", "public.invoices"}  # the partial rescan hides nothing
+    assert tables["public.orders"].comment == "Orders v2"
+    assert tables["public.invoices"].attrs["snapshot"]["syncId"] == "2026-01-01-000000-local-a"
+    assert any("no scan-report.json" in d.message for d in read.diagnostics)
+
+
+def test_malformed_artifacts_are_diagnostics_and_the_rest_is_indexed(make_project):
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [ORDERS, INVOICES], PROFILE)
+    invoice_path = (
+        f"raw-sources/warehouse/live-database/2026-01-01-000000-local-a/tables/{table_file(None, 'public', 'invoices')}"
+    )
+    files[invoice_path] = '{"name": "invoices", "columns": ['  # truncated
+    root = make_project(files)
+    (root / "raw-sources/warehouse/live-database/2026-01-01-000000-local-a/tables/extra.json").write_text("[1, 2]")
+    read = read_project(load_project(root))
+    paths = {d.path.rsplit("/", 1)[1]: d.message for d in read.diagnostics}
+    assert "invalid JSON" in paths[invoice_path.rsplit("/", 1)[1]]
+    assert "must be an object" in paths["extra.json"]
+    assert any(d.id == "public.orders" for d in read.documents)
+
+
+def test_dictionary_filters_follow_ktx_with_wider_string_types():
+    assert is_dictionary_column("status", {"normalizedType": "character varying(20)", "distinctCount": 4})
+    assert is_dictionary_column("region", {"normalizedType": "LowCardinality(String)"})
+    assert is_dictionary_column("tier", {"nativeType": "citext"})
+    assert not is_dictionary_column("user_id", {"normalizedType": "text"})
+    assert not is_dictionary_column("created_at", {"normalizedType": "text"})
+    assert not is_dictionary_column("amount", {"normalizedType": "numeric"})
+    assert not is_dictionary_column("status", {"normalizedType": "text", "distinctCount": 300})

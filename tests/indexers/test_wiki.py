@@ -1,0 +1,129 @@
+from indexers import load_project, read_project
+from indexers.wiki import WikiIndexer, split_frontmatter, split_sections, suggest_key
+
+PAGE = """---
+summary: How churn is defined
+tags: [retention, 7, churn]
+refs: [active-subscribers]
+sl_refs: [warehouse.subscriptions]
+usage_mode: auto
+stale_since: 2026-05-01
+---
+
+# Churn
+
+Intro paragraph.
+
+## Lapsed subscribers
+
+A subscriber lapses after 30 days.
+
+```python
+# not a heading
+x = 1
+```
+
+### Edge cases
+
+Paused plans do not count.
+"""
+
+
+def wiki_docs(root):
+    project = load_project(root)
+    indexer = WikiIndexer()
+    scopes, diagnostics = indexer.scopes(project)
+    docs, diags = [], list(diagnostics)
+    for scope in scopes:
+        result = indexer.read(project, scope)
+        docs += result.documents
+        diags += result.diagnostics
+    return docs, diags
+
+
+def test_page_fields_and_flat_list_rule(make_project):
+    root = make_project({"wiki/global/churn.md": PAGE})
+    (doc,), diags = wiki_docs(root)
+    assert diags == []
+    assert doc.uid == "wiki:global:churn" and doc.id == "churn" and doc.kind == "wiki"
+    assert doc.summary == "How churn is defined"
+    assert doc.tags == ["retention", "churn"]  # non-string entries dropped, as KTX does
+    assert doc.attrs["refs"] == ["active-subscribers"]
+    assert doc.attrs["slRefs"] == ["warehouse.subscriptions"]
+    assert doc.attrs["stale_since"] == "2026-05-01"
+    assert doc.body.startswith("# Churn") and doc.path == "wiki/global/churn.md"
+
+
+def test_sections_follow_headings_but_not_code_fences():
+    sections = split_sections(split_frontmatter(PAGE)[1])
+    assert [s.heading for s in sections] == [
+        "Churn",
+        "Churn > Lapsed subscribers",
+        "Churn > Lapsed subscribers > Edge cases",
+    ]
+    assert "# not a heading" in sections[1].text
+
+
+def test_user_scope_and_unsafe_or_nested_keys(make_project):
+    root = make_project(
+        {
+            "wiki/global/churn.md": PAGE,
+            "wiki/user/local/churn.md": "---\nsummary: mine\n---\nbody",
+            "wiki/user/someone-else/secret.md": "---\nsummary: x\n---\n",
+            "wiki/global/bad key.md": "x",
+            "wiki/global/nested/page.md": "x",
+        }
+    )
+    docs, diags = wiki_docs(root)
+    assert sorted(d.uid for d in docs) == ["wiki:global:churn", "wiki:user/local:churn"]
+    assert {d.attrs["scope"] for d in docs} == {"GLOBAL", "USER"}
+    messages = {d.path: d.message for d in diags}
+    assert "bad-key.md" in messages["wiki/global/bad key.md"]
+    assert "nested" in messages["wiki/global/nested"]
+
+
+def test_page_without_frontmatter_and_crlf(make_project):
+    root = make_project(
+        {"wiki/global/plain.md": "Just text\n", "wiki/global/crlf.md": "---\r\nsummary: w\r\n---\r\nBody\r\n"}
+    )
+    docs, _ = wiki_docs(root)
+    by_id = {d.id: d for d in docs}
+    assert by_id["plain"].summary is None and by_id["plain"].body == "Just text"
+    assert by_id["crlf"].summary == "w" and by_id["crlf"].body == "Body"
+
+
+def test_broken_frontmatter_binary_and_non_utf8_are_diagnostics(make_project):
+    root = make_project(
+        {
+            "wiki/global/good.md": PAGE,
+            "wiki/global/broken.md": "---\nsummary: [unterminated\n---\nbody",
+            "wiki/global/unclosed.md": "---\nsummary: x\nbody without end",
+            "wiki/global/list.md": "---\n- a\n- b\n---\nbody",
+            "wiki/global/binary.md": b"\x89PNG\x00\x00\x01",
+            "wiki/global/latin1.md": "caf\xe9".encode("latin-1"),
+        }
+    )
+    read = read_project(load_project(root))
+    assert [d.id for d in read.documents] == ["good"]
+    reasons = {d.path.rsplit("/", 1)[1]: d.message for d in read.diagnostics}
+    assert "invalid YAML" in reasons["broken.md"]
+    assert "no closing" in reasons["unclosed.md"]
+    assert "mapping" in reasons["list.md"]
+    assert "binary" in reasons["binary.md"]
+    assert "UTF-8" in reasons["latin1.md"]
+
+
+def test_symlink_leaving_the_project_is_refused(make_project, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nsummary: secret\n---\nsecret body")
+    root = make_project({"wiki/global/ok.md": PAGE})
+    (root / "wiki/global/leak.md").symlink_to(outside)
+    read = read_project(load_project(root))
+    assert [d.id for d in read.documents] == ["ok"]
+    assert any("outside the project" in d.message for d in read.diagnostics)
+
+
+def test_suggest_key_matches_ktx():
+    assert suggest_key("orbit/company-overview") == "orbit-company-overview"
+    assert suggest_key("../secret") == "secret"
+    assert suggest_key("///") == "page-key"

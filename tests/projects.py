@@ -1,0 +1,80 @@
+"""Helpers that write small KTX projects (scan snapshots, profiles) for tests."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "data" / "demo"
+CORPORA = Path(os.environ.get("KTX_CORPORA", REPO.parent / "shared" / "corpora"))
+
+
+def b64(part: str | None) -> str:
+    return base64.urlsafe_b64encode((part or "_").encode()).decode().rstrip("=") if part else "Xw"
+
+
+def table_file(catalog: str | None, db: str | None, name: str) -> str:
+    return f"{b64(catalog)}.{b64(db)}.{b64(name)}.json"
+
+
+def write_files(root: Path, files: dict[str, Any]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif isinstance(content, str):
+            path.write_text(content, encoding="utf-8")
+        else:
+            path.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
+    return root
+
+
+def scan_files(
+    conn: str, sync: str, tables: list[dict[str, Any]], profile: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The files of one complete scan snapshot, in the shape the ktx CLI writes."""
+    base = f"raw-sources/{conn}/live-database/{sync}"
+    files: dict[str, Any] = {
+        f"{base}/connection.json": {"connectionId": conn, "driver": "postgres", "extractedAt": "2026-01-01T00:00:00Z"},
+        f"{base}/scan-report.json": {
+            "connectionId": conn,
+            "syncId": sync,
+            "runId": sync.split("-", 4)[-1],
+            "mode": "relationships",
+            "artifactPaths": {"rawSourcesDir": base},
+        },
+    }
+    for table in tables:
+        files[f"{base}/tables/{table_file(table.get('catalog'), table.get('db'), table['name'])}"] = table
+    if profile is not None:
+        files[f"{base}/enrichment/relationship-profile.json"] = profile
+    return files
+
+
+def column(name: str, native: str = "text", dim: str = "string", comment: str | None = None) -> dict[str, Any]:
+    return {
+        "name": name, "nativeType": native, "normalizedType": native, "dimensionType": dim,
+        "nullable": True, "primaryKey": name == "id", "comment": comment,
+    }  # fmt: skip
+
+
+def profile_entry(db: str, table: str, col: str, values: list[str], distinct: int = 3) -> dict[str, Any]:
+    return {
+        "table": {"catalog": None, "db": db, "name": table}, "column": col, "nativeType": "text",
+        "normalizedType": "text", "rowCount": 100, "nullCount": 5, "distinctCount": distinct,
+        "nullRate": 0.05, "sampleValues": values,
+    }  # fmt: skip
+
+
+def corpus(name: str) -> Path:
+    path = CORPORA / name
+    if not (path / "ktx.yaml").is_file():
+        pytest.skip(f"corpus {name} not present at {CORPORA} (set KTX_CORPORA)")
+    return path
