@@ -20,3 +20,60 @@ class InspectReport(BaseModel):
     connections: list[ConnectionInfo]
     wiki_counts: dict[str, int] = Field(default_factory=dict)
     diagnostics: list[Diagnostic]
+
+
+class StaleFile(BaseModel):
+    path: str
+    reason: str
+
+
+class RebuildReport(BaseModel):
+    """What one rebuild (or one watcher batch) did."""
+
+    index_path: str = ""
+    force: bool = False
+    files: int = Field(0, description="Files the scopes cover.")
+    scopes: int = 0
+    scopes_read: int = Field(0, description="Scopes parsed because their files changed.")
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    kept_stale: int = Field(0, description="Documents kept from the last good parse of a file that broke.")
+    embedded: int = Field(0, description="Texts embedded now (cached vectors are reused).")
+    embedding_status: str = "ready"
+    generation: int = 0
+    parse_ms: float = 0
+    lexical_ms: float = 0
+    embed_ms: float = 0
+    duration_ms: float = 0
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    stale: list[StaleFile] = Field(default_factory=list)
+
+
+class WatcherInfo(BaseModel):
+    pid: int | None = Field(description="PID of the running watcher, or null when none runs.")
+    last_event: str | None = None
+    last_commit: str | None = None
+    pending: int = Field(0, description="Changed files seen but not committed yet.")
+
+
+class StatusReport(BaseModel):
+    project: str
+    index_path: str
+    exists: bool
+    generation: int = 0
+    last_rebuild: str | None = None
+    counts: dict[str, int] = Field(default_factory=dict)
+    connections: list[ConnectionInfo] = Field(default_factory=list)
+    model: str | None = Field(None, description="Embedding model fingerprint, or null when embeddings are disabled.")
+    semantic: str = Field("skipped", description="available, partial (embeddings catching up) or skipped.")
+    semantic_reason: str | None = None
+    chunks: int = 0
+    chunks_embedded: int = 0
+    changed_files: int = Field(0, description="Files changed since the last commit (run rebuild or watch).")
+    changed_paths: list[str] = Field(default_factory=list)
+    writer_pid: int | None = Field(None, description="PID of a rebuild or watcher holding the writer.")
+    watcher: WatcherInfo | None = None
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    stale: list[StaleFile] = Field(default_factory=list)

@@ -1,34 +1,163 @@
-"""The one API every door uses: CLI, MCP server, watcher, tests and benchmarks."""
+"""The one API every door uses: CLI, MCP server, watcher, tests and benchmarks.
+
+``KtxIndex`` opens a project, owns the writer side (rebuild) and the read side (a
+search engine over the committed index), and returns typed reports; it never prints.
+"""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
-from indexers import ProjectRead, load_project, read_project
+from indexers import Indexer, ProjectRead, load_project, read_project
 from indexers.project import Project
-from ktx_index.reports import ConnectionInfo, InspectReport
+from ktx_index.builder import Builder, Progress, _noop
+from ktx_index.embedder import Embedder, MiniLMEmbedder
+from ktx_index.errors import IndexUnavailable, NotFound
+from ktx_index.layout import IndexLayout, WriterLock
+from ktx_index.reports import ConnectionInfo, InspectReport, RebuildReport, StatusReport
+from ktx_index.search.dictionary import dictionary_search
+from ktx_index.search.discover import discover
+from ktx_index.search.engine import Engine
+from ktx_index.search.models import DictionarySearchResult, DiscoverResult, WikiSearchResult
+from ktx_index.search.wiki import wiki_search
+
+DEFAULT = object()
 
 
 class KtxIndex:
-    def __init__(self, root: str | Path) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        embedder: Embedder | object | None = DEFAULT,
+        indexers: list[Indexer] | None = None,
+    ) -> None:
         self.root = Path(root).resolve()
         self.project: Project = load_project(self.root)
+        self.layout = IndexLayout(self.root)
+        if embedder is DEFAULT:
+            embedder = MiniLMEmbedder() if self.project.settings.embeddings else None
+        self.embedder: Embedder | None = embedder  # type: ignore[assignment]
+        self.indexers = indexers
+        self._engine: Engine | None = None
+        self._engine_lock = threading.Lock()
+        self._builder: Builder | None = None
+        self._writer_lock = WriterLock(self.layout)
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+        self.release_writer()
+
+    # ------------------------------------------------------------------ writing
+
+    def acquire_writer(self) -> Builder:
+        """Hold the index writer (a watcher keeps it; a rebuild releases it when done)."""
+        if self._builder is None:
+            self._writer_lock.acquire()
+            try:
+                self._builder = Builder(self.root, self.layout, self.embedder, self.indexers)
+            except BaseException:
+                self._writer_lock.release()
+                raise
+        return self._builder
+
+    def release_writer(self) -> None:
+        if self._builder is not None:
+            self._builder.close()
+            self._builder = None
+        self._writer_lock.release()
+
+    def rebuild(self, force: bool = False, on_progress: Progress = _noop) -> RebuildReport:
+        """Bring the index up to date with the project files (incremental unless force)."""
+        held = self._builder is not None
+        builder = self.acquire_writer()
+        try:
+            report = builder.rebuild(force=force, on_progress=on_progress)
+        finally:
+            if not held:
+                self.release_writer()
+        self.project = load_project(self.root)
+        if self._engine is not None:
+            self._engine.refresh()
+        return report
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            with self._engine_lock:
+                if self._engine is None:
+                    if not self.layout.exists():
+                        raise IndexUnavailable(
+                            f"no index at {self.layout.dir}", "run `ktx-index rebuild` (or start `ktx-index serve`)"
+                        )
+                    self._engine = Engine(self.layout, self.embedder)
+        else:
+            self._engine.refresh()
+        return self._engine
+
+    def _check_connection(self, connection_id: str | None) -> None:
+        if connection_id is not None and connection_id not in self.project.connections:
+            known = ", ".join(self.project.connection_ids) or "none"
+            raise NotFound(f"unknown connection '{connection_id}'", f"known: {known}")
+
+    def discover_data(
+        self,
+        query: str,
+        connection_id: str | None = None,
+        kinds: list[str] | None = None,
+        limit: int = 10,
+        explain: bool = False,
+    ) -> DiscoverResult:
+        self._check_connection(connection_id)
+        return discover(self.engine, query, connection_id, kinds, limit, explain)
+
+    def wiki_search(self, query: str, limit: int = 10) -> WikiSearchResult:
+        return wiki_search(self.engine, query, limit)
+
+    def dictionary_search(self, values: list[str], connection_id: str | None = None) -> DictionarySearchResult:
+        return dictionary_search(self.engine, values, connection_id, self.project.connection_ids)
+
+    # ------------------------------------------------------------------ reports
 
     def inspect(self) -> InspectReport:
         """Read the whole project (no index involved): what the index will see."""
-        read = read_project(self.project)
-        return self._inspect_report(read)
+        return self._inspect_report(read_project(self.project))
 
     def _inspect_report(self, read: ProjectRead) -> InspectReport:
         by_conn = read.counts_by_connection()
-        connections = [
-            ConnectionInfo(id=c.id, driver=c.driver, declared=c.declared, counts=by_conn.get(c.id, {}))
-            for c in self.project.connections.values()
-        ]
         return InspectReport(
             project=str(self.root),
             counts=read.counts(),
-            connections=sorted(connections, key=lambda c: c.id),
+            connections=self.connections(by_conn),
             wiki_counts=by_conn.get("(wiki)", {}),
             diagnostics=read.diagnostics,
         )
+
+    def connections(self, by_conn: dict[str, dict[str, int]] | None = None) -> list[ConnectionInfo]:
+        if by_conn is None:
+            by_conn = {}
+            if self.layout.exists():
+                for kind, conn, n in self.engine.store.counts():
+                    by_conn.setdefault(conn or "(wiki)", {})[kind] = n
+        drivers = self._scan_drivers() if self.layout.exists() else {}
+        return [
+            ConnectionInfo(
+                id=c.id, driver=c.driver or drivers.get(c.id), declared=c.declared, counts=by_conn.get(c.id, {})
+            )
+            for c in sorted(self.project.connections.values(), key=lambda c: c.id)
+        ]
+
+    def _scan_drivers(self) -> dict[str, str]:
+        rows = self.engine.store.db.execute(
+            "SELECT connection, json_extract(json, '$.attrs.driver') FROM docs WHERE kind = 'snapshot'"
+        )
+        return {conn: driver for conn, driver in rows if driver}
+
+    def status(self) -> StatusReport:
+        from ktx_index.status import build_status
+
+        return build_status(self)

@@ -1,0 +1,165 @@
+"""Tokenising that understands identifiers. Pure functions, used on both sides of the index.
+
+``customerOrderID`` → ``customer order id customerorderid``; ``orbit_raw.accounts`` →
+``orbit raw accounts orbit_raw orbit_raw.accounts``. Every part and the whole identifier
+are kept, so an exact identifier is a rare (high-IDF) term while its words still match
+prose. Lowercasing, ASCII folding and English stemming happen in tantivy's analyzer
+(registered under ANALYZER), which ``stem`` also calls for query terms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import tantivy
+
+ANALYZER = "ktx"
+#: Bump when tokenising changes: the lexical index is rebuilt on mismatch.
+ANALYSIS_VERSION = 1
+
+RAW_TOKEN = re.compile(r"[^\W_]+(?:[_.\-$][^\W_]+)*", re.UNICODE)
+MAX_TOKEN_CHARS = 60
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "with",
+        "does",
+        "do",
+        "did",
+        "show",
+        "me",
+        "find",
+        "give",
+        "list",
+        "all",
+        "our",
+        "we",
+        "my",
+        "per",
+        "each",
+        "by",
+        "vs",
+        "s",
+    ]
+)
+
+
+def build_analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_CHARS))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+_ANALYZER = build_analyzer()
+
+
+def _camel_parts(piece: str) -> list[str]:
+    """'HTTPServer2Go' → HTTP, Server, 2, Go (Unicode-aware: 'Montréal' stays whole)."""
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(piece)):
+        prev, cur = piece[i - 1], piece[i]
+        nxt = piece[i + 1] if i + 1 < len(piece) else ""
+        if (
+            (prev.isdigit() != cur.isdigit())
+            or (prev.islower() and cur.isupper())
+            or (prev.isupper() and cur.isupper() and nxt.islower())
+        ):
+            parts.append(piece[start:i])
+            start = i
+    parts.append(piece[start:])
+    return [p for p in parts if p]
+
+
+def split_identifier(token: str) -> list[str]:
+    """Parts of one identifier: separators, camelCase and letter/digit boundaries."""
+    parts: list[str] = []
+    for piece in re.split(r"[_.\-$]+", token):
+        parts.extend(_camel_parts(piece))
+    return parts
+
+
+def expand(text: str) -> list[str]:
+    """Raw tokens of a text with identifier parts and wholes, in order (not lowercased)."""
+    out: list[str] = []
+    for match in RAW_TOKEN.finditer(text):
+        token = match.group(0)
+        parts = split_identifier(token)
+        out.extend(parts)
+        if len(parts) > 1:
+            out.append(token)
+            if "." in token:  # dotted names: each segment that is itself compound
+                out.extend(seg for seg in token.split(".") if len(split_identifier(seg)) > 1)
+    return out
+
+
+def index_text(text: str) -> str:
+    """What is handed to tantivy for one field: whitespace-joined expanded tokens."""
+    return " ".join(expand(text))
+
+
+@lru_cache(maxsize=65536)
+def stem(token: str) -> str:
+    analyzed = _ANALYZER.analyze(token)
+    return analyzed[0] if analyzed else ""
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of a text exactly as tantivy stores them (order kept, duplicates kept)."""
+    return [s for s in (stem(t) for t in expand(text)) if s]
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form: 'Montréal' → 'montreal'."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def squash(text: str) -> str:
+    """Folded with every separator removed: 'Financial-Services' → 'financialservices'."""
+    return re.sub(r"[\W_]+", "", fold(text))
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct analyzed terms of a query, stopwords dropped unless nothing else is left."""
+    terms = list(dict.fromkeys(analyze(query)))
+    content = [t for t in terms if t not in STOPWORDS]
+    return content or terms
+
+
+def identifier_key(text: str) -> str:
+    """Normal form for exact-identifier matching: 'Orbit_Raw.Accounts ' → 'orbitrawaccounts'."""
+    return squash(text)

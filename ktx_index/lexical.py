@@ -1,0 +1,152 @@
+"""The lexical index: one tantivy index for every searchable kind, one field per role.
+
+Text is tokenised in Python (analysis.expand) and stemmed/folded by tantivy's analyzer,
+and queries are built from terms (never parsed), so agent-typed syntax cannot break them.
+A reserved ``__meta__`` document carries the store generation the index was committed at.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from indexers.models import Document
+from ktx_index.analysis import ANALYZER, build_analyzer, index_text
+
+#: Field → BM25 boost. Names and identifiers first, prose next, long bodies last.
+FIELD_BOOSTS: dict[str, float] = {
+    "name": 3.0,
+    "display": 2.0,
+    "description": 1.5,
+    "tags": 1.2,
+    "comment": 1.2,
+    "sample_values": 1.0,
+    "expr": 0.8,
+    "body": 0.5,
+}
+META_UID = "__meta__"
+
+
+def build_schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("uid", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("kind", stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("connection", stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("meta", stored=True, tokenizer_name="raw", index_option="basic")
+    for field in FIELD_BOOSTS:
+        builder.add_text_field(field, stored=False, tokenizer_name=ANALYZER, index_option="freq")
+    return builder.build()
+
+
+def field_texts(doc: Document) -> dict[str, str]:
+    return {
+        "name": doc.name,
+        "display": doc.display,
+        "description": doc.description,
+        "tags": " ".join(doc.tags),
+        "comment": doc.comment,
+        "sample_values": " ".join(doc.sample_values),
+        "expr": doc.expr,
+        "body": doc.body,
+    }
+
+
+@dataclass
+class LexicalHit:
+    uid: str
+    score: float
+
+
+class LexicalIndex:
+    def __init__(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.schema = build_schema()
+        self.index = tantivy.Index(self.schema, path=str(path))
+        self.index.register_tokenizer(ANALYZER, build_analyzer())
+        self.searcher = self.index.searcher()
+
+    # ------------------------------------------------------------------ writing
+
+    def writer(self) -> tantivy.IndexWriter:
+        return self.index.writer(heap_size=128_000_000, num_threads=1)
+
+    def add(self, writer: tantivy.IndexWriter, doc: Document) -> None:
+        fields = {name: index_text(text) for name, text in field_texts(doc).items() if text}
+        writer.add_document(tantivy.Document(uid=doc.uid, kind=doc.kind, connection=doc.connection_id or "", **fields))
+
+    @staticmethod
+    def delete(writer: tantivy.IndexWriter, uid: str) -> None:
+        writer.delete_documents_by_term("uid", uid)
+
+    @staticmethod
+    def set_generation(writer: tantivy.IndexWriter, generation: int) -> None:
+        writer.delete_documents_by_term("uid", META_UID)
+        writer.add_document(tantivy.Document(uid=META_UID, kind=META_UID, meta=str(generation)))
+
+    # ------------------------------------------------------------------ reading
+
+    def reload(self) -> None:
+        self.index.reload()
+        self.searcher = self.index.searcher()
+
+    def generation(self) -> int:
+        hits = self.searcher.search(tantivy.Query.term_query(self.schema, "uid", META_UID), 1).hits
+        if not hits:
+            return -1
+        return int(self.searcher.doc(hits[0][1]).get_first("meta") or -1)
+
+    def num_docs(self) -> int:
+        return max(0, self.searcher.num_docs - 1)
+
+    def idf(self, term: str) -> dict[str, float]:
+        """BM25 idf of a term in each field (0 where absent), as tantivy computes it."""
+        n = max(1, self.searcher.num_docs)
+        out = {}
+        for field in FIELD_BOOSTS:
+            df = self.searcher.doc_freq(field, term)
+            out[field] = math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
+        return out
+
+    def search(
+        self,
+        terms: list[str],
+        kinds: list[str],
+        connection: str | None = None,
+        limit: int = 100,
+        fuzzy: list[tuple[str, int]] | None = None,
+    ) -> list[LexicalHit]:
+        """Top hits for analyzed terms (OR over boosted fields), filtered by kind and connection."""
+        schema = self.schema
+        clauses = [
+            (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(schema, field, term), boost))
+            for term in terms
+            for field, boost in FIELD_BOOSTS.items()
+        ]
+        for term, distance in fuzzy or []:
+            for field in ("name", "sample_values"):
+                query = tantivy.Query.fuzzy_term_query(
+                    schema, field, term, distance=distance, transposition_cost_one=True
+                )
+                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(query, 1.0)))
+        if not clauses:
+            return []
+        filters = [(tantivy.Occur.Must, tantivy.Query.boolean_query(clauses))]
+        filters.append((tantivy.Occur.Must, _const(tantivy.Query.term_set_query(schema, "kind", kinds))))
+        if connection is not None:
+            scoped = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Should, tantivy.Query.term_query(schema, "connection", connection)),
+                    (tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", "wiki")),
+                ]
+            )
+            filters.append((tantivy.Occur.Must, _const(scoped)))
+        result = self.searcher.search(tantivy.Query.boolean_query(filters), limit, count=False)
+        return [LexicalHit(self.searcher.doc(addr).get_first("uid"), score) for score, addr in result.hits]
+
+
+def _const(query: tantivy.Query) -> tantivy.Query:
+    return tantivy.Query.const_score_query(query, 0.0)

@@ -1,0 +1,1 @@
+"""Ranking and explaining: the three searches over a loaded index snapshot."""

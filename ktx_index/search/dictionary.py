@@ -1,0 +1,184 @@
+"""dictionary_search: which column holds a business value, over profile samples and dbt enum values.
+
+Matches are tiered exact > folded (case, accents) > token (words or separators differ,
+or the value is part of a longer one) > fuzzy (typos, by Damerau-Levenshtein on the
+separator-free form), so ``finanical services`` finds ``financial_services``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from rapidfuzz import process
+from rapidfuzz.distance import DamerauLevenshtein
+
+from ktx_index.analysis import fold, squash
+from ktx_index.errors import InvalidInput, NotFound
+from ktx_index.search.engine import Engine
+from ktx_index.search.models import (
+    Coverage,
+    DictionaryMatch,
+    DictionaryMiss,
+    DictionarySearchResult,
+    Searched,
+    TableRefOut,
+    ValueResult,
+)
+
+MAX_VALUES = 20
+MAX_MATCHES = 50
+TIER_SCORE = {"exact": 1.0, "folded": 0.95, "token": 0.8, "fuzzy": 0.6}
+TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3}
+
+
+@dataclass(frozen=True)
+class Entry:
+    connection: str
+    value: str
+    folded: str
+    squashed: str
+    words: frozenset[str]
+    source_name: str
+    column: str
+    table_ref: dict | None
+    cardinality: int | None
+    origin: str
+
+
+class DictionaryIndex:
+    def __init__(self, entries: list[Entry], snapshots: dict[str, dict]) -> None:
+        self.entries = entries
+        self.snapshots = snapshots
+        self.squashed = [e.squashed for e in entries]
+
+    @classmethod
+    def load(cls, engine: Engine) -> DictionaryIndex:
+        rows = engine.store.db.execute(
+            "SELECT connection, json_extract(json, '$.id'), json_extract(json, '$.column_name'), "
+            "json_extract(json, '$.table_ref'), json_extract(json, '$.attrs') FROM docs "
+            "WHERE kind = 'dictionary_value' ORDER BY uid"
+        ).fetchall()
+        entries = []
+        for conn, value, column, table_ref, attrs_raw in rows:
+            attrs = json.loads(attrs_raw or "{}")
+            cardinality = attrs.get("cardinality")
+            entries.append(
+                Entry(
+                    connection=conn,
+                    value=value,
+                    folded=fold(value).strip(),
+                    squashed=squash(value),
+                    words=frozenset(fold(value).replace("_", " ").replace("-", " ").split()),
+                    source_name=attrs.get("sourceName") or "",
+                    column=column or "",
+                    table_ref=json.loads(table_ref) if table_ref else None,
+                    cardinality=int(cardinality) if isinstance(cardinality, (int, float)) else None,
+                    origin=attrs.get("origin", "profile"),
+                )
+            )
+        snapshots = {
+            conn: json.loads(attrs or "{}")
+            for conn, attrs in engine.store.db.execute(
+                "SELECT connection, json_extract(json, '$.attrs') FROM docs WHERE kind = 'snapshot'"
+            )
+        }
+        return cls(entries, snapshots)
+
+    def match(self, value: str, connections: set[str]) -> list[tuple[Entry, str, float]]:
+        folded = fold(value).strip()
+        squashed = squash(value)
+        words = set(folded.replace("_", " ").replace("-", " ").split())
+        found: dict[int, tuple[str, float]] = {}
+        for i, entry in enumerate(self.entries):
+            if entry.connection not in connections:
+                continue
+            if entry.value == value:
+                found[i] = ("exact", 1.0)
+            elif entry.folded == folded:
+                found[i] = ("folded", 0.95)
+            elif squashed and (entry.squashed == squashed or (words and words <= entry.words)):
+                found[i] = ("token", 0.85)
+            elif squashed and len(squashed) >= 3 and squashed in entry.squashed:
+                found[i] = ("token", 0.7 + 0.1 * len(squashed) / max(1, len(entry.squashed)))
+        if len(squashed) >= 4:
+            budget = 1 if len(squashed) <= 5 else 2 if len(squashed) <= 12 else 3
+            for _choice, distance, i in process.extract(
+                squashed, self.squashed, scorer=DamerauLevenshtein.distance, score_cutoff=budget, limit=200
+            ):
+                if i not in found and self.entries[i].connection in connections:
+                    found[i] = ("fuzzy", 0.6 - 0.1 * distance / budget)
+        ranked = [(self.entries[i], tier, score) for i, (tier, score) in found.items()]
+        ranked.sort(key=lambda m: (TIER_ORDER[m[1]], -m[2], m[0].connection, m[0].source_name, m[0].column, m[0].value))
+        return ranked[:MAX_MATCHES]
+
+
+def _index(engine: Engine) -> DictionaryIndex:
+    cached = getattr(engine, "_dictionary", None)
+    if cached is None or cached[0] != engine.snapshot.generation:
+        cached = (engine.snapshot.generation, DictionaryIndex.load(engine))
+        engine._dictionary = cached  # type: ignore[attr-defined]
+    return cached[1]
+
+
+def dictionary_search(
+    engine: Engine, values: list[str], connection_id: str | None, known_connections: list[str]
+) -> DictionarySearchResult:
+    if not values:
+        raise InvalidInput("values is empty", 'send 1 to 20 values, e.g. ["Acme Corp"]')
+    if len(values) > MAX_VALUES:
+        raise InvalidInput(f"{len(values)} values sent", f"send at most {MAX_VALUES} per call")
+    if connection_id is not None and connection_id not in known_connections:
+        raise NotFound(f"unknown connection '{connection_id}'", f"known: {', '.join(known_connections) or 'none'}")
+    index = _index(engine)
+    conns = [connection_id] if connection_id else sorted(known_connections)
+    searched = [_searched(index, conn) for conn in conns]
+    status = {s.connectionId: s.status for s in searched}
+    results = []
+    for value in values:
+        matches = index.match(value, set(conns)) if value.strip() else []
+        hit_conns = {m[0].connection for m in matches}
+        misses = [
+            DictionaryMiss(connectionId=c, reason="value_not_in_sample" if status[c] == "ready" else status[c])
+            for c in conns
+            if c not in hit_conns
+        ]
+        results.append(
+            ValueResult(
+                value=value,
+                matches=[
+                    DictionaryMatch(
+                        connectionId=e.connection,
+                        sourceName=e.source_name,
+                        columnName=e.column,
+                        matchedValue=e.value,
+                        cardinality=e.cardinality,
+                        tableRef=TableRefOut(**e.table_ref) if e.table_ref else None,
+                        matchType=tier,  # type: ignore[arg-type]
+                        score=round(score, 3),
+                        origin=e.origin,  # type: ignore[arg-type]
+                    )
+                    for e, tier, score in matches
+                ],
+                misses=misses,
+            )
+        )
+    return DictionarySearchResult(searched=searched, results=results)
+
+
+def _searched(index: DictionaryIndex, conn: str) -> Searched:
+    snapshot = index.snapshots.get(conn) or {}
+    columns = {(e.source_name, e.column) for e in index.entries if e.connection == conn}
+    has_profile = bool(snapshot.get("profileSyncIds"))
+    status = "ready" if columns else ("no_candidate_columns" if has_profile else "no_profile_artifact")
+    return Searched(
+        connectionId=conn,
+        coverage=Coverage(
+            sampledRows=snapshot.get("sampledRows"),
+            valuesPerColumn=snapshot.get("valuesPerColumn"),
+            profiledColumns=len(columns),
+            syncId=(snapshot.get("profileSyncIds") or [None])[0],
+            profiledAt=snapshot.get("extractedAt") or snapshot.get("createdAt"),
+        ),
+        status=status,  # type: ignore[arg-type]
+    )

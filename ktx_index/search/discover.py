@@ -1,0 +1,106 @@
+"""discover_data: one ranked list of refs across wiki, semantic layer and warehouse scans."""
+
+from __future__ import annotations
+
+from indexers.models import SEARCH_KINDS, Document
+from ktx_index.analysis import query_terms
+from ktx_index.errors import InvalidInput
+from ktx_index.search import scoring
+from ktx_index.search.engine import Candidate, Engine
+from ktx_index.search.models import DiscoverRef, DiscoverResult, LaneScores, TableRefOut
+from ktx_index.search.snippets import matched_on, snippet
+
+MAX_LIMIT = 50
+#: A semantic-layer kind and the scan kind it duplicates when both describe one physical object.
+TWINS = {"sl_source": "table", "sl_dimension": "column"}
+
+
+def normalize_kinds(kinds: list[str] | None) -> list[str]:
+    if kinds is None:
+        return list(SEARCH_KINDS)
+    unknown = sorted({k for k in kinds if k not in SEARCH_KINDS})
+    if unknown:
+        raise InvalidInput(f"unknown kind(s) {', '.join(unknown)}", f"use any of: {', '.join(SEARCH_KINDS)}")
+    return list(dict.fromkeys(kinds))
+
+
+def physical_key(doc: Document) -> tuple[str, ...] | None:
+    """Identity of the physical table/column behind a document, for de-duplication."""
+    ref = doc.table_ref
+    if ref is None or doc.connection_id is None:
+        return None
+    table = ref.display.casefold()
+    if doc.kind in ("sl_source", "table"):
+        return ("table", doc.connection_id, table)
+    if doc.kind in ("sl_dimension", "column") and doc.column_name:
+        return ("column", doc.connection_id, table, doc.column_name.casefold())
+    return None
+
+
+def discover(
+    engine: Engine,
+    query: str,
+    connection_id: str | None = None,
+    kinds: list[str] | None = None,
+    limit: int = 10,
+    explain: bool = False,
+) -> DiscoverResult:
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    wanted = normalize_kinds(kinds)
+    if not query.strip() or not wanted:
+        return DiscoverResult(refs=[])
+    ranked = [c for c in engine.rank(query, wanted, connection_id) if scoring.passes_floor(c.score)]
+    head = ranked[: limit * 3 + 10]
+    docs = engine.store.get_many([c.uid for c in head])
+    dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
+    terms = set(query_terms(query))
+    refs: list[DiscoverRef] = []
+    seen: dict[tuple[str, ...], int] = {}
+    for cand in head:
+        doc = docs.get(cand.uid)
+        if doc is None:  # committed to the lexical index, not yet visible in the store: skip
+            continue
+        key = physical_key(doc) if dedupe else None
+        if key is not None and key in seen:
+            _merge_twin(refs[seen[key]], doc)
+            continue
+        ref = _ref(doc, cand, terms, explain)
+        if key is not None:
+            seen[key] = len(refs)
+        refs.append(ref)
+        if len(refs) >= limit and not dedupe:
+            break
+    return DiscoverResult(refs=refs[:limit])
+
+
+def _merge_twin(kept: DiscoverRef, twin: Document) -> None:
+    """The higher-ranked of two twins is kept; the SL one wins the kind and id, the scan one gives tableRef."""
+    if twin.kind in TWINS and kept.kind == TWINS[twin.kind]:
+        kept.kind = twin.kind  # type: ignore[assignment]
+        kept.id = twin.id
+        kept.summary = kept.summary or twin.summary
+    if twin.table_ref is not None and kept.kind in TWINS:
+        kept.tableRef = kept.tableRef or TableRefOut(**twin.table_ref.model_dump())
+
+
+def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> DiscoverRef:
+    matched = matched_on(doc, terms)
+    ref = DiscoverRef(
+        kind=doc.kind,  # type: ignore[arg-type]
+        id=doc.id,
+        score=round(cand.score, 4),
+        summary=doc.summary,
+        snippet=snippet(doc, matched, terms),
+        matchedOn=matched,  # type: ignore[arg-type]
+        connectionId=doc.connection_id,
+        columnName=doc.column_name if doc.kind in ("column", "sl_dimension") else None,
+    )
+    if doc.table_ref is not None and doc.kind in ("table", "column"):
+        ref.tableRef = TableRefOut(**doc.table_ref.model_dump())
+    if explain:
+        ref.lanes = LaneScores(
+            lexical=round(cand.lexical, 4),
+            semantic=None if cand.semantic is None else round(cand.semantic, 4),
+            exact=cand.exact,
+        )
+    return ref

@@ -1,0 +1,240 @@
+"""The read side: a snapshot of the index loaded for querying, and the shared ranking core.
+
+A snapshot holds what a query needs in memory (the vector matrix, per-document kind and
+connection codes, the exact-identifier map); documents themselves are fetched from the
+store only for the few results returned. ``refresh`` reloads when a writer committed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from indexers.models import SEARCH_KINDS
+from ktx_index.analysis import identifier_key, query_terms
+from ktx_index.embedder import Embedder
+from ktx_index.layout import IndexLayout
+from ktx_index.lexical import FIELD_BOOSTS, LexicalIndex
+from ktx_index.search import scoring
+from ktx_index.store import DocStore
+from ktx_index.vectors import VectorFile
+
+POOL = 100
+
+
+@dataclass
+class Candidate:
+    uid: str
+    lexical: float = 0.0
+    semantic: float | None = None
+    exact: bool = False
+    score: float = 0.0
+
+
+@dataclass
+class Snapshot:
+    generation: int = -1
+    vectors_version: str = ""
+    doc_uids: list[str] = field(default_factory=list)
+    doc_kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    doc_conn: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    connections: dict[str | None, int] = field(default_factory=dict)
+    matrix: np.ndarray | None = None
+    chunk_starts: np.ndarray | None = None  # first chunk row of each embedded doc
+    chunk_docs: np.ndarray | None = None  # doc index of each group in chunk_starts
+    doc_group: np.ndarray | None = None  # doc index → its position in chunk_docs, or -1
+    embedded_docs: int = 0
+    exact: dict[str, list[str]] = field(default_factory=dict)
+    shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
+    uid_index: dict[str, int] = field(default_factory=dict)
+
+
+class Engine:
+    def __init__(self, layout: IndexLayout, embedder: Embedder | None) -> None:
+        self.layout = layout
+        self.embedder = embedder
+        self.store = DocStore(layout.store, readonly=True)
+        self.lexical = LexicalIndex(layout.lexical)
+        self.snapshot = Snapshot()
+        self._lock = threading.Lock()
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.refresh()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # ------------------------------------------------------------------ loading
+
+    def refresh(self) -> bool:
+        """Reload what changed since the last query. Cheap when nothing did."""
+        meta = self.store.meta()
+        generation = int(meta.get("generation", "0"))
+        vectors_version = meta.get("vectors_version", "")
+        snap = self.snapshot
+        if generation == snap.generation and vectors_version == snap.vectors_version:
+            return False
+        with self._lock:
+            if generation != snap.generation:
+                self.lexical.reload()
+                snap = self._load_docs(generation)
+            else:
+                snap = Snapshot(**{**snap.__dict__})
+            snap.vectors_version = vectors_version
+            self._load_vectors(snap)
+            self.snapshot = snap
+        return True
+
+    def _load_docs(self, generation: int) -> Snapshot:
+        snap = Snapshot(generation=generation)
+        kind_code = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
+        marks = ",".join("?" * len(SEARCH_KINDS))
+        rows = self.store.db.execute(
+            "SELECT uid, kind, connection, json_extract(json, '$.name'), json_extract(json, '$.id'), "
+            f"json_extract(json, '$.display'), json_extract(json, '$.attrs.scope') FROM docs WHERE kind IN ({marks}) "
+            "ORDER BY uid",
+            SEARCH_KINDS,
+        ).fetchall()
+        snap.doc_uids = [r[0] for r in rows]
+        snap.uid_index = {uid: i for i, uid in enumerate(snap.doc_uids)}
+        snap.doc_kind = np.array([kind_code[r[1]] for r in rows], dtype=np.int8)
+        for r in rows:
+            snap.connections.setdefault(r[2], len(snap.connections))
+        snap.doc_conn = np.array([snap.connections[r[2]] for r in rows], dtype=np.int32)
+        user_keys = {r[4] for r in rows if r[1] == "wiki" and r[6] == "USER"}
+        for uid, kind, _conn, name, ref_id, display, scope in rows:
+            if kind == "wiki" and scope == "GLOBAL" and ref_id in user_keys:
+                snap.shadowed.add(uid)
+            for text in {name, ref_id, display}:
+                if text:
+                    snap.exact.setdefault(identifier_key(text), []).append(uid)
+        return snap
+
+    def _load_vectors(self, snap: Snapshot) -> None:
+        if self.embedder is None:
+            return
+        chunk_rows = self.store.chunk_rows()
+        vec_rows, starts, docs = [], [], []
+        last = None
+        for uid, row in chunk_rows:
+            idx = snap.uid_index.get(uid)
+            if row is None or idx is None:
+                continue
+            if uid != last:
+                starts.append(len(vec_rows))
+                docs.append(idx)
+                last = uid
+            vec_rows.append(row)
+        try:
+            matrix = VectorFile(self.layout.vectors, self.embedder.dim).read_rows(np.array(vec_rows, dtype=np.int64))
+        except ValueError:
+            matrix = np.zeros((0, self.embedder.dim), dtype=np.float32)
+            starts, docs = [], []
+        snap.matrix = matrix
+        snap.chunk_starts = np.array(starts, dtype=np.int64)
+        snap.chunk_docs = np.array(docs, dtype=np.int64)
+        snap.embedded_docs = len(docs)
+        snap.doc_group = np.full(len(snap.doc_uids), -1, dtype=np.int64)
+        snap.doc_group[snap.chunk_docs] = np.arange(len(docs))
+
+    # ------------------------------------------------------------------ ranking
+
+    def query_vector(self, query: str) -> np.ndarray | None:
+        if self.embedder is None:
+            return None
+        cached = self._query_vectors.get(query)
+        if cached is None:
+            cached = self.embedder.encode([query])[0]
+            self._query_vectors[query] = cached
+            if len(self._query_vectors) > 512:
+                self._query_vectors.popitem(last=False)
+        return cached
+
+    def rank(self, query: str, kinds: list[str], connection: str | None = None, pool: int = POOL) -> list[Candidate]:
+        """Score candidates from every lane on one scale; best first, floor not applied."""
+        snap = self.snapshot
+        terms = query_terms(query)
+        candidates: dict[str, Candidate] = {}
+        ideal = 0.0
+        fuzzy: list[tuple[str, int]] = []
+        for term in terms:
+            idf = self.lexical.idf(term)
+            best = max(FIELD_BOOSTS[f] * v for f, v in idf.items())
+            if best == 0.0:
+                n = max(1, snap and len(snap.doc_uids))
+                unknown = FIELD_BOOSTS["name"] * float(np.log(1 + (n + 0.5) / 0.5)) * 0.5
+                ideal += unknown
+                if len(term) >= 4 and not term.isdigit():
+                    fuzzy.append((term, 1 if len(term) < 8 else 2))
+            else:
+                ideal += best
+        if terms:
+            for hit in self.lexical.search(terms, kinds, connection, pool, fuzzy):
+                candidates[hit.uid] = Candidate(hit.uid, lexical=scoring.lexical_score(hit.score, ideal))
+        key = identifier_key(query)
+        for uid in snap.exact.get(key, []) if key else []:
+            candidates.setdefault(uid, Candidate(uid)).exact = True
+        self._dense(query, kinds, connection, pool, candidates)
+        kind_set = set(kinds)
+        out = []
+        for cand in candidates.values():
+            idx = snap.uid_index.get(cand.uid)
+            if idx is None or cand.uid in snap.shadowed:
+                continue
+            if SEARCH_KINDS[snap.doc_kind[idx]] not in kind_set:
+                continue
+            if connection is not None and not self._in_connection(idx, connection):
+                continue
+            cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact)
+            out.append(cand)
+        out.sort(key=lambda c: (-c.score, c.uid))
+        return out
+
+    def _in_connection(self, idx: int, connection: str) -> bool:
+        snap = self.snapshot
+        if SEARCH_KINDS[snap.doc_kind[idx]] == "wiki":
+            return True
+        return snap.connections.get(connection, -1) == snap.doc_conn[idx]
+
+    def _dense(
+        self, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
+    ) -> None:
+        snap = self.snapshot
+        if snap.matrix is None or not len(snap.matrix) or not query.strip():
+            return
+        vector = self.query_vector(query)
+        per_chunk = snap.matrix @ vector
+        per_doc = np.maximum.reduceat(per_chunk, snap.chunk_starts) if len(snap.chunk_starts) else per_chunk[:0]
+        docs = snap.chunk_docs
+        mask = np.isin(snap.doc_kind[docs], [SEARCH_KINDS.index(k) for k in kinds])
+        if connection is not None:
+            code = snap.connections.get(connection, -1)
+            mask &= (snap.doc_conn[docs] == code) | (snap.doc_kind[docs] == SEARCH_KINDS.index("wiki"))
+        sims = np.where(mask, per_doc, -1.0)
+        top = np.argpartition(-sims, min(pool, len(sims) - 1))[:pool] if len(sims) > pool else np.arange(len(sims))
+        for i in top:
+            if sims[i] > scoring.COS_LOW:
+                uid = snap.doc_uids[docs[i]]
+                out.setdefault(uid, Candidate(uid))
+        # semantic score for every candidate that has a vector (lexical and exact ones too)
+        for cand in out.values():
+            idx = snap.uid_index.get(cand.uid)
+            group = int(snap.doc_group[idx]) if idx is not None else -1
+            cand.semantic = scoring.semantic_score(float(per_doc[group])) if group >= 0 else None
+
+    def semantic_status(self) -> tuple[str, str | None]:
+        snap = self.snapshot
+        if self.embedder is None:
+            return "skipped", "embeddings disabled (index.embeddings: false)"
+        if snap.embedded_docs == 0:
+            return "skipped", "no vectors yet; run `ktx-index rebuild`"
+        if snap.embedded_docs < len(snap.doc_uids):
+            return "partial", f"{snap.embedded_docs}/{len(snap.doc_uids)} documents embedded; embeddings catching up"
+        return "available", None
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

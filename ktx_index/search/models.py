@@ -1,0 +1,138 @@
+"""Result shapes of the three searches: KTX's contract (reference §3.1–3.3) plus optional fields.
+
+These models are also the MCP tools' outputSchema, so a field added here is a field
+agents see; a KTX field is never removed or changed in meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+RefKind = Literal["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]
+MatchedOn = Literal["name", "display", "description", "comment", "expr", "sample_value", "body"]
+
+
+def _absent_if_none(value: Any) -> bool:
+    return value is None
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TableRefOut(Strict):
+    catalog: str | None = Field(description="Catalog (database) part, null when the warehouse has none.")
+    db: str | None = Field(description="Schema/database part, null when absent.")
+    name: str = Field(description="Table name.")
+
+
+class LaneScores(Strict):
+    lexical: float = Field(description="BM25 relevance normalised to [0, 1] against this query's best possible match.")
+    semantic: float | None = Field(description="Embedding similarity mapped to [0, 1]; null when vectors are missing.")
+    exact: bool = Field(description="The query is exactly this item's name or id.")
+
+
+class DiscoverRef(Strict):
+    kind: RefKind = Field(description="What the ref points at.")
+    id: str = Field(description="Id to pass to the follow-up read tool (see the tool description).")
+    score: float = Field(description="Relevance in [0, 1], comparable across queries and kinds.")
+    summary: str | None = Field(description="One-line description of the item, when it has one.")
+    snippet: str | None = Field(description="Matched words in context (<mark>…</mark>), at most 200 characters.")
+    matchedOn: MatchedOn = Field(description="The field that contributed most to the match.")
+    connectionId: str | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="Connection of semantic-layer and warehouse refs."
+    )
+    tableRef: TableRefOut | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description="The physical table (tables, columns, and sources over one).",
+    )
+    columnName: str | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="Column name (columns and dimensions)."
+    )
+    lanes: LaneScores | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="Per-lane scores (only with explain)."
+    )
+
+
+class DiscoverResult(Strict):
+    refs: list[DiscoverRef] = Field(description="Best first; empty when nothing is relevant enough.")
+
+
+class WikiLane(Strict):
+    lane: str = Field(description="lexical, semantic or exact.")
+    status: Literal["available", "skipped", "failed", "partial"] = Field(description="Whether the lane ran.")
+    requestedCandidatePoolLimit: int
+    effectiveCandidatePoolLimit: int
+    returnedCandidateCount: int
+    weight: float
+    reason: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
+
+
+class WikiResult(Strict):
+    key: str = Field(description="Page key; pass it to wiki_read.")
+    path: str = Field(description="Project-relative path of the page file.")
+    scope: Literal["GLOBAL", "USER"] = Field(description="USER pages shadow GLOBAL pages with the same key.")
+    summary: str = Field(description="The page's frontmatter summary (empty when it has none).")
+    score: float = Field(description="Relevance in [0, 1], comparable across queries.")
+    matchReasons: list[str] = Field(default_factory=list, description="Lanes that matched: lexical, semantic, exact.")
+    lanes: list[WikiLane] = Field(default_factory=list, description="How each lane ran for this query.")
+    snippet: str | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="Best-matching passage, matched words in <mark>."
+    )
+
+
+class WikiSearchResult(Strict):
+    results: list[WikiResult]
+    totalFound: int = Field(description="All pages above the relevance floor (may exceed the results returned).")
+
+
+class Coverage(Strict):
+    sampledRows: int | None = Field(description="Rows sampled per table when profiling (largest seen).")
+    valuesPerColumn: int | None = Field(description="Sample values kept per column.")
+    profiledColumns: int = Field(description="Columns whose values are searchable.")
+    syncId: str | None = Field(description="Scan sync the profile comes from.")
+    profiledAt: str | None = Field(description="When the scan ran.")
+
+
+class Searched(Strict):
+    connectionId: str
+    coverage: Coverage
+    status: Literal["ready", "no_profile_artifact", "no_candidate_columns"]
+
+
+class DictionaryMatch(Strict):
+    connectionId: str
+    sourceName: str = Field(description="Raw table name (KTX's field); see tableRef for the qualified table.")
+    columnName: str
+    matchedValue: str = Field(description="The stored value, in its original spelling.")
+    cardinality: int | None = Field(description="Distinct values in the column's profile sample.")
+    tableRef: TableRefOut | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="The qualified table, unambiguous across schemas."
+    )
+    matchType: Literal["exact", "folded", "token", "fuzzy"] | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="exact > folded (case/accents) > token > fuzzy."
+    )
+    score: float | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description="In [0, 1].")
+    origin: Literal["profile", "dbt_enum"] | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="Profile sample value or dbt enum_values."
+    )
+
+
+class DictionaryMiss(Strict):
+    connectionId: str
+    reason: Literal["no_profile_artifact", "no_candidate_columns", "value_not_in_sample"]
+
+
+class ValueResult(Strict):
+    value: str = Field(description="The value searched, echoed verbatim.")
+    matches: list[DictionaryMatch]
+    misses: list[DictionaryMiss]
+
+
+class DictionarySearchResult(Strict):
+    searched: list[Searched]
+    results: list[ValueResult]

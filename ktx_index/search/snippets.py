@@ -1,0 +1,127 @@
+"""Explaining a hit: which field matched (``matchedOn``) and the matched words in context.
+
+Pure functions over a document and the query's analyzed terms; only called for the
+handful of results returned.
+"""
+
+from __future__ import annotations
+
+import re
+
+from indexers.models import Document
+from ktx_index.analysis import RAW_TOKEN, analyze
+from ktx_index.lexical import FIELD_BOOSTS, field_texts
+
+#: tantivy field → KTX matchedOn value
+MATCHED_ON = {
+    "name": "name",
+    "display": "display",
+    "description": "description",
+    "tags": "description",
+    "comment": "comment",
+    "sample_values": "sample_value",
+    "expr": "expr",
+    "body": "body",
+}
+SNIPPET_CHARS = 200
+MARK_OPEN, MARK_CLOSE = "<mark>", "</mark>"
+
+
+def matched_field(doc: Document, terms: set[str]) -> str | None:
+    """The field with the largest boosted share of the query terms, or None when no term matches."""
+    best, best_score = None, 0.0
+    for field, text in field_texts(doc).items():
+        if not text:
+            continue
+        found = terms.intersection(analyze(text if field != "body" else text[:20000]))
+        score = len(found) * FIELD_BOOSTS[field]
+        if score > best_score:
+            best, best_score = field, score
+    return best
+
+
+def matched_on(doc: Document, terms: set[str]) -> str:
+    field = matched_field(doc, terms)
+    if field is not None:
+        return MATCHED_ON[field]
+    if doc.kind == "wiki":
+        return "body"
+    return "description" if doc.description else ("comment" if doc.comment else "name")
+
+
+def _collapse(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def highlight(text: str, terms: set[str], limit: int = SNIPPET_CHARS) -> str:
+    """Wrap words whose analyzed form is a query term in <mark>, keeping the result within limit."""
+    out, used, pos = [], 0, 0
+    for match in RAW_TOKEN.finditer(text):
+        hit = bool(terms.intersection(analyze(match.group(0))))
+        plain = text[pos : match.start()]
+        word = match.group(0)
+        extra = len(MARK_OPEN) + len(MARK_CLOSE) if hit else 0
+        if used + len(plain) + len(word) + extra > limit:
+            remaining = max(0, limit - used)
+            out.append((plain + word)[:remaining])
+            return "".join(out).rstrip()
+        out.append(plain + (f"{MARK_OPEN}{word}{MARK_CLOSE}" if hit else word))
+        used += len(plain) + len(word) + extra
+        pos = match.end()
+    out.append(text[pos : pos + max(0, limit - used)])
+    return "".join(out)
+
+
+def snippet_around(text: str, terms: set[str]) -> str | None:
+    """KTX's window (60 before, 140 after the first match), collapsed, highlighted, ≤ 200 chars."""
+    if not text:
+        return None
+    first = None
+    for match in RAW_TOKEN.finditer(text):
+        if terms.intersection(analyze(match.group(0))):
+            first = match.start()
+            break
+    start = max(0, (first or 0) - 60)
+    if start:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < (first or 0) else start
+    window = _collapse(text[start : start + 400])
+    return highlight(window, terms) or None
+
+
+def cap(text: str | None) -> str | None:
+    if not text:
+        return None
+    return _collapse(text)[:SNIPPET_CHARS]
+
+
+def snippet(doc: Document, matched: str, terms: set[str]) -> str | None:
+    """Per kind, as KTX builds it (reference §2.5), with the matched words highlighted."""
+    attrs = doc.attrs
+    if doc.kind == "wiki":
+        best = max(doc.sections, key=lambda s: len(terms.intersection(analyze(s.text))), default=None)
+        source = best.text if best is not None and terms.intersection(analyze(best.text)) else doc.body
+        return snippet_around(source, terms) or cap(doc.summary)
+    if doc.kind == "sl_source":
+        if matched == "description":
+            return snippet_around(doc.description, terms)
+        members = [*attrs.get("measures", []), *attrs.get("columns", [])][:3]
+        return highlight(cap(f"{doc.name}: " + ", ".join(members)) or "", terms) or None
+    if doc.kind == "sl_measure":
+        return highlight(cap(doc.expr) or "", terms) or None
+    if doc.kind == "sl_dimension":
+        if matched == "description":
+            return snippet_around(doc.description, terms)
+        return highlight(cap(f"{doc.name} ({attrs.get('type') or 'unknown'})") or "", terms)
+    if doc.kind == "table":
+        if matched in ("description", "comment"):
+            return snippet_around(doc.description or doc.comment, terms)
+        return highlight(cap(", ".join(doc.body.split()[:5])) or "", terms) or None
+    if doc.kind == "column":
+        native = attrs.get("nativeType") or ""
+        if matched == "sample_value" and doc.sample_values:
+            return highlight(cap(f"{native} - samples: " + ", ".join(doc.sample_values[:5])) or "", terms)
+        if matched in ("description", "comment"):
+            return snippet_around(doc.description or doc.comment, terms)
+        return cap(native)
+    return None

@@ -1,0 +1,91 @@
+"""``status``: a truthful account of the index against the files on disk right now."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING
+
+from indexers import dedupe_diagnostics, default_indexers, load_project
+from ktx_index.builder import scope_fingerprint
+from ktx_index.layout import WriterLock
+from ktx_index.reports import StaleFile, StatusReport, WatcherInfo
+
+if TYPE_CHECKING:
+    from ktx_index.service import KtxIndex
+
+
+def changed_paths(service: KtxIndex) -> list[str]:
+    """Files whose scope fingerprint differs from the committed one (cheap: stats only)."""
+    project = load_project(service.root)
+    stored = service.engine.store.scope_fingerprints()
+    stored_files = service.engine.store.scope_files()
+    changed: set[str] = set()
+    live: set[str] = set()
+
+    def stat(rel: str) -> tuple[int, int] | None:
+        try:
+            st = (project.root / rel).stat()
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns)
+
+    for indexer in service.indexers or default_indexers():
+        scopes, _ = indexer.scopes(project)
+        for scope in scopes:
+            live.add(scope.key)
+            if stored.get(scope.key) != scope_fingerprint(str(project.root), scope, stat):
+                old = set(stored_files.get(scope.key, []))
+                changed.update(f for f in scope.files if f not in old or stat(f) is not None)
+    for key, files in stored_files.items():
+        if key not in live:
+            changed.update(files)
+    return sorted(changed)
+
+
+def _watcher(service: KtxIndex) -> WatcherInfo | None:
+    try:
+        data = json.loads(service.layout.watcher.read_text())
+    except (OSError, ValueError):
+        return None
+    pid = data.get("pid")
+    alive = isinstance(pid, int) and _alive(pid)
+    return WatcherInfo(
+        pid=pid if alive else None,
+        last_event=data.get("last_event"),
+        last_commit=data.get("last_commit"),
+        pending=data.get("pending", 0) if alive else 0,
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def build_status(service: KtxIndex) -> StatusReport:
+    report = StatusReport(project=str(service.root), index_path=str(service.layout.dir), exists=service.layout.exists())
+    report.writer_pid = WriterLock(service.layout).holder_pid()
+    if not report.exists:
+        report.diagnostics = load_project(service.root).diagnostics
+        return report
+    engine = service.engine
+    store = engine.store
+    meta = store.meta()
+    report.generation = int(meta.get("generation", 0))
+    report.last_rebuild = meta.get("last_rebuild")
+    for kind, _conn, n in store.counts():
+        report.counts[kind] = report.counts.get(kind, 0) + n
+    report.connections = service.connections()
+    report.model = service.embedder.fingerprint if service.embedder else None
+    report.semantic, report.semantic_reason = engine.semantic_status()
+    report.chunks, report.chunks_embedded = store.chunk_stats()
+    report.changed_paths = changed_paths(service)
+    report.changed_files = len(report.changed_paths)
+    report.watcher = _watcher(service)
+    report.diagnostics = dedupe_diagnostics(service.project.diagnostics + store.scope_diagnostics())
+    report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.stale_docs()]
+    return report

@@ -1,0 +1,79 @@
+"""What gets embedded: compact per-kind texts and heading-aware wiki chunks. Pure functions.
+
+TEMPLATE_VERSION is part of the embedding fingerprint: change a template or the chunk
+size, bump it, and vectors are recomputed (unchanged texts still hit the cache).
+"""
+
+from __future__ import annotations
+
+import re
+
+from indexers.models import Document
+
+TEMPLATE_VERSION = 1
+CHUNK_WORDS = 150  # ≈200 word pieces, under MiniLM's 256-token window
+KIND_LABEL = {
+    "wiki": "wiki page",
+    "sl_source": "semantic source",
+    "sl_measure": "measure",
+    "sl_dimension": "dimension",
+    "table": "table",
+    "column": "column",
+}
+
+
+def humanize(identifier: str) -> str:
+    return re.sub(r"[_\-.]+", " ", identifier).strip()
+
+
+def compact_text(doc: Document) -> str:
+    """'kind: name — description — …' for everything but wiki pages."""
+    parts = [f"{KIND_LABEL.get(doc.kind, doc.kind)}: {humanize(doc.name)}"]
+    if doc.kind in ("sl_measure", "sl_dimension", "column") and doc.display:
+        owner = doc.display.rsplit(".", 1)[0]
+        parts.append(f"in {humanize(owner)}")
+    for text in (doc.description, doc.comment):
+        if text and text not in parts:
+            parts.append(text)
+    if doc.expr:
+        parts.append(doc.expr)
+    if doc.sample_values:
+        parts.append("values: " + ", ".join(doc.sample_values[:5]))
+    if doc.kind == "sl_source" and doc.attrs.get("columns"):
+        parts.append("columns: " + ", ".join(humanize(c) for c in doc.attrs["columns"][:12]))
+    if doc.kind == "table" and doc.body:
+        parts.append("columns: " + ", ".join(humanize(c) for c in doc.body.split()[:12]))
+    if doc.tags:
+        parts.append("tags: " + ", ".join(doc.tags))
+    return " — ".join(parts)[:1000]
+
+
+def _split_words(text: str, size: int) -> list[str]:
+    words = text.split()
+    if len(words) <= size:
+        return [text]
+    step = size - size // 5  # 20 % overlap so a sentence cut at a boundary is whole in one chunk
+    return [" ".join(words[i : i + size]) for i in range(0, max(1, len(words) - size // 5), step)]
+
+
+def wiki_chunks(doc: Document) -> list[str]:
+    """Title + summary first, then each heading section (long ones split), each prefixed by its page title."""
+    title = humanize(doc.name)
+    head = f"{title}: {doc.summary}" if doc.summary else title
+    chunks = [f"{head}. tags: {', '.join(doc.tags)}" if doc.tags else head]
+    for section in doc.sections or []:
+        label = f"{title} — {section.heading}" if section.heading else title
+        for piece in _split_words(section.text, CHUNK_WORDS):
+            chunks.append(f"{label}: {piece}")
+    if not doc.sections and doc.body:
+        chunks.extend(f"{title}: {piece}" for piece in _split_words(doc.body, CHUNK_WORDS))
+    return chunks
+
+
+def embedding_texts(doc: Document) -> list[str]:
+    """The texts embedded for one document (several for a wiki page, one otherwise, none for other kinds)."""
+    if doc.kind == "wiki":
+        return wiki_chunks(doc)
+    if doc.kind in KIND_LABEL:
+        return [compact_text(doc)]
+    return []
