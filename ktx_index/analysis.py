@@ -23,52 +23,8 @@ RAW_TOKEN = re.compile(r"[^\W_]+(?:[_.\-$][^\W_]+)*", re.UNICODE)
 MAX_TOKEN_CHARS = 60
 
 STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "with",
-        "does",
-        "do",
-        "did",
-        "show",
-        "me",
-        "find",
-        "give",
-        "list",
-        "all",
-        "our",
-        "we",
-        "my",
-        "per",
-        "each",
-        "by",
-        "vs",
-        "s",
-    ]
+    """a an and are as at be by for from how i in is it of on or the to what when where which who why with
+    does do did show me find give list all our we my per each vs s""".split()
 )
 
 
