@@ -11,10 +11,12 @@ from pathlib import Path
 
 from indexers import Indexer, ProjectRead, load_project, read_project
 from indexers.project import Project
+from ktx_index import reads
 from ktx_index.builder import Builder, Progress, _noop
 from ktx_index.embedder import Embedder, MiniLMEmbedder
 from ktx_index.errors import IndexUnavailable, NotFound
 from ktx_index.layout import IndexLayout, WriterLock
+from ktx_index.read_models import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
 from ktx_index.reports import ConnectionInfo, InspectReport, RebuildReport, StatusReport
 from ktx_index.search.dictionary import dictionary_search
 from ktx_index.search.discover import discover
@@ -99,7 +101,15 @@ class KtxIndex:
             self._engine.refresh()
         return self._engine
 
-    def _check_connection(self, connection_id: str | None) -> None:
+    def ensure_index(self, on_progress: Progress | None = None) -> Engine:
+        """The engine, building the index first when there is none yet (a first call on a new project)."""
+        if not self.layout.exists():
+            with self._engine_lock:
+                if not self.layout.exists():
+                    self.rebuild(on_progress=on_progress or _noop)
+        return self.engine
+
+    def require_connection(self, connection_id: str | None) -> None:
         if connection_id is not None and connection_id not in self.project.connections:
             known = ", ".join(self.project.connection_ids) or "none"
             raise NotFound(f"unknown connection '{connection_id}'", f"known: {known}")
@@ -111,15 +121,31 @@ class KtxIndex:
         kinds: list[str] | None = None,
         limit: int = 10,
         explain: bool = False,
+        on_progress: Progress | None = None,
     ) -> DiscoverResult:
-        self._check_connection(connection_id)
-        return discover(self.engine, query, connection_id, kinds, limit, explain)
+        self.require_connection(connection_id)
+        return discover(self.ensure_index(on_progress), query, connection_id, kinds, limit, explain)
 
-    def wiki_search(self, query: str, limit: int = 10) -> WikiSearchResult:
-        return wiki_search(self.engine, query, limit)
+    def wiki_read(self, key: str) -> WikiPage:
+        return reads.wiki_read(self, key)
 
-    def dictionary_search(self, values: list[str], connection_id: str | None = None) -> DictionarySearchResult:
-        return dictionary_search(self.engine, values, connection_id, self.project.connection_ids)
+    def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
+        return reads.sl_read_source(self, connection_id, source_name)
+
+    def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
+        return reads.entity_details(self, connection_id, entities)
+
+    def connection_list(self) -> ConnectionListResult:
+        return reads.connection_list(self)
+
+    def wiki_search(self, query: str, limit: int = 10, on_progress: Progress | None = None) -> WikiSearchResult:
+        return wiki_search(self.ensure_index(on_progress), query, limit)
+
+    def dictionary_search(
+        self, values: list[str], connection_id: str | None = None, on_progress: Progress | None = None
+    ) -> DictionarySearchResult:
+        engine = self.ensure_index(on_progress)
+        return dictionary_search(engine, values, connection_id, self.project.connection_ids, on_progress)
 
     # ------------------------------------------------------------------ reports
 

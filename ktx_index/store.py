@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS docs (
 );
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(scope);
 CREATE INDEX IF NOT EXISTS docs_kind ON docs(kind, connection);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE TABLE IF NOT EXISTS chunks (uid TEXT NOT NULL, idx INTEGER NOT NULL, key TEXT NOT NULL, PRIMARY KEY (uid, idx));
 CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, row INTEGER NOT NULL);
 """
@@ -141,6 +142,27 @@ class DocStore:
             args.append(connection)
         for (raw,) in self.db.execute(sql + " ORDER BY uid", args):
             yield Document.model_validate_json(raw)
+
+    def docs_at(self, path: str, kind: str) -> list[Document]:
+        rows = self.db.execute("SELECT json FROM docs WHERE path = ? AND kind = ? ORDER BY uid", (path, kind))
+        return [Document.model_validate_json(raw) for (raw,) in rows]
+
+    def table_refs(self, connection: str) -> list[tuple[str, str | None, str | None, str]]:
+        """(uid, catalog, db, name) of every scanned table of a connection, without loading documents."""
+        return list(
+            self.db.execute(
+                "SELECT uid, json_extract(json, '$.table_ref.catalog'), json_extract(json, '$.table_ref.db'), "
+                "json_extract(json, '$.table_ref.name') FROM docs WHERE kind = 'table' AND connection = ? ORDER BY uid",
+                (connection,),
+            )
+        )
+
+    def ids(self, kind: str, connection: str | None = None) -> list[str]:
+        sql, args = "SELECT json_extract(json, '$.id') FROM docs WHERE kind = ?", [kind]
+        if connection is not None:
+            sql += " AND connection = ?"
+            args.append(connection)
+        return [ref_id for (ref_id,) in self.db.execute(sql, args)]
 
     def counts(self) -> list[tuple[str, str | None, int]]:
         return list(self.db.execute("SELECT kind, connection, COUNT(*) FROM docs GROUP BY kind, connection"))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import click
 
 from ktx_index import __version__
+from ktx_index.cli.index_cmds import rebuild_command, status_command
 from ktx_index.cli.inspect_cmd import inspect_command
+from ktx_index.cli.search_cmd import search_command
+from ktx_index.cli.serve_cmd import serve_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,7 +17,8 @@ def cli() -> None:
     """Hybrid search index and MCP server over a KTX project (wiki, semantic layer, scans)."""
 
 
-cli.add_command(inspect_command)
+for command in (inspect_command, rebuild_command, search_command, status_command, serve_command):
+    cli.add_command(command)
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ separator-free form), so ``finanical services`` finds ``financial_services``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rapidfuzz import process
@@ -122,7 +123,11 @@ def _index(engine: Engine) -> DictionaryIndex:
 
 
 def dictionary_search(
-    engine: Engine, values: list[str], connection_id: str | None, known_connections: list[str]
+    engine: Engine,
+    values: list[str],
+    connection_id: str | None,
+    known_connections: list[str],
+    on_progress: Callable[[str, int, int], None] | None = None,
 ) -> DictionarySearchResult:
     if not values:
         raise InvalidInput("values is empty", 'send 1 to 20 values, e.g. ["Acme Corp"]')
@@ -135,7 +140,9 @@ def dictionary_search(
     searched = [_searched(index, conn) for conn in conns]
     status = {s.connectionId: s.status for s in searched}
     results = []
-    for value in values:
+    for done, value in enumerate(values, 1):
+        if on_progress is not None:
+            on_progress("dictionary", done, len(values))
         matches = index.match(value, set(conns)) if value.strip() else []
         hit_conns = {m[0].connection for m in matches}
         misses = [

@@ -1,0 +1,114 @@
+"""``ktx-index rebuild`` and ``ktx-index status``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import click
+
+from ktx_index.cli.common import echo_json, json_option, open_service, project_option, user_errors
+from ktx_index.reports import RebuildReport, StatusReport
+
+STAGE_LABEL = {"parse": "Reading files ", "index": "Indexing      ", "embed": "Embedding     "}
+
+
+def terminal_progress(quiet: bool) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
+    """A progress bar per stage on stderr, only on a terminal (and never with --quiet or --json)."""
+    if quiet or not sys.stderr.isatty():
+        return (lambda _s, _d, _t: None), (lambda: None)
+    state: dict[str, object] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if state.get("stage") != stage:
+            finish()
+            bar = click.progressbar(length=max(total, 1), label=STAGE_LABEL.get(stage, stage), file=sys.stderr)
+            bar.__enter__()
+            state.update(stage=stage, bar=bar, done=0)
+        bar = state["bar"]
+        bar.update(done - int(state["done"]))  # type: ignore[attr-defined]
+        state["done"] = done
+
+    def finish() -> None:
+        bar = state.pop("bar", None)
+        if bar is not None:
+            bar.__exit__(None, None, None)  # type: ignore[attr-defined]
+        state.pop("stage", None)
+
+    return update, finish
+
+
+def render_rebuild(report: RebuildReport) -> None:
+    click.echo(
+        f"rebuild  scanned={report.files} files ({report.scopes_read}/{report.scopes} scopes read)  "
+        f"added={report.added} updated={report.updated} deleted={report.deleted} unchanged={report.unchanged}  "
+        f"embedded={report.embedded}  diagnostics={len(report.diagnostics)}  {report.duration_ms / 1000:.2f}s"
+    )
+    if report.embedding_status != "ready":
+        click.echo(f"embeddings: {report.embedding_status} — search is lexical-only until this is fixed", err=True)
+    for diag in report.diagnostics:
+        click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}", err=True)
+    for stale in report.stale:
+        click.echo(f"  stale       {stale.path}: last good version kept ({stale.reason})", err=True)
+
+
+@click.command("rebuild")
+@project_option
+@click.option("--force", is_flag=True, help="Re-read every file and rewrite every document (vectors stay cached).")
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@user_errors
+def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: bool) -> None:
+    """Bring the index under <project>/.ktx/index up to date (incremental: only what changed)."""
+    service = open_service(project_dir)
+    update, finish = terminal_progress(quiet or as_json)
+    try:
+        report = service.rebuild(force=force, on_progress=update)
+    finally:
+        finish()
+        service.close()
+    echo_json(report) if as_json else render_rebuild(report)
+
+
+def render_status(report: StatusReport) -> None:
+    click.echo(f"project      {report.project}")
+    click.echo(f"index        {report.index_path}{'' if report.exists else '  (missing: run `ktx-index rebuild`)'}")
+    if not report.exists:
+        return
+    click.echo(f"generation   {report.generation}   last rebuild {report.last_rebuild or 'never'}")
+    click.echo("documents    " + ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())))
+    for conn in report.connections:
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(conn.counts.items())) or "nothing indexed"
+        click.echo(f"  {conn.id} [{conn.driver or '?'}]: {counts}")
+    semantic = report.semantic + (f" ({report.semantic_reason})" if report.semantic_reason else "")
+    click.echo(f"model        {report.model or 'none (lexical only)'}")
+    click.echo(f"semantic     {semantic}; {report.chunks_embedded}/{report.chunks} chunks embedded")
+    click.echo(f"changed      {report.changed_files} file(s) changed since the last commit")
+    for path in report.changed_paths[:20]:
+        click.echo(f"  {path}")
+    if report.writer_pid:
+        click.echo(f"writer       PID {report.writer_pid}")
+    watcher = report.watcher
+    if watcher is not None:
+        running = f"running (PID {watcher.pid})" if watcher.pid else "not running"
+        click.echo(
+            f"watcher      {running}; last event {watcher.last_event or '-'}; "
+            f"last commit {watcher.last_commit or '-'}; pending {watcher.pending}"
+        )
+    click.echo(f"diagnostics  {len(report.diagnostics)}")
+    for diag in report.diagnostics:
+        click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}")
+    for stale in report.stale:
+        click.echo(f"  stale       {stale.path}: last good version kept ({stale.reason})")
+
+
+@click.command("status")
+@project_option
+@json_option
+@user_errors
+def status_command(project_dir: str | None, as_json: bool) -> None:
+    """Show the index: documents per kind and connection, freshness, model, watcher, diagnostics."""
+    service = open_service(project_dir)
+    report = service.status()
+    service.close()
+    echo_json(report) if as_json else render_status(report)

@@ -1,0 +1,99 @@
+"""``ktx-index search``: the three searches from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from indexers.models import SEARCH_KINDS
+from ktx_index.cli.common import json_option, open_service, project_option, user_errors
+from ktx_index.search.models import DictionarySearchResult, DiscoverResult, WikiSearchResult
+
+
+def render_discover(result: DiscoverResult, explain: bool) -> None:
+    if not result.refs:
+        click.echo("no refs above the relevance floor")
+    for i, ref in enumerate(result.refs, 1):
+        where = f" [{ref.connectionId}]" if ref.connectionId else ""
+        click.echo(f"{i:>2}. {ref.score:.3f}  {ref.kind:<12} {ref.id}{where}  (matched on {ref.matchedOn})")
+        if ref.summary:
+            click.echo(f"      {ref.summary[:150]}")
+        if explain and ref.lanes:
+            sem = "-" if ref.lanes.semantic is None else f"{ref.lanes.semantic:.3f}"
+            click.echo(f"      lexical {ref.lanes.lexical:.3f}  semantic {sem}  exact {ref.lanes.exact}")
+
+
+def render_wiki(result: WikiSearchResult, explain: bool) -> None:
+    click.echo(f"{result.totalFound} page(s) found")
+    for i, page in enumerate(result.results, 1):
+        click.echo(f"{i:>2}. {page.score:.3f}  {page.key} ({page.scope.lower()})  {', '.join(page.matchReasons)}")
+        if page.summary:
+            click.echo(f"      {page.summary[:150]}")
+        if explain and page.snippet:
+            click.echo(f"      {page.snippet}")
+
+
+def render_dictionary(result: DictionarySearchResult) -> None:
+    for value in result.results:
+        click.echo(f"{value.value!r}: {len(value.matches)} match(es)")
+        for match in value.matches:
+            table = (
+                ".".join(p for p in (match.tableRef.catalog, match.tableRef.db, match.tableRef.name) if p)
+                if match.tableRef
+                else match.sourceName
+            )
+            click.echo(
+                f"   {match.matchType:<6} {match.matchedValue!r} in {match.connectionId}:{table}.{match.columnName}"
+            )
+        for miss in value.misses:
+            click.echo(f"   miss   {miss.connectionId}: {miss.reason}")
+
+
+@click.command("search")
+@click.argument("words", nargs=-1, required=True)
+@project_option
+@click.option(
+    "--tool",
+    type=click.Choice(["discover_data", "wiki_search", "dictionary_search"]),
+    default="discover_data",
+    show_default=True,
+    help="Which search to run. For dictionary_search each word is a value (quote multi-word values).",
+)
+@click.option(
+    "--kinds", "kinds", multiple=True, type=click.Choice(SEARCH_KINDS), help="discover_data kind filter (repeatable)."
+)
+@click.option("--connection", "connection_id", default=None, help="Connection id to search in.")
+@click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
+@json_option
+@click.option("--explain", is_flag=True, help="Add each result's lane scores.")
+@user_errors
+def search_command(
+    words: tuple[str, ...],
+    project_dir: str | None,
+    tool: str,
+    kinds: tuple[str, ...],
+    connection_id: str | None,
+    limit: int,
+    as_json: bool,
+    explain: bool,
+) -> None:
+    """Search the index. --json prints exactly the object the MCP tool returns."""
+    service = open_service(project_dir)
+    try:
+        if tool == "dictionary_search":
+            result = service.dictionary_search(list(words), connection_id)
+        elif tool == "wiki_search":
+            result = service.wiki_search(" ".join(words), limit)
+        else:
+            result = service.discover_data(" ".join(words), connection_id, list(kinds) or None, limit, explain)
+    finally:
+        service.close()
+    if as_json:
+        click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    elif isinstance(result, DiscoverResult):
+        render_discover(result, explain)
+    elif isinstance(result, WikiSearchResult):
+        render_wiki(result, explain)
+    else:
+        render_dictionary(result)

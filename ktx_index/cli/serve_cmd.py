@@ -1,0 +1,64 @@
+"""``ktx-index serve``: the MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import click
+
+from ktx_index.cli.common import open_service, project_option, user_errors
+from ktx_index.cli.index_cmds import terminal_progress
+
+
+@click.command("serve")
+@project_option
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
+@click.option(
+    "--token",
+    envvar="KTX_INDEX_TOKEN",
+    default=None,
+    help="Require 'Authorization: Bearer <token>' over HTTP (env KTX_INDEX_TOKEN). Mandatory off loopback.",
+)
+@click.option("--no-build", is_flag=True, help="Do not bring the index up to date at start.")
+@click.option("--watch", is_flag=True, help="Also watch the project and re-index edits as they happen.")
+@user_errors
+def serve_command(
+    project_dir: str | None, transport: str, host: str, port: int, token: str | None, no_build: bool, watch: bool
+) -> None:
+    """Serve the index to agents over MCP (stdio by default; HTTP at http://HOST:PORT/mcp)."""
+    from ktx_index.mcp import build_server
+    from ktx_index.mcp.http import is_loopback, serve_http
+
+    if transport == "http" and not is_loopback(host) and not token:  # refuse an unsafe bind before any work
+        raise click.UsageError(
+            f"refusing to serve on non-loopback address {host} without a token; pass --token or bind to 127.0.0.1"
+        )
+    service = open_service(project_dir)
+    if not no_build:
+        update, finish = terminal_progress(quiet=False)
+        try:
+            report = service.rebuild(on_progress=update)
+        finally:
+            finish()
+        click.echo(
+            f"ktx-index: index up to date: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
+            f"{report.embedded} embedded in {report.duration_ms / 1000:.1f}s; {len(report.diagnostics)} diagnostic(s)",
+            err=True,
+        )
+    server = build_server(service)
+    watcher = None
+    if watch:
+        from ktx_index.watcher import Watcher
+
+        watcher = Watcher(service)
+        watcher.start_in_thread()
+    try:
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            click.echo(f"ktx-index: serving MCP at http://{host}:{port}/mcp", err=True)
+            serve_http(server, host, port, token)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        service.close()

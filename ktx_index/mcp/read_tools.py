@@ -1,0 +1,132 @@
+"""connection_list, wiki_read, entity_details, sl_read_source."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from ktx_index.mcp.common import READ_ONLY_IDEMPOTENT, call
+from ktx_index.read_models import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
+from ktx_index.service import KtxIndex
+
+ConnectionId = Annotated[str, Field(description="Connection id (see connection_list).", min_length=1)]
+
+
+class TableRefIn(BaseModel):
+    """Canonical table reference, as discover_data returns it in tableRef."""
+
+    model_config = ConfigDict(extra="forbid")
+    catalog: str | None = Field(description="Catalog part, null when the warehouse has none.")
+    db: str | None = Field(description="Schema/database part, null when absent.")
+    name: str = Field(description="Table name.", min_length=1)
+
+
+class SchemaTableIn(BaseModel):
+    """The {schema, table} shape models often send; read as catalog null, db = schema."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_: str | None = Field(alias="schema", description="Schema name.")
+    table: str = Field(description="Table name.", min_length=1)
+
+
+def _columns_list(value: object) -> object:
+    return [value] if isinstance(value, str) else value
+
+
+class EntityIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    table: Annotated[
+        str | TableRefIn | SchemaTableIn,
+        Field(
+            description='A table: display string ("public.orders" or "orders"), {catalog, db, name} as in '
+            "discover_data's tableRef, or {schema, table}."
+        ),
+    ]
+    columns: Annotated[
+        list[str] | SkipJsonSchema[None],
+        BeforeValidator(_columns_list),
+        Field(description="Optional column names to return (case-insensitive); all columns when omitted."),
+    ] = None
+
+
+def _entity_dict(entity: EntityIn) -> dict[str, Any]:
+    table = entity.table
+    if isinstance(table, TableRefIn):
+        ref: Any = table.model_dump()
+    elif isinstance(table, SchemaTableIn):
+        ref = {"catalog": None, "db": table.schema_, "name": table.table}
+    else:
+        ref = table
+    out: dict[str, Any] = {"table": ref}
+    if entity.columns:
+        out["columns"] = entity.columns
+    return out
+
+
+def register(server: MCPServer, service: KtxIndex) -> None:
+    @server.tool(
+        name="connection_list",
+        title="Connection List",
+        description="List the project's connections (ktx.yaml and folders present) with driver and indexed "
+        "document counts. Example: connection_list({}).",
+        annotations=READ_ONLY_IDEMPOTENT,
+    )
+    async def connection_list() -> Annotated[CallToolResult, ConnectionListResult]:
+        return await call(None, service.connection_list)
+
+    @server.tool(
+        name="wiki_read",
+        title="Wiki Read",
+        description="Read a ktx wiki page by the key wiki_search or discover_data returned (your user page first, "
+        'then the global one; "global/<key>" or "user/<key>" picks a scope). Example: wiki_read({ key: "revenue" }).',
+        annotations=READ_ONLY_IDEMPOTENT,
+    )
+    async def wiki_read(
+        key: Annotated[
+            str,
+            Field(
+                description='Wiki page key returned by wiki_search, e.g. "revenue" or "global/revenue".', min_length=1
+            ),
+        ],
+    ) -> Annotated[CallToolResult, WikiPage]:
+        return await call(None, service.wiki_read, key)
+
+    @server.tool(
+        name="entity_details",
+        title="Entity Details",
+        description="Read table and column metadata from the latest scan snapshot of each table, with each "
+        "column's sample values, distinct count and null rate from the profile, and the table's description. "
+        'Example: entity_details({ connectionId: "warehouse", entities: [{ table: { catalog: null, db: "public", '
+        'name: "orders" }, columns: ["id"] }] }).',
+        annotations=READ_ONLY_IDEMPOTENT,
+    )
+    async def entity_details(
+        connectionId: ConnectionId,
+        entities: Annotated[
+            list[EntityIn], Field(description="Tables to read (1 to 20).", min_length=1, max_length=20)
+        ],
+        ctx: Context,
+    ) -> Annotated[CallToolResult, EntityDetailsResult]:
+        return await call(None, service.entity_details, connectionId, [_entity_dict(e) for e in entities])
+
+    @server.tool(
+        name="sl_read_source",
+        title="Semantic Layer Read Source",
+        description="Read a semantic-layer YAML source by connection id and source name (the raw file for a "
+        "standalone source, the composed document for manifest and overlay sources). "
+        'Example: sl_read_source({ connectionId: "warehouse", sourceName: "orders" }).',
+        annotations=READ_ONLY_IDEMPOTENT,
+    )
+    async def sl_read_source(
+        connectionId: Annotated[
+            str, Field(description="Connection id that owns the semantic-layer source.", min_length=1)
+        ],
+        sourceName: Annotated[
+            str, Field(description='Semantic-layer source name without ".yaml", e.g. "orders".', min_length=1)
+        ],
+    ) -> Annotated[CallToolResult, SlSource]:
+        return await call(None, service.sl_read_source, connectionId, sourceName.removesuffix(".yaml"))

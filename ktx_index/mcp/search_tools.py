@@ -1,0 +1,89 @@
+"""discover_data, wiki_search, dictionary_search."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult
+from pydantic import BeforeValidator, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from ktx_index.mcp.common import READ_ONLY, call
+from ktx_index.search.models import DictionarySearchResult, DiscoverResult, RefKind, WikiSearchResult
+from ktx_index.service import KtxIndex
+
+
+def _as_list(value: object) -> object:
+    """Models drift into sending one string where a list is expected; accept it."""
+    return [value] if isinstance(value, str) else value
+
+
+def _none_if_blank(value: object) -> object:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+ConnectionArg = Annotated[
+    str | SkipJsonSchema[None],
+    BeforeValidator(_none_if_blank),
+    Field(description="Optional connection id. Pass it when user intent pins a specific warehouse.", min_length=1),
+]
+
+DISCOVER = """Search across ktx wiki pages, semantic-layer sources, measures, dimensions, raw tables, and columns, \
+ranked on one relevance scale (hybrid BM25 + embeddings; exact names rank first; nothing is returned when nothing \
+is relevant). Follow up with wiki_read (kind wiki), sl_read_source (sl_*: the source is the part of id before the \
+first '.'), entity_details (table/column: pass tableRef). \
+Example: discover_data({ query: "monthly orders by customer", connectionId: "warehouse", kinds: ["sl_source", "table"] })."""
+
+WIKI = """Search ktx wiki pages for reusable business context (definitions, policies, gotchas). Results carry the page \
+key for wiki_read; a user page shadows the global page with the same key. \
+Example: wiki_search({ query: "revenue recognition", limit: 5 })."""
+
+DICTIONARY = """Search profile-sampled warehouse values (and dbt enum values) to locate likely source columns for \
+business values. Tolerates case, accents, spacing/separators and typos; each match names its qualified table. \
+Example: dictionary_search({ values: ["Acme Corp"], connectionId: "warehouse" })."""
+
+
+def register(server: MCPServer, service: KtxIndex) -> None:
+    @server.tool(name="discover_data", title="Discover Data", description=DISCOVER, annotations=READ_ONLY)
+    async def discover_data(
+        query: Annotated[
+            str, Field(description='Natural-language discovery query, e.g. "monthly orders by customer".', min_length=1)
+        ],
+        ctx: Context,
+        connectionId: ConnectionArg = None,
+        kinds: Annotated[
+            list[Annotated[RefKind, Field(description="Reference kind to include.")]] | SkipJsonSchema[None],
+            BeforeValidator(_as_list),
+            Field(description="Optional kind filter."),
+        ] = None,
+        limit: Annotated[int, Field(description="Maximum refs to return.", ge=1, le=50)] = 10,
+    ) -> Annotated[CallToolResult, DiscoverResult]:
+        return await call(ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None)
+
+    @server.tool(name="wiki_search", title="Wiki Search", description=WIKI, annotations=READ_ONLY)
+    async def wiki_search(
+        query: Annotated[
+            str,
+            Field(description='Natural-language wiki search query, e.g. "revenue recognition policy".', min_length=1),
+        ],
+        ctx: Context,
+        limit: Annotated[int, Field(description="Maximum wiki pages to return.", ge=1, le=50)] = 10,
+    ) -> Annotated[CallToolResult, WikiSearchResult]:
+        return await call(ctx, service.wiki_search, query, limit, on_progress=None)
+
+    @server.tool(name="dictionary_search", title="Dictionary Search", description=DICTIONARY, annotations=READ_ONLY)
+    async def dictionary_search(
+        values: Annotated[
+            list[
+                Annotated[
+                    str, Field(description='Business value to locate, e.g. "Acme Corp" or "enterprise".', min_length=1)
+                ]
+            ],
+            BeforeValidator(_as_list),
+            Field(description="Values to search for in sampled warehouse dictionaries.", min_length=1, max_length=20),
+        ],
+        ctx: Context,
+        connectionId: ConnectionArg = None,
+    ) -> Annotated[CallToolResult, DictionarySearchResult]:
+        return await call(ctx, service.dictionary_search, values, connectionId, on_progress=None)
