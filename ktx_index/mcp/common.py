@@ -48,9 +48,7 @@ async def call(ctx: Context | None, fn: Callable[..., T], *args: Any, **kwargs: 
 
 def _relay(ctx: Context) -> Callable[[str, int, int], None]:
     def on_progress(stage: str, done: int, total: int) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a client that went away must not fail the call
             anyio.from_thread.run(ctx.report_progress, done, total or None, stage)
-        except Exception:
-            pass
 
     return on_progress
