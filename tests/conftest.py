@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from projects import corpus, write_files
+from projects import DEMO, corpus, write_files
+
+from ktx_index.embedder import HashEmbedder, MiniLMEmbedder
+from ktx_index.service import KtxIndex
 
 
 @pytest.fixture
@@ -28,3 +31,31 @@ def orbit_copy(tmp_path: Path) -> Path:
     target = tmp_path / "orbit"
     shutil.copytree(corpus("orbit"), target)
     return target
+
+
+@pytest.fixture(scope="session")
+def demo_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of data/demo (tests never write into the repository)."""
+    target = tmp_path_factory.mktemp("demo") / "demo"
+    shutil.copytree(DEMO, target, ignore=shutil.ignore_patterns(".ktx"))
+    return target
+
+
+@pytest.fixture(scope="session")
+def demo_service(demo_copy: Path) -> Iterator[KtxIndex]:
+    """The demo project indexed once per session with the deterministic fake embedder."""
+    service = KtxIndex(demo_copy, embedder=HashEmbedder())
+    service.rebuild()
+    yield service
+    service.close()
+
+
+@pytest.fixture(scope="session")
+def real_demo_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KtxIndex]:
+    """The demo project indexed with the real all-MiniLM-L6-v2 model (tests using it are marked `model`)."""
+    target = tmp_path_factory.mktemp("real-demo") / "demo"
+    shutil.copytree(DEMO, target, ignore=shutil.ignore_patterns(".ktx"))
+    service = KtxIndex(target, embedder=MiniLMEmbedder())
+    service.rebuild()
+    yield service
+    service.close()

@@ -9,6 +9,7 @@ from ktx_index.cli.index_cmds import rebuild_command, status_command
 from ktx_index.cli.inspect_cmd import inspect_command
 from ktx_index.cli.search_cmd import search_command
 from ktx_index.cli.serve_cmd import serve_command
+from ktx_index.cli.watch_cmd import watch_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,7 +18,7 @@ def cli() -> None:
     """Hybrid search index and MCP server over a KTX project (wiki, semantic layer, scans)."""
 
 
-for command in (inspect_command, rebuild_command, search_command, status_command, serve_command):
+for command in (inspect_command, rebuild_command, search_command, status_command, serve_command, watch_command):
     cli.add_command(command)
 
 

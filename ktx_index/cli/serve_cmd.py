@@ -6,6 +6,8 @@ import click
 
 from ktx_index.cli.common import open_service, project_option, user_errors
 from ktx_index.cli.index_cmds import terminal_progress
+from ktx_index.errors import IndexBusy
+from ktx_index.service import KtxIndex
 
 
 @click.command("serve")
@@ -34,24 +36,16 @@ def serve_command(
             f"refusing to serve on non-loopback address {host} without a token; pass --token or bind to 127.0.0.1"
         )
     service = open_service(project_dir)
-    if not no_build:
-        update, finish = terminal_progress(quiet=False)
-        try:
-            report = service.rebuild(on_progress=update)
-        finally:
-            finish()
-        click.echo(
-            f"ktx-index: index up to date: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
-            f"{report.embedded} embedded in {report.duration_ms / 1000:.1f}s; {len(report.diagnostics)} diagnostic(s)",
-            err=True,
-        )
-    server = build_server(service)
     watcher = None
     if watch:
         from ktx_index.watcher import Watcher
 
         watcher = Watcher(service)
-        watcher.start_in_thread()
+        watcher.start_in_thread()  # raises IndexBusy (exit 1) when another watcher holds the index
+        watcher.ready.wait(timeout=600)
+    elif not no_build:
+        _catch_up(service)
+    server = build_server(service)
     try:
         if transport == "stdio":
             server.run("stdio")
@@ -62,3 +56,20 @@ def serve_command(
         if watcher is not None:
             watcher.stop()
         service.close()
+
+
+def _catch_up(service: KtxIndex) -> None:
+    """Bring the index up to date; beside a running watcher, serve its commits read-only instead."""
+    update, finish = terminal_progress(quiet=False)
+    try:
+        report = service.rebuild(on_progress=update)
+    except IndexBusy as exc:
+        click.echo(f"ktx-index: {exc.message}; serving its commits read-only", err=True)
+        return
+    finally:
+        finish()
+    click.echo(
+        f"ktx-index: index up to date: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
+        f"{report.embedded} embedded in {report.duration_ms / 1000:.1f}s; {len(report.diagnostics)} diagnostic(s)",
+        err=True,
+    )

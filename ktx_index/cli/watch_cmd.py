@@ -1,0 +1,48 @@
+"""``ktx-index watch``: keep the index fresh as files change."""
+
+from __future__ import annotations
+
+import signal
+
+import click
+
+from ktx_index.cli.common import open_service, project_option, user_errors
+from ktx_index.reports import RebuildReport
+from ktx_index.watcher import Watcher
+
+
+@click.command("watch")
+@project_option
+@click.option("--quiet", "-q", is_flag=True, help="Do not print a line per commit.")
+@user_errors
+def watch_command(project_dir: str | None, quiet: bool) -> None:
+    """Watch wiki/, semantic-layer/, raw-sources/ and ktx.yaml; re-index each batch of edits.
+
+    Holds the index writer: a second watcher (or a rebuild) on the same project is refused
+    while this one runs; `ktx-index serve` beside it serves each commit read-only.
+    """
+    service = open_service(project_dir)
+
+    def report(batch: RebuildReport) -> None:
+        if not quiet:
+            click.echo(
+                f"commit {batch.generation}: +{batch.added} ~{batch.updated} -{batch.deleted}"
+                + (f" stale {batch.kept_stale}" if batch.kept_stale else "")
+                + f" embedded {batch.embedded} in {batch.duration_ms:.0f} ms",
+                err=True,
+            )
+            for diag in batch.diagnostics:
+                if diag.code == "parse_error":
+                    click.echo(f"  {diag.path}: {diag.message}", err=True)
+
+    watcher = Watcher(service, on_batch=report)
+    signal.signal(signal.SIGTERM, lambda *_: watcher._stop.set())
+    try:
+        service.acquire_writer()
+        click.echo(f"ktx-index: watching {service.root} (Ctrl-C to stop)", err=True)
+        watcher.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+        service.close()

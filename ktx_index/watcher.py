@@ -1,0 +1,143 @@
+"""The watch daemon: file events become the same incremental update a rebuild makes.
+
+Only ``wiki/``, ``semantic-layer/``, ``raw-sources/`` and ``ktx.yaml`` are watched (never
+``.ktx/``). Events are batched (editors save through temp files and renames, git touches
+hundreds of files at once); each batch is one incremental rebuild and one commit, after
+which readers reload. The watcher holds the index writer for its whole life, and records
+its state in ``.ktx/index/watcher.json`` for ``status``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import watchfiles
+
+from ktx_index.reports import RebuildReport
+from ktx_index.service import KtxIndex
+
+TREES = ("wiki", "semantic-layer", "raw-sources")
+CONFIG = "ktx.yaml"
+TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+
+
+def relevant(root: Path, path: str) -> bool:
+    """Events worth a rebuild: project sources, not dotfiles, editor temp files or the index itself."""
+    try:
+        rel = Path(path).resolve().relative_to(root.resolve())
+    except ValueError:
+        rel = Path(path)
+    parts = rel.parts
+    if not parts or any(p.startswith(".") for p in parts):
+        return False
+    name = parts[-1]
+    if name.endswith(TEMP_SUFFIXES) or name.startswith("#") or name.isdigit():  # vim's 4913 probe, emacs #x#
+        return False
+    return parts[0] in TREES or rel.as_posix() == CONFIG
+
+
+class Watcher:
+    def __init__(
+        self,
+        service: KtxIndex,
+        step_ms: int = 40,
+        debounce_ms: int = 400,
+        on_batch: Callable[[RebuildReport], None] | None = None,
+    ) -> None:
+        self.service = service
+        self.root = service.root
+        self.step_ms = step_ms
+        self.debounce_ms = debounce_ms
+        self.on_batch = on_batch
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.state = {"pid": os.getpid(), "started": _now(), "last_event": None, "last_commit": None, "pending": 0}
+        self.error: BaseException | None = None
+        self.ready = threading.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start_in_thread(self) -> None:
+        """Run in a background thread (``serve --watch``); raises here if another process holds the writer."""
+        self.service.acquire_writer()
+        self._thread = threading.Thread(target=self._run_guarded, name="ktx-index-watcher", daemon=True)
+        self._thread.start()
+
+    def _run_guarded(self) -> None:
+        try:
+            self.run()
+        except BaseException as exc:
+            self.error = exc
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._write_state(pid=None)
+        self.service.release_writer()
+
+    # ------------------------------------------------------------------ loop
+
+    def run(self) -> None:
+        """Catch up with the files, then apply each batch of events until stopped."""
+        self.service.acquire_writer()
+        self._commit()
+        self.ready.set()
+        config_stat = self._config_stat()
+        while not self._stop.is_set():
+            trees = [self.root / t for t in TREES if (self.root / t).is_dir()]
+            watch_paths = trees or [self.root]
+            for changes in watchfiles.watch(
+                *watch_paths,
+                watch_filter=lambda _change, path: relevant(self.root, path),
+                step=self.step_ms,
+                debounce=self.debounce_ms,
+                stop_event=self._stop,
+                yield_on_timeout=True,
+                rust_timeout=500,
+                raise_interrupt=False,
+            ):
+                config_now = self._config_stat()
+                if changes or config_now != config_stat:
+                    config_stat = config_now
+                    self.state["last_event"] = _now()
+                    self.state["pending"] = len(changes) or 1
+                    self._write_state()
+                    self._commit()
+                if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
+                    break  # a tree appeared or vanished: watch the new set
+
+    def _commit(self) -> None:
+        report = self.service.rebuild()
+        self.state["last_commit"] = _now()
+        self.state["pending"] = 0
+        self.state["last_report"] = {
+            "added": report.added, "updated": report.updated, "deleted": report.deleted,
+            "kept_stale": report.kept_stale, "generation": report.generation,
+        }  # fmt: skip
+        self._write_state()
+        if self.on_batch is not None:
+            self.on_batch(report)
+
+    def _config_stat(self) -> tuple[int, int] | None:
+        try:
+            st = (self.root / CONFIG).stat()
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns)
+
+    def _write_state(self, **overrides: object) -> None:
+        path = self.service.layout.watcher
+        data = {**self.state, **overrides}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
