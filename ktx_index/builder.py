@@ -23,7 +23,7 @@ from indexers.models import SEARCH_KINDS, Diagnostic, Document
 from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
 from ktx_index.lexical import LexicalIndex
-from ktx_index.reports import RebuildReport
+from ktx_index.reports import RebuildReport, StaleFile
 from ktx_index.store import DocStore
 from ktx_index.texts import embedding_texts
 from ktx_index.vectors import VectorFile, vector_key
@@ -152,7 +152,7 @@ class Builder:
         report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
         report.generation = self.store.generation()
         report.diagnostics = dedupe_diagnostics(diagnostics + self.store.scope_diagnostics())
-        report.stale = [{"path": p, "reason": r} for p, r, _ in self.store.stale_docs()]
+        report.stale = [StaleFile(path=p, reason=r) for p, r, _ in self.store.stale_docs()]
         report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         self.store.set_meta({"last_rebuild": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
         return report

@@ -63,15 +63,15 @@ class MiniLMEmbedder:
 
 
 class HashEmbedder:
-    """Deterministic stand-in for tests: bag of analyzed terms hashed into buckets.
+    """Deterministic stand-in for tests: bag of analyzed terms hashed (with signs) into buckets.
 
     Texts sharing words get a positive cosine, unrelated texts about zero, which is
     enough to exercise the dense lane, the cache and fusion without loading a model.
     """
 
-    dim = 64
+    dim = 512
 
-    def __init__(self, dim: int = 64) -> None:
+    def __init__(self, dim: int = 512) -> None:
         self.dim = dim
         self.fingerprint = f"hash-embedder-{dim}"
         self.calls = 0
@@ -83,8 +83,9 @@ class HashEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for term in analyze(text):
-                bucket = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=4).digest(), "little")
-                out[row, bucket % self.dim] += 1.0
+                digest = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
+                sign = 1.0 if digest >> 63 else -1.0  # signed hashing: collisions cancel instead of adding up
+                out[row, digest % self.dim] += sign
             norm = np.linalg.norm(out[row])
             if norm > 0:
                 out[row] /= norm

@@ -1,0 +1,169 @@
+"""The incremental builder against real stores (tantivy, SQLite, vector file) and the fake embedder."""
+
+import os
+import time
+
+import pytest
+
+from ktx_index.builder import Builder
+from ktx_index.embedder import HashEmbedder
+from ktx_index.errors import IndexBusy
+from ktx_index.layout import IndexLayout
+from ktx_index.service import KtxIndex
+
+PAGE = "---\nsummary: {summary}\ntags: [finance]\n---\n# Title\n\n{body}\n"
+SOURCE = """name: orders
+table: public.orders
+descriptions: {user: Customer orders}
+columns:
+  - {name: status, type: string, enum_values: {dbt: [paid, refunded]}}
+measures:
+  - {name: order_count, expr: count(*), description: Number of orders}
+"""
+
+
+@pytest.fixture
+def project(make_project):
+    return make_project(
+        {
+            "wiki/global/revenue.md": PAGE.format(summary="Revenue definition", body="Revenue is net of refunds."),
+            "wiki/global/churn.md": PAGE.format(summary="Churn definition", body="Churn counts cancellations."),
+            "semantic-layer/warehouse/orders.yaml": SOURCE,
+        }
+    )
+
+
+def service_for(root, embedder=None):
+    return KtxIndex(root, embedder=embedder or HashEmbedder())
+
+
+def test_first_build_then_noop_then_one_file(project):
+    embedder = HashEmbedder()
+    service = service_for(project, embedder)
+    first = service.rebuild()
+    assert first.added > 0 and first.updated == first.deleted == 0
+    assert first.embedded == embedder.texts_encoded > 0
+    assert (project / ".ktx/.gitignore").read_text().strip().endswith("index/")
+
+    noop = service.rebuild()
+    assert (noop.added, noop.updated, noop.deleted, noop.scopes_read, noop.embedded) == (0, 0, 0, 0, 0)
+
+    time.sleep(0.01)
+    (project / "wiki/global/churn.md").write_text(PAGE.format(summary="Churn definition", body="Now about lapsed."))
+    one = service.rebuild()
+    assert (one.scopes_read, one.added, one.updated, one.deleted) == (1, 0, 1, 0)
+    assert 0 < one.embedded < first.embedded  # only the changed page's chunks
+    assert service.wiki_search("lapsed").results[0].key == "churn"
+    service.close()
+
+
+def test_deleting_a_file_deletes_its_documents(project):
+    service = service_for(project)
+    service.rebuild()
+    os.remove(project / "semantic-layer/warehouse/orders.yaml")
+    report = service.rebuild()
+    assert report.deleted == 5  # source, measure, dimension, two enum values
+    assert service.discover_data("orders", kinds=["sl_source"]).refs == []
+    service.close()
+
+
+def test_force_rewrites_documents_but_reuses_vectors(project):
+    embedder = HashEmbedder()
+    service = service_for(project, embedder)
+    service.rebuild()
+    encoded = embedder.texts_encoded
+    forced = service.rebuild(force=True)
+    assert forced.updated + forced.unchanged + forced.added > 0 and forced.scopes_read == forced.scopes
+    assert forced.embedded == 0 and embedder.texts_encoded == encoded  # cache keyed by text hash
+    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
+    service.close()
+
+
+def test_broken_file_keeps_last_good_documents_flagged_stale(project):
+    service = service_for(project)
+    service.rebuild()
+    (project / "wiki/global/revenue.md").write_text("---\nsummary: [broken\n---\nbody")
+    report = service.rebuild()
+    assert report.kept_stale == 1 and report.deleted == 0
+    assert [s.path for s in report.stale] == ["wiki/global/revenue.md"]
+    assert service.wiki_search("refunds").results[0].key == "revenue"  # still searchable
+    status = service.status()
+    assert status.stale and any(d.path == "wiki/global/revenue.md" for d in status.diagnostics)
+    (project / "wiki/global/revenue.md").write_text(PAGE.format(summary="Revenue v2", body="Gross revenue."))
+    repaired = service.rebuild()
+    assert repaired.updated == 1 and repaired.stale == []
+    assert service.wiki_read("revenue").summary == "Revenue v2"
+    service.close()
+
+
+def test_second_writer_is_refused_with_the_holder_pid(project):
+    first = service_for(project)
+    first.acquire_writer()
+    second = service_for(project)
+    with pytest.raises(IndexBusy, match=f"PID {os.getpid()}"):
+        second.rebuild()
+    first.release_writer()
+    assert second.rebuild().generation >= 1
+    first.close()
+    second.close()
+
+
+def test_lexical_index_behind_the_store_is_repaired_on_open(project):
+    """A crash between the lexical commit and the store commit leaves them at different generations."""
+    service = service_for(project)
+    service.rebuild()
+    service.close()
+    layout = IndexLayout(project)
+    builder = Builder(project, layout, HashEmbedder())
+    writer = builder.lexical.writer()
+    writer.delete_all_documents()
+    builder.lexical.set_generation(writer, 999)  # as if a later commit landed only in tantivy
+    writer.commit()
+    writer.wait_merging_threads()
+    builder.close()
+    repaired = Builder(project, layout, HashEmbedder())
+    assert repaired.repaired and repaired.lexical.generation() == repaired.store.generation()
+    repaired.close()
+    service = service_for(project)
+    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
+    service.close()
+
+
+def test_format_change_rebuilds_from_scratch(project):
+    service = service_for(project)
+    service.rebuild()
+    service.close()
+    layout = IndexLayout(project)
+    from ktx_index.store import DocStore
+
+    store = DocStore(layout.store)
+    store.set_meta({"format": "format=0;analysis=0"})
+    store.close()
+    service = service_for(project)
+    report = service.rebuild()
+    assert report.added > 0 and report.unchanged == 0
+    service.close()
+
+
+def test_no_embedder_means_lexical_only_said_plainly(project):
+    service = KtxIndex(project, embedder=None)
+    report = service.rebuild()
+    assert report.embedding_status == "disabled"
+    status = service.status()
+    assert status.semantic == "skipped" and "disabled" in status.semantic_reason
+    lanes = service.wiki_search("refunds").results[0].lanes
+    assert next(lane for lane in lanes if lane.lane == "semantic").status == "skipped"
+    service.close()
+
+
+class ExplodingEmbedder(HashEmbedder):
+    def encode(self, texts):
+        raise RuntimeError("model files missing")
+
+
+def test_broken_model_leaves_a_working_lexical_index(project):
+    service = KtxIndex(project, embedder=ExplodingEmbedder())
+    report = service.rebuild()
+    assert report.embedding_status.startswith("unavailable") and "model files missing" in report.embedding_status
+    assert service.wiki_search("refunds").results[0].key == "revenue"
+    service.close()
