@@ -98,6 +98,12 @@ def analyze(text: str) -> list[str]:
     return [s for s in (stem(t) for t in expand(text)) if s]
 
 
+@lru_cache(maxsize=16384)
+def term_set(text: str) -> frozenset[str]:
+    """Distinct index terms of a text, cached: result explanation analyzes the same fields again and again."""
+    return frozenset(analyze(text))
+
+
 def fold(text: str) -> str:
     """Case- and accent-insensitive form: 'Montréal' → 'montreal'."""
     decomposed = unicodedata.normalize("NFKD", text)

@@ -102,22 +102,26 @@ class LexicalIndex:
     def num_docs(self) -> int:
         return max(0, self.searcher.num_docs - 1)
 
-    def idf(self, term: str) -> dict[str, float]:
-        """BM25 idf of a term in each field (0 where absent), as tantivy computes it."""
+    def doc_freq(self, term: str) -> int:
+        """Documents holding the term in their most common field (a conservative document frequency)."""
+        return max(self.searcher.doc_freq(field, term) for field in FIELD_BOOSTS)
+
+    def idf(self, term: str) -> float:
+        """BM25 idf over the whole index; a term in no document gets the largest idf."""
         n = max(1, self.searcher.num_docs)
-        out = {}
-        for field in FIELD_BOOSTS:
-            df = self.searcher.doc_freq(field, term)
-            out[field] = math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
+        df = self.doc_freq(term)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    def vocabulary(self, prefix: str, fields: tuple[str, ...], limit: int) -> dict[str, int]:
+        """Indexed terms starting with prefix, with document counts (for spelling correction)."""
+        out: dict[str, int] = {}
+        for field in fields:
+            for term, count in self.searcher.terms_with_prefix(field, prefix, limit=limit):
+                out[term] = max(out.get(term, 0), count)
         return out
 
     def search(
-        self,
-        terms: list[str],
-        kinds: list[str],
-        connection: str | None = None,
-        limit: int = 100,
-        fuzzy: list[tuple[str, int]] | None = None,
+        self, terms: list[str], kinds: list[str], connection: str | None = None, limit: int = 100
     ) -> list[LexicalHit]:
         """Top hits for analyzed terms (OR over boosted fields), filtered by kind and connection."""
         schema = self.schema
@@ -126,12 +130,6 @@ class LexicalIndex:
             for term in terms
             for field, boost in FIELD_BOOSTS.items()
         ]
-        for term, distance in fuzzy or []:
-            for field in ("name", "sample_values"):
-                query = tantivy.Query.fuzzy_term_query(
-                    schema, field, term, distance=distance, transposition_cost_one=True
-                )
-                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(query, 1.0)))
         if not clauses:
             return []
         filters = [(tantivy.Occur.Must, tantivy.Query.boolean_query(clauses))]

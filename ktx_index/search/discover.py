@@ -11,6 +11,9 @@ from ktx_index.search.models import DiscoverRef, DiscoverResult, LaneScores, Tab
 from ktx_index.search.snippets import matched_on, snippet
 
 MAX_LIMIT = 50
+#: Members (measures, dimensions, columns) of one source or table kept among the results, so one
+#: table's columns do not crowd out everything else.
+MAX_PER_CONTAINER = 3
 #: A semantic-layer kind and the scan kind it duplicates when both describe one physical object.
 TWINS = {"sl_source": "table", "sl_dimension": "column"}
 
@@ -37,6 +40,15 @@ def physical_key(doc: Document) -> tuple[str, ...] | None:
     return None
 
 
+def container_of(doc: Document) -> str | None:
+    """The source or table a member belongs to (for the per-container cap)."""
+    if doc.kind in ("sl_measure", "sl_dimension"):
+        return f"{doc.connection_id}:{doc.id.rsplit('.', 1)[0]}"
+    if doc.kind == "column" and doc.table_ref is not None:
+        return f"{doc.connection_id}:{doc.table_ref.display}"
+    return None
+
+
 def discover(
     engine: Engine,
     query: str,
@@ -53,23 +65,37 @@ def discover(
     head = ranked[: limit * 3 + 10]
     docs = engine.store.get_many([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
-    terms = set(query_terms(query))
-    refs: list[DiscoverRef] = []
+    # choose first (twins merged, at most MAX_PER_CONTAINER members of one source or table), explain after
+    chosen: list[tuple[Candidate, Document, list[Document]]] = []
     seen: dict[tuple[str, ...], int] = {}
+    per_container: dict[str, int] = {}
     for cand in head:
         doc = docs.get(cand.uid)
         if doc is None:  # committed to the lexical index, not yet visible in the store: skip
             continue
         key = physical_key(doc) if dedupe else None
         if key is not None and key in seen:
-            _merge_twin(refs[seen[key]], doc)
+            chosen[seen[key]][2].append(doc)
             continue
-        ref = _ref(doc, cand, terms, explain)
+        container = container_of(doc)
+        if container is not None:
+            if per_container.get(container, 0) >= MAX_PER_CONTAINER:
+                continue
+            per_container[container] = per_container.get(container, 0) + 1
+        if len(chosen) >= limit:
+            if not dedupe:
+                break
+            continue
         if key is not None:
-            seen[key] = len(refs)
+            seen[key] = len(chosen)
+        chosen.append((cand, doc, []))
+    terms = set(query_terms(query))
+    refs = []
+    for cand, doc, twins in chosen:
+        ref = _ref(doc, cand, terms, explain)
+        for twin in twins:
+            _merge_twin(ref, twin)
         refs.append(ref)
-        if len(refs) >= limit and not dedupe:
-            break
     return DiscoverResult(refs=refs[:limit])
 
 

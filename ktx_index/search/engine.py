@@ -13,13 +13,16 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import identifier_key, query_terms
 from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
-from ktx_index.lexical import FIELD_BOOSTS, LexicalIndex
+from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring
+from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
@@ -30,6 +33,7 @@ POOL = 100
 class Candidate:
     uid: str
     lexical: float = 0.0
+    cosine: float | None = None  # best chunk cosine, None when the document has no vector
     semantic: float | None = None
     exact: bool = False
     score: float = 0.0
@@ -49,8 +53,34 @@ class Snapshot:
     doc_group: np.ndarray | None = None  # doc index → its position in chunk_docs, or -1
     embedded_docs: int = 0
     exact: dict[str, list[str]] = field(default_factory=dict)
+    exact_keys: list[str] = field(default_factory=list)
+    doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
     uid_index: dict[str, int] = field(default_factory=dict)
+
+
+def parent_uid(kind: str, conn: str | None, name: str, ref_id: str, display: str) -> str | None:
+    """The source a measure or dimension belongs to, the table a column belongs to."""
+    if kind in ("sl_measure", "sl_dimension"):
+        return f"sl_source:{conn}:{ref_id[: -len(name) - 1]}" if ref_id.endswith("." + name) else None
+    if kind == "column":
+        return f"table:{conn}:{display[: -len(name) - 1]}" if display.endswith("." + name) else None
+    return None
+
+
+def exact_keys(*names: str | None) -> set[str]:
+    """Identifier keys an item answers to: its name, id, display, and each dotted suffix of them
+    ('main.Sales.SalesOrderHeader' answers to 'Sales.SalesOrderHeader' and 'SalesOrderHeader')."""
+    keys = set()
+    for text in names:
+        if not text:
+            continue
+        parts = text.split(".")
+        for i in range(len(parts)):
+            key = identifier_key(".".join(parts[i:]))
+            if key:
+                keys.add(key)
+    return keys
 
 
 class Engine:
@@ -108,9 +138,14 @@ class Engine:
         for uid, kind, _conn, name, ref_id, display, scope in rows:
             if kind == "wiki" and scope == "GLOBAL" and ref_id in user_keys:
                 snap.shadowed.add(uid)
-            for text in {name, ref_id, display}:
-                if text:
-                    snap.exact.setdefault(identifier_key(text), []).append(uid)
+            for key in exact_keys(name, ref_id, display):
+                snap.exact.setdefault(key, []).append(uid)
+        snap.exact_keys = list(snap.exact)
+        snap.doc_parent = np.full(len(rows), -1, dtype=np.int64)
+        for i, (_uid, kind, conn, name, ref_id, display, _scope) in enumerate(rows):
+            parent = parent_uid(kind, conn, name, ref_id, display)
+            if parent is not None:
+                snap.doc_parent[i] = snap.uid_index.get(parent, -1)
         return snap
 
     def _load_vectors(self, snap: Snapshot) -> None:
@@ -156,30 +191,14 @@ class Engine:
     def rank(self, query: str, kinds: list[str], connection: str | None = None, pool: int = POOL) -> list[Candidate]:
         """Score candidates from every lane on one scale; best first, floor not applied."""
         snap = self.snapshot
-        terms = query_terms(query)
         candidates: dict[str, Candidate] = {}
-        ideal = 0.0
-        fuzzy: list[tuple[str, int]] = []
-        for term in terms:
-            idf = self.lexical.idf(term)
-            best = max(FIELD_BOOSTS[f] * v for f, v in idf.items())
-            if best == 0.0:
-                n = max(1, snap and len(snap.doc_uids))
-                unknown = FIELD_BOOSTS["name"] * float(np.log(1 + (n + 0.5) / 0.5)) * 0.5
-                ideal += unknown
-                if len(term) >= 4 and not term.isdigit():
-                    fuzzy.append((term, 1 if len(term) < 8 else 2))
-            else:
-                ideal += best
-        if terms:
-            for hit in self.lexical.search(terms, kinds, connection, pool, fuzzy):
-                candidates[hit.uid] = Candidate(hit.uid, lexical=scoring.lexical_score(hit.score, ideal))
-        key = identifier_key(query)
-        for uid in snap.exact.get(key, []) if key else []:
+        self._lexical(query, kinds, connection, pool, candidates)
+        for uid in self._exact_uids(query):
             candidates.setdefault(uid, Candidate(uid)).exact = True
-        self._dense(query, kinds, connection, pool, candidates)
+        per_doc = self._dense(query, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
+        self._add_parents(candidates, per_doc)
         for cand in candidates.values():
             idx = snap.uid_index.get(cand.uid)
             if idx is None or cand.uid in snap.shadowed:
@@ -188,10 +207,79 @@ class Engine:
                 continue
             if connection is not None and not self._in_connection(idx, connection):
                 continue
+            cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
             cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact)
             out.append(cand)
+        self._propagate(out)
         out.sort(key=lambda c: (-c.score, c.uid))
         return out
+
+    def _add_parents(self, candidates: dict[str, Candidate], per_doc: np.ndarray | None) -> None:
+        """Every matched member brings its source or table in, so the container can be ranked too."""
+        snap = self.snapshot
+        for uid in list(candidates):
+            idx = snap.uid_index.get(uid)
+            parent = int(snap.doc_parent[idx]) if idx is not None else -1
+            if parent >= 0 and snap.doc_uids[parent] not in candidates:
+                cand = Candidate(snap.doc_uids[parent])
+                if per_doc is not None and snap.doc_group is not None and snap.doc_group[parent] >= 0:
+                    cand.cosine = float(per_doc[snap.doc_group[parent]])
+                candidates[cand.uid] = cand
+
+    def _propagate(self, ranked: list[Candidate]) -> None:
+        """A source or table scores at least PARENT_SHARE of its best-matching member."""
+        snap = self.snapshot
+        by_uid = {c.uid: c for c in ranked}
+        best: dict[int, float] = {}
+        for cand in ranked:
+            parent = int(snap.doc_parent[snap.uid_index[cand.uid]])
+            if parent >= 0:
+                best[parent] = max(best.get(parent, 0.0), cand.score)
+        for parent, score in best.items():
+            cand = by_uid.get(snap.doc_uids[parent])
+            if cand is not None:
+                cand.score = max(cand.score, scoring.PARENT_SHARE * score)
+
+    def _lexical(
+        self, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
+    ) -> None:
+        """Per query term, the share of it each document matches (saturating per term, idf-weighted)."""
+        weighted: list[tuple[str, float, float]] = []  # (indexed term, idf weight, factor)
+        for term in query_terms(query):
+            if self.lexical.doc_freq(term) == 0:
+                vocabulary = self.lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD)
+                fixed = nearest_term(term, vocabulary)
+                if fixed is None:
+                    weighted.append((term, self.lexical.idf(term), 0.0))  # unknown: counts against coverage
+                    continue
+                term, factor = fixed, scoring.CORRECTED_TERM
+            else:
+                factor = 1.0
+            weighted.append((term, self.lexical.idf(term), factor))
+        total = sum(weight for _, weight, _ in weighted)
+        for term, weight, factor in weighted:
+            if factor == 0.0:
+                continue
+            norm = weight * scoring.REFERENCE_BOOST
+            for hit in self.lexical.search([term], kinds, connection, pool):
+                cand = out.setdefault(hit.uid, Candidate(hit.uid))
+                cand.lexical += weight * factor * scoring.term_score(hit.score, norm) / total
+
+    def _exact_uids(self, query: str) -> list[str]:
+        """Items whose name or id is the query; for a long identifier, also within one or two edits."""
+        snap = self.snapshot
+        key = identifier_key(query)
+        if not key:
+            return []
+        if key in snap.exact:
+            return snap.exact[key]
+        if len(key) >= 8 and len(query.split()) <= 3:
+            near = process.extractOne(
+                key, snap.exact_keys, scorer=DamerauLevenshtein.distance, score_cutoff=1 if len(key) < 12 else 2
+            )
+            if near is not None:
+                return snap.exact[near[0]]
+        return []
 
     def _in_connection(self, idx: int, connection: str) -> bool:
         snap = self.snapshot
@@ -223,7 +311,8 @@ class Engine:
         for cand in out.values():
             idx = snap.uid_index.get(cand.uid)
             group = int(snap.doc_group[idx]) if idx is not None else -1
-            cand.semantic = scoring.semantic_score(float(per_doc[group])) if group >= 0 else None
+            cand.cosine = float(per_doc[group]) if group >= 0 else None
+        return per_doc
 
     def semantic_status(self) -> tuple[str, str | None]:
         snap = self.snapshot

@@ -2,8 +2,9 @@
 
 Every lane is mapped to [0, 1] by a query-independent rule, so the fused score means
 the same thing from query to query and a fixed floor can drop junk:
-- lexical: BM25 over the query's *ideal* BM25 (every query term matched once in the
-  best field at average length), capped at 1;
+- lexical: for each query term, the document's BM25 for that term over the term's idf times
+  REFERENCE_BOOST (capped at 1), averaged over the terms weighted by idf — the share of the
+  query the document matches, discounted when a term only appears in weak fields (body);
 - semantic: cosine mapped linearly from [COS_LOW, COS_HIGH] to [0, 1] (MiniLM puts
   unrelated texts below ~0.25 and paraphrases around 0.5–0.7);
 - exact: the query is the item's name or id, which puts it in a tier above the rest.
@@ -14,6 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+#: A term matched once in a field of this boost (description) counts fully; stronger fields saturate.
+REFERENCE_BOOST = 1.5
+#: A misspelt query term corrected to an indexed one counts at this share.
+CORRECTED_TERM = 0.8
+#: Share of a term's weight earned by containing it at all (the rest depends on where).
+MATCH_BASE = 0.5
 COS_LOW = 0.22
 COS_HIGH = 0.62
 LEXICAL_WEIGHT = 0.55
@@ -21,12 +28,21 @@ SEMANTIC_WEIGHT = 0.75
 EXACT_FLOOR = 0.9
 NON_EXACT_CEILING = 0.88
 RELEVANCE_FLOOR = 0.18
+#: A source or table scores at least this share of its best-matching measure, dimension or column.
+PARENT_SHARE = 0.9
 
 
 def lexical_score(bm25: float, ideal: float) -> float:
     if ideal <= 0 or bm25 <= 0:
         return 0.0
     return min(1.0, bm25 / ideal)
+
+
+def term_score(bm25: float, norm: float) -> float:
+    """How well one document matches one query term: MATCH_BASE for containing it anywhere,
+    the rest by strength (the field it is in, how often, in how short a text)."""
+    strength = lexical_score(bm25, norm)
+    return MATCH_BASE + (1.0 - MATCH_BASE) * strength if strength > 0 else 0.0
 
 
 def semantic_scores(cosines: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from indexers.models import Document
-from ktx_index.analysis import RAW_TOKEN, analyze
+from ktx_index.analysis import RAW_TOKEN, term_set
 from ktx_index.lexical import FIELD_BOOSTS, field_texts
 
 #: tantivy field → KTX matchedOn value
@@ -33,7 +33,7 @@ def matched_field(doc: Document, terms: set[str]) -> str | None:
     for field, text in field_texts(doc).items():
         if not text:
             continue
-        found = terms.intersection(analyze(text if field != "body" else text[:20000]))
+        found = terms.intersection(term_set(text))
         score = len(found) * FIELD_BOOSTS[field]
         if score > best_score:
             best, best_score = field, score
@@ -57,7 +57,7 @@ def highlight(text: str, terms: set[str], limit: int = SNIPPET_CHARS) -> str:
     """Wrap words whose analyzed form is a query term in <mark>, keeping the result within limit."""
     out, used, pos = [], 0, 0
     for match in RAW_TOKEN.finditer(text):
-        hit = bool(terms.intersection(analyze(match.group(0))))
+        hit = bool(terms.intersection(term_set(match.group(0))))
         plain = text[pos : match.start()]
         word = match.group(0)
         extra = len(MARK_OPEN) + len(MARK_CLOSE) if hit else 0
@@ -78,7 +78,7 @@ def snippet_around(text: str, terms: set[str]) -> str | None:
         return None
     first = None
     for match in RAW_TOKEN.finditer(text):
-        if terms.intersection(analyze(match.group(0))):
+        if terms.intersection(term_set(match.group(0))):
             first = match.start()
             break
     start = max(0, (first or 0) - 60)
@@ -99,8 +99,8 @@ def snippet(doc: Document, matched: str, terms: set[str]) -> str | None:
     """Per kind, as KTX builds it (reference §2.5), with the matched words highlighted."""
     attrs = doc.attrs
     if doc.kind == "wiki":
-        best = max(doc.sections, key=lambda s: len(terms.intersection(analyze(s.text))), default=None)
-        source = best.text if best is not None and terms.intersection(analyze(best.text)) else doc.body
+        best = max(doc.sections, key=lambda s: len(terms.intersection(term_set(s.text))), default=None)
+        source = best.text if best is not None and terms.intersection(term_set(best.text)) else doc.body
         return snippet_around(source, terms) or cap(doc.summary)
     if doc.kind == "sl_source":
         if matched == "description":

@@ -99,7 +99,9 @@ class KtxBaseline:
 
     # ------------------------------------------------------------------ discover_data
 
-    def discover(self, query: str, connection: str | None = None, kinds: list[str] | None = None, limit: int = 10) -> list[BaselineRef]:
+    def discover(
+        self, query: str, connection: str | None = None, kinds: list[str] | None = None, limit: int = 10
+    ) -> list[BaselineRef]:
         q = terms(query)
         if not q:
             return []
@@ -135,7 +137,9 @@ class KtxBaseline:
 
     def dictionary(self, value: str, connection: str | None = None) -> list[Document]:
         needle = value.lower()
-        hits = [d for d in self.values if needle in d.id.lower() and (connection is None or d.connection_id == connection)]
+        hits = [
+            d for d in self.values if needle in d.id.lower() and (connection is None or d.connection_id == connection)
+        ]
         return sorted(hits, key=lambda d: (d.connection_id or "", d.display, d.id))
 
 

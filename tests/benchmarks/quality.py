@@ -96,7 +96,10 @@ def run_ktx(service: KtxIndex, q: dict[str, Any]) -> tuple[list[set[str]], float
 
 def run_baseline(baseline: KtxBaseline, q: dict[str, Any]) -> list[set[str]]:
     if q["tool"] == "discover_data":
-        return [{f"{r.kind}:{r.connection_id or ''}:{r.id}"} for r in baseline.discover(q["query"], q.get("connection"), q.get("kinds"), K)]
+        return [
+            {f"{r.kind}:{r.connection_id or ''}:{r.id}"}
+            for r in baseline.discover(q["query"], q.get("connection"), q.get("kinds"), K)
+        ]
     if q["tool"] == "wiki_search":
         return [{f"wiki::{d.id}"} for d in baseline.wiki_search(q["query"], K)]
     out = []
@@ -153,11 +156,16 @@ def main() -> None:
     summary = {}
     for (tool, qtype), values in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all", kv[0][1])):
         n = len(values["ktx_ndcg"])
-        cells = [f"{statistics.mean(values[f'ktx_{m}']):>9.3f} {statistics.mean(values[f'base_{m}']):>5.3f}" for m in ("ndcg", "mrr", "recall")]
+        cells = [
+            f"{statistics.mean(values[f'ktx_{m}']):>9.3f} {statistics.mean(values[f'base_{m}']):>5.3f}"
+            for m in ("ndcg", "mrr", "recall")
+        ]
         print(f"{tool:<18} {qtype:<11} {n:>3}  " + "  ".join(cells))
         summary[f"{tool}/{qtype}"] = {k: round(statistics.mean(v), 4) for k, v in values.items()} | {"n": n}
     for tool, values in sorted(latencies.items()):
-        print(f"latency {tool:<18} p50 {statistics.median(values):6.1f} ms   max {max(values):6.1f} ms   (in-process, warm)")
+        print(
+            f"latency {tool:<18} p50 {statistics.median(values):6.1f} ms   max {max(values):6.1f} ms   (in-process, warm)"
+        )
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
 
