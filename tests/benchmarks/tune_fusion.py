@@ -64,11 +64,23 @@ def collect(corpora: Path, work_root: Path) -> list[dict]:
                 ids = {f"{doc.kind}:{doc.connection_id or ''}:{doc.id}"}
                 key = physical_key(doc)
                 if key:
-                    ids.add(f"{'table' if key[0] == 'table' else 'column'}:{doc.connection_id}:{doc.table_ref.display}" + (f".{doc.column_name}" if key[0] == "column" else ""))
+                    ids.add(
+                        f"{'table' if key[0] == 'table' else 'column'}:{doc.connection_id}:{doc.table_ref.display}"
+                        + (f".{doc.column_name}" if key[0] == "column" else "")
+                    )
                 rows.append((cand.lexical, cand.cosine, cand.exact, doc.kind, key, ids))
             dedupe = q["tool"] == "discover_data" and any(k in kinds and TWINS[k] in kinds for k in TWINS)
             relevant = {str(k): int(v) for k, v in (q.get("relevant") or {}).items()}
-            cases.append({"project": spec["project"], "tool": q["tool"], "type": q["type"], "rows": rows, "dedupe": dedupe, "relevant": relevant})
+            cases.append(
+                {
+                    "project": spec["project"],
+                    "tool": q["tool"],
+                    "type": q["type"],
+                    "rows": rows,
+                    "dedupe": dedupe,
+                    "relevant": relevant,
+                }
+            )
         service.close()
     return cases
 
@@ -86,7 +98,7 @@ def evaluate(cases: list[dict], params: dict[str, float]) -> dict[str, float]:
                 scored.append((score, kind, key, ids))
         scored.sort(key=lambda r: -r[0])
         returned, seen = [], {}
-        for _score, kind, key, ids in scored:
+        for _score, _kind, key, ids in scored:
             if case["dedupe"] and key is not None:
                 if key in seen:
                     returned[seen[key]] |= ids
@@ -120,8 +132,10 @@ def main() -> None:
         results.append((objective, params, result))
     results.sort(key=lambda r: -r[0])
     for objective, params, result in results[:10]:
-        print(f"{objective:.4f}  discover {result['discover_data']:.3f}  wiki {result['wiki_search']:.3f}  "
-              f"para {result.get('discover_data/paraphrase', 0):.3f}  none {result.get('discover_data/no_answer', 0):.3f}  {params}")
+        print(
+            f"{objective:.4f}  discover {result['discover_data']:.3f}  wiki {result['wiki_search']:.3f}  "
+            f"para {result.get('discover_data/paraphrase', 0):.3f}  none {result.get('discover_data/no_answer', 0):.3f}  {params}"
+        )
 
 
 if __name__ == "__main__":
