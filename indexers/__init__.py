@@ -11,6 +11,10 @@ from indexers.scans import ScanIndexer
 from indexers.semantic_layer import SemanticLayerIndexer
 from indexers.wiki import WikiIndexer
 
+#: Bump when an indexer produces different documents from the same files: indexes built
+#: by an older version are rebuilt (their scopes would otherwise be skipped as unchanged).
+INDEXER_VERSION = 2
+
 
 def default_indexers() -> list[Indexer]:
     """The built-in indexers, one per source family (fresh instances: they hold caches)."""

@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from indexers import INDEXER_VERSION
 from ktx_index.analysis import ANALYSIS_VERSION
 from ktx_index.errors import IndexBusy
 from ktx_index.texts import TEMPLATE_VERSION
@@ -17,7 +18,7 @@ GITIGNORE_LINE = "index/"
 
 
 def format_stamp() -> str:
-    return f"format={FORMAT_VERSION};analysis={ANALYSIS_VERSION}"
+    return f"format={FORMAT_VERSION};analysis={ANALYSIS_VERSION};indexers={INDEXER_VERSION}"
 
 
 def embedding_fingerprint(model_fingerprint: str) -> str:

@@ -78,6 +78,10 @@ def wiki_read(service: KtxIndex, key: str) -> WikiPage:
             slRefs=as_list(meta.get("sl_refs")),
             path=rel,
         )
+    if forced is not None:
+        other = next((scope for scope, rel in candidates if scope != forced and (service.root / rel).is_file()), None)
+        if other is not None:
+            raise NotFound(f'Wiki page "{key}" was not found', f'a {other.lower()} page exists: send "{raw}"')
     keys = sorted(set(service.engine.store.ids("wiki")))
     raise NotFound(f'Wiki page "{raw}" was not found', _hint(raw, keys))
 
@@ -186,11 +190,12 @@ def entity_details(service: KtxIndex, connection_id: str, entities: list[dict[st
         label = wanted if isinstance(wanted, str) else ".".join(p for p in wanted if p)
         if len(hits) != 1:
             item.code = "ambiguous_table" if hits else "table_not_found"
-            item.candidates = sorted(t.display for t in hits) or nearest(label, [t.display for t in tables], 8)
+            displays = [t.display for t in tables]
+            item.candidates = sorted(t.display for t in hits) or nearest(label, displays, 8) or sorted(displays)[:20]
             item.message = (
                 f"'{label}' matches {len(hits)} tables; send one of the candidates"
                 if hits
-                else f"no table '{label}' in the latest scan of '{connection_id}'; candidates are the nearest names"
+                else f"no table '{label}' in the latest scan of '{connection_id}'; send one of the candidates"
             )
             out.append(item)
             continue

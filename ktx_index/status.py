@@ -71,6 +71,7 @@ def build_status(service: KtxIndex) -> StatusReport:
     report.writer_pid = WriterLock(service.layout).holder_pid()
     if not report.exists:
         report.diagnostics = load_project(service.root).diagnostics
+        report.connections = service.connections({})
         return report
     engine = service.engine
     store = engine.store

@@ -20,8 +20,8 @@ class TableRefIn(BaseModel):
     """Canonical table reference, as discover_data returns it in tableRef."""
 
     model_config = ConfigDict(extra="forbid")
-    catalog: str | None = Field(description="Catalog part, null when the warehouse has none.")
-    db: str | None = Field(description="Schema/database part, null when absent.")
+    catalog: str | None = Field(None, description="Catalog part, null when the warehouse has none.")
+    db: str | None = Field(None, description="Schema/database part, null when absent.")
     name: str = Field(description="Table name.", min_length=1)
 
 
@@ -29,7 +29,7 @@ class SchemaTableIn(BaseModel):
     """The {schema, table} shape models often send; read as catalog null, db = schema."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_: str | None = Field(alias="schema", description="Schema name.")
+    schema_: str | None = Field(None, alias="schema", description="Schema name.")
     table: str = Field(description="Table name.", min_length=1)
 
 

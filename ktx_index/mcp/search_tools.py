@@ -24,9 +24,9 @@ def _none_if_blank(value: object) -> object:
 
 
 ConnectionArg = Annotated[
-    str | SkipJsonSchema[None],
+    Annotated[str, Field(min_length=1)] | SkipJsonSchema[None],
     BeforeValidator(_none_if_blank),
-    Field(description="Optional connection id. Pass it when user intent pins a specific warehouse.", min_length=1),
+    Field(description="Optional connection id. Pass it when user intent pins a specific warehouse."),
 ]
 
 DISCOVER = """Search across ktx wiki pages, semantic-layer sources, measures, dimensions, raw tables, and columns, \

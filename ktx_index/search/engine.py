@@ -27,6 +27,8 @@ from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
 POOL = 100
+#: A mention that names more items than this (e.g. 'created_at') is not linked.
+MAX_LINK_TARGETS = 6
 
 
 @dataclass
@@ -55,6 +57,7 @@ class Snapshot:
     exact: dict[str, list[str]] = field(default_factory=dict)
     exact_keys: list[str] = field(default_factory=list)
     doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
+    links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
     uid_index: dict[str, int] = field(default_factory=dict)
 
@@ -141,12 +144,40 @@ class Engine:
             for key in exact_keys(name, ref_id, display):
                 snap.exact.setdefault(key, []).append(uid)
         snap.exact_keys = list(snap.exact)
+        snap.links = self._resolve_links(snap)
         snap.doc_parent = np.full(len(rows), -1, dtype=np.int64)
         for i, (_uid, kind, conn, name, ref_id, display, _scope) in enumerate(rows):
             parent = parent_uid(kind, conn, name, ref_id, display)
             if parent is not None:
                 snap.doc_parent[i] = snap.uid_index.get(parent, -1)
         return snap
+
+    def _resolve_links(self, snap: Snapshot) -> dict[int, list[int]]:
+        """Wiki page → the sources, tables, measures and columns its sl_refs and `code spans` name.
+
+        A mention resolves through the exact-identifier map, trying dotted suffixes
+        ('postgres-warehouse.mart_arr_daily' → 'mart_arr_daily'); a name shared by many items
+        ('created_at') is too vague to link."""
+        links: dict[int, list[int]] = {}
+        rows = self.store.db.execute(
+            "SELECT uid, json_extract(json, '$.attrs.mentions') FROM docs WHERE kind = 'wiki' AND json_extract(json, '$.attrs.mentions') IS NOT NULL"
+        )
+        for uid, raw in rows:
+            page = snap.uid_index.get(uid)
+            if page is None:
+                continue
+            targets: list[int] = []
+            for mention in json.loads(raw):
+                parts = mention.split(".")
+                for i in range(len(parts)):
+                    hits = snap.exact.get(identifier_key(".".join(parts[i:])), [])
+                    if hits:
+                        if len(hits) <= MAX_LINK_TARGETS:
+                            targets.extend(snap.uid_index[h] for h in hits if snap.uid_index[h] != page)
+                        break
+            if targets:
+                links[page] = list(dict.fromkeys(targets))
+        return links
 
     def _load_vectors(self, snap: Snapshot) -> None:
         if self.embedder is None:
@@ -192,7 +223,7 @@ class Engine:
         """Score candidates from every lane on one scale; best first, floor not applied."""
         snap = self.snapshot
         candidates: dict[str, Candidate] = {}
-        self._lexical(query, kinds, connection, pool, candidates)
+        unknown_share = self._lexical(query, kinds, connection, pool, candidates)
         for uid in self._exact_uids(query):
             candidates.setdefault(uid, Candidate(uid)).exact = True
         per_doc = self._dense(query, kinds, connection, pool, candidates)
@@ -208,11 +239,35 @@ class Engine:
             if connection is not None and not self._in_connection(idx, connection):
                 continue
             cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
-            cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact)
+            cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact, unknown_share)
             out.append(cand)
+        self._follow_links(out, kind_set, connection, per_doc)
         self._propagate(out)
         out.sort(key=lambda c: (-c.score, c.uid))
         return out
+
+    def _follow_links(
+        self, ranked: list[Candidate], kinds: set[str], connection: str | None, per_doc: np.ndarray | None
+    ) -> None:
+        """What a matching wiki page names is relevant too, at LINK_SHARE of the page's score."""
+        snap = self.snapshot
+        by_uid = {c.uid: c for c in ranked}
+        for page in [c for c in ranked if c.uid.startswith("wiki:") and c.score >= scoring.RELEVANCE_FLOOR]:
+            for target in snap.links.get(snap.uid_index[page.uid], []):
+                if SEARCH_KINDS[snap.doc_kind[target]] not in kinds:
+                    continue
+                if connection is not None and not self._in_connection(target, connection):
+                    continue
+                uid = snap.doc_uids[target]
+                cand = by_uid.get(uid)
+                if cand is None:
+                    cand = by_uid[uid] = Candidate(uid)
+                    if per_doc is not None and snap.doc_group is not None and snap.doc_group[target] >= 0:
+                        cand.cosine = float(per_doc[snap.doc_group[target]])
+                        cand.semantic = scoring.semantic_score(cand.cosine)
+                    cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact)
+                    ranked.append(cand)
+                cand.score = max(cand.score, scoring.LINK_SHARE * page.score)
 
     def _add_parents(self, candidates: dict[str, Candidate], per_doc: np.ndarray | None) -> None:
         """Every matched member brings its source or table in, so the container can be ranked too."""
@@ -257,6 +312,7 @@ class Engine:
                 factor = 1.0
             weighted.append((term, self.lexical.idf(term), factor))
         total = sum(weight for _, weight, _ in weighted)
+        unknown = sum(weight for _, weight, factor in weighted if factor == 0.0)
         for term, weight, factor in weighted:
             if factor == 0.0:
                 continue
@@ -264,6 +320,7 @@ class Engine:
             for hit in self.lexical.search([term], kinds, connection, pool):
                 cand = out.setdefault(hit.uid, Candidate(hit.uid))
                 cand.lexical += weight * factor * scoring.term_score(hit.score, norm) / total
+        return unknown / total if total else 0.0
 
     def _exact_uids(self, query: str) -> list[str]:
         """Items whose name or id is the query; for a long identifier, also within one or two edits."""

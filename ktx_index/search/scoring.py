@@ -21,6 +21,7 @@ REFERENCE_BOOST = 1.5
 CORRECTED_TERM = 0.8
 #: Share of a term's weight earned by containing it at all (the rest depends on where).
 MATCH_BASE = 0.5
+UNKNOWN_PENALTY = 0.0
 COS_LOW = 0.22
 COS_HIGH = 0.62
 LEXICAL_WEIGHT = 0.55
@@ -30,6 +31,8 @@ NON_EXACT_CEILING = 0.88
 RELEVANCE_FLOOR = 0.18
 #: A source or table scores at least this share of its best-matching measure, dimension or column.
 PARENT_SHARE = 0.9
+#: What a matching wiki page names (sl_refs, `identifiers`) scores at least this share of the page.
+LINK_SHARE = 0.7
 
 
 def lexical_score(bm25: float, ideal: float) -> float:
@@ -53,8 +56,11 @@ def semantic_score(cosine: float) -> float:
     return float(min(1.0, max(0.0, (cosine - COS_LOW) / (COS_HIGH - COS_LOW))))
 
 
-def fuse(lexical: float, semantic: float | None, exact: bool) -> float:
-    """Probabilistic OR of the weighted lanes (agreement lifts the score), then the exact tier."""
+def fuse(lexical: float, semantic: float | None, exact: bool, unknown_share: float = 0.0) -> float:
+    """Probabilistic OR of the weighted lanes (agreement lifts the score), then the exact tier.
+
+    unknown_share is the idf-weighted share of query terms found nowhere in the index: a
+    query about things the project never mentions is damped, so the floor can drop it."""
     if semantic is None:  # lexical-only index: the lexical lane alone sets the scale
         hybrid = lexical
     else:
@@ -62,7 +68,7 @@ def fuse(lexical: float, semantic: float | None, exact: bool) -> float:
         hybrid = min(1.0, hybrid / (1.0 - (1.0 - LEXICAL_WEIGHT) * (1.0 - SEMANTIC_WEIGHT)))
     if exact:
         return EXACT_FLOOR + (1.0 - EXACT_FLOOR) * hybrid
-    return NON_EXACT_CEILING * hybrid
+    return NON_EXACT_CEILING * hybrid * (1.0 - UNKNOWN_PENALTY * unknown_share)
 
 
 def passes_floor(score: float, floor: float = RELEVANCE_FLOOR) -> bool:

@@ -38,25 +38,28 @@ def project_path(name: str, corpora: Path) -> Path:
     return REPO / "data" / "demo" if name == "demo" else corpora / name
 
 
-def dcg(grades: list[int]) -> float:
-    return sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(grades[:K]))
+def dcg(gains: list[float]) -> float:
+    return sum(gain / math.log2(i + 2) for i, gain in enumerate(gains[:K]))
 
 
 def metrics(returned: list[set[str]], relevant: dict[str, int]) -> dict[str, float]:
-    """returned: per result, the ids it stands for (a ref and its twin)."""
+    """returned: per result, the ids it stands for (a ref and the twin merged into it).
+
+    A merged ref (a semantic-layer source carrying its scanned table) earns the gain of every
+    relevant id it stands for, since de-duplication is asked for; nDCG is capped at 1."""
     if not relevant:
         score = 1.0 if not returned else 0.0
         return {"ndcg": score, "mrr": score, "recall": score}
     seen: set[str] = set()
-    grades = []
+    gains = []
     for ids in returned[:K]:
         hit = [i for i in ids if i in relevant and i not in seen]
         seen.update(hit)
-        grades.append(max((relevant[i] for i in hit), default=0))
-    ideal = dcg(sorted(relevant.values(), reverse=True))
-    first = next((rank for rank, g in enumerate(grades, 1) if g > 0), None)
+        gains.append(float(sum(2 ** relevant[i] - 1 for i in hit)))
+    ideal = dcg([2.0**g - 1 for g in sorted(relevant.values(), reverse=True)])
+    first = next((rank for rank, g in enumerate(gains, 1) if g > 0), None)
     return {
-        "ndcg": dcg(grades) / ideal if ideal else 0.0,
+        "ndcg": min(1.0, dcg(gains) / ideal) if ideal else 0.0,
         "mrr": 1.0 / first if first else 0.0,
         "recall": len(seen) / len(relevant),
     }
@@ -141,7 +144,7 @@ def main() -> None:
             latencies[q["tool"]].append(ms)
             ours = metrics(returned, relevant)
             theirs = metrics(run_baseline(baseline, q), relevant)
-            for key in ((q["tool"], q["type"]), (q["tool"], "all")):
+            for key in ((q["tool"], q["type"]), (q["tool"], "all"), (q["tool"], f"@{name}")):
                 for metric, value in ours.items():
                     rows[key][f"ktx_{metric}"].append(value)
                 for metric, value in theirs.items():

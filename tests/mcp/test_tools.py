@@ -1,0 +1,728 @@
+"""In-process tests of the seven MCP tools, through a real MCP client (``Client(build_server(service))``).
+
+Per tool: the canonical input is accepted, every alternative shape the server promises is accepted,
+structuredContent validates against the advertised outputSchema and the text block is the same object
+as compact JSON, handler errors come back in-band (``isError``) saying what to send instead, and
+arguments that fail the input schema are JSON-RPC InvalidParams errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from mcp import Client, MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, Tool
+from projects import column, profile_entry, scan_files, write_files
+
+from ktx_index.embedder import HashEmbedder
+from ktx_index.errors import NotFound
+from ktx_index.layout import IndexLayout, WriterLock
+from ktx_index.mcp import build_server
+from ktx_index.mcp.server import TOOL_NAMES, KtxMCPServer
+from ktx_index.service import KtxIndex
+
+pytestmark = pytest.mark.anyio
+
+DEMO_SYNC = "2026-10-02-060000-local-mg9a1b2c"
+RAW_ORDERS = {"catalog": None, "db": "raw", "name": "orders"}
+SENTINEL = "SENTINEL-OUTSIDE-THE-PROJECT"
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def server(demo_service: KtxIndex) -> KtxMCPServer:
+    """One server per module around the session's demo index (fake embedder)."""
+    return build_server(demo_service)
+
+
+@pytest.fixture
+async def client(server: KtxMCPServer) -> AsyncIterator[Client]:
+    async with Client(server) as c:
+        yield c
+
+
+@pytest.fixture
+async def tools(client: Client) -> dict[str, Tool]:
+    return {t.name: t for t in (await client.list_tools()).tools}
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def structured(result: CallToolResult, tool: Tool) -> dict[str, Any]:
+    """A successful result: validates against the outputSchema; the one text block is the same object, compact."""
+    text = result.content[0].text if result.content and result.content[0].type == "text" else ""
+    assert not result.is_error, text
+    data = result.structured_content
+    assert isinstance(data, dict)
+    jsonschema.validate(data, tool.output_schema)
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    assert json.loads(text) == data
+    assert text == json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return data
+
+
+def tool_error(result: CallToolResult) -> str:
+    """An in-band handler error: isError with one text block, no structuredContent."""
+    assert result.is_error, f"expected isError, got {result.structured_content}"
+    assert not result.structured_content
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    return result.content[0].text
+
+
+async def call_ok(client: Client, tools: dict[str, Tool], name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return structured(await client.call_tool(name, args), tools[name])
+
+
+async def invalid_params(client: Client, name: str, args: dict[str, Any]) -> str:
+    with pytest.raises(MCPError) as info:
+        await client.call_tool(name, args)
+    assert info.value.code == INVALID_PARAMS, info.value
+    return info.value.message
+
+
+# ------------------------------------------------------------------ every tool: canonical input
+
+CANONICAL: dict[str, dict[str, Any]] = {
+    "connection_list": {},
+    "discover_data": {
+        "query": "monthly orders by customer",
+        "connectionId": "warehouse",
+        "kinds": ["sl_source", "table"],
+    },
+    "wiki_search": {"query": "refund policy", "limit": 5},
+    "wiki_read": {"key": "refund-policy"},
+    "entity_details": {"connectionId": "warehouse", "entities": [{"table": RAW_ORDERS, "columns": ["order_id"]}]},
+    "dictionary_search": {"values": ["family_4"], "connectionId": "warehouse"},
+    "sl_read_source": {"connectionId": "warehouse", "sourceName": "orders"},
+}
+
+
+def test_canonical_inputs_cover_every_tool() -> None:
+    assert set(CANONICAL) == set(TOOL_NAMES)
+
+
+@pytest.mark.parametrize("name", sorted(CANONICAL))
+async def test_canonical_input_is_accepted_and_output_validates(client, tools, name) -> None:
+    data = await call_ok(client, tools, name, CANONICAL[name])
+    assert data  # a non-empty JSON object, never a bare array
+
+
+@pytest.mark.parametrize("name", sorted(CANONICAL))
+async def test_unknown_extra_argument_is_invalid_params(client, name) -> None:
+    message = await invalid_params(client, name, {**CANONICAL[name], "bogus": 1})
+    assert "bogus: Extra inputs are not permitted" in message and name in message
+
+
+async def test_instructions_describe_live_index_state(client) -> None:
+    assert "discover_data" in client.instructions
+    assert "Connections: dbt, warehouse" in client.instructions
+
+
+# ------------------------------------------------------------------ connection_list
+
+
+async def test_connection_list(client, tools) -> None:
+    data = await call_ok(client, tools, "connection_list", {})
+    by_id = {c["id"]: c for c in data["connections"]}
+    assert [c["id"] for c in data["connections"]] == ["dbt", "warehouse"]
+    assert by_id["warehouse"]["connectionType"] == "POSTGRESQL" and by_id["warehouse"]["driver"] == "postgres"
+    assert by_id["dbt"]["connectionType"] == "DBT"
+    assert all(c["declared"] for c in data["connections"])
+    assert by_id["warehouse"]["counts"]["table"] == 20
+    assert by_id["dbt"]["counts"]["sl_source"] > 0
+
+
+# ------------------------------------------------------------------ discover_data
+
+
+async def test_discover_data_canonical_respects_filters(client, tools) -> None:
+    refs = (await call_ok(client, tools, "discover_data", {**CANONICAL["discover_data"], "limit": 5}))["refs"]
+    assert 0 < len(refs) <= 5
+    assert {r["kind"] for r in refs} <= {"sl_source", "table"}
+    assert {r["connectionId"] for r in refs} == {"warehouse"}
+    scores = [r["score"] for r in refs]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+
+
+async def test_discover_data_defaults(client, tools) -> None:
+    refs = (await call_ok(client, tools, "discover_data", {"query": "orders"}))["refs"]
+    assert 0 < len(refs) <= 10
+    assert {r["connectionId"] for r in refs if "connectionId" in r} <= {"warehouse", "dbt"}
+
+
+async def test_discover_data_kinds_as_single_string(client, tools) -> None:
+    refs = (await call_ok(client, tools, "discover_data", {"query": "orders", "kinds": "table", "limit": 3}))["refs"]
+    assert refs and {r["kind"] for r in refs} == {"table"}
+    assert refs[0]["id"] == "raw.orders" and refs[0]["tableRef"] == RAW_ORDERS
+
+
+@pytest.mark.parametrize("kind", ["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"])
+async def test_discover_data_refs_hydrate_with_the_read_tools(client, tools, kind) -> None:
+    """Every ref's follow-up (as the tool description says) succeeds, for every kind."""
+    refs = []
+    for query in ("orders by customer", "active subscribers", "delivery on time", "plan tier", "refunds"):
+        refs += (await call_ok(client, tools, "discover_data", {"query": query, "kinds": [kind], "limit": 5}))["refs"]
+    assert refs and {r["kind"] for r in refs} == {kind}
+    for ref in refs:
+        if kind == "wiki":
+            assert (await call_ok(client, tools, "wiki_read", {"key": ref["id"]}))["key"] == ref["id"]
+        elif kind.startswith("sl_"):
+            source = ref["id"].split(".")[0]
+            args = {"connectionId": ref["connectionId"], "sourceName": source}
+            assert (await call_ok(client, tools, "sl_read_source", args))["sourceName"] == source
+        else:
+            entity: dict[str, Any] = {"table": ref["tableRef"]}
+            if kind == "column":
+                entity["columns"] = [ref["columnName"]]
+            args = {"connectionId": ref["connectionId"], "entities": [entity]}
+            (item,) = (await call_ok(client, tools, "entity_details", args))["entities"]
+            assert item["ok"] and item["tableRef"] == ref["tableRef"], item
+
+
+async def test_discover_data_unknown_connection_lists_known(client) -> None:
+    text = tool_error(await client.call_tool("discover_data", {"query": "orders", "connectionId": "nope"}))
+    assert "unknown connection 'nope'" in text and "dbt, warehouse" in text
+
+
+SEARCH_ARGS = {"discover_data": {"query": "orders"}, "dictionary_search": {"values": ["Montréal"]}}
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_ARGS))
+@pytest.mark.parametrize("blank", ["", "  "], ids=["empty", "spaces"])
+async def test_blank_connection_id_means_all_connections(client, tools, name, blank) -> None:
+    """_none_if_blank promises that a blank connectionId is read as omitted."""
+    everywhere = await call_ok(client, tools, name, SEARCH_ARGS[name])
+    assert await call_ok(client, tools, name, {**SEARCH_ARGS[name], "connectionId": blank}) == everywhere
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_ARGS))
+async def test_null_connection_id_is_omitted_or_invalid_params(client, tools, name) -> None:
+    """null is outside the advertised schema: either read as omitted or rejected as InvalidParams, never a crash."""
+    try:
+        result = await client.call_tool(name, {**SEARCH_ARGS[name], "connectionId": None})
+    except MCPError as exc:
+        assert exc.code == INVALID_PARAMS and "connectionId" in exc.message
+    else:
+        structured(result, tools[name])
+
+
+# ------------------------------------------------------------------ wiki_search
+
+
+async def test_wiki_search_canonical(client, tools) -> None:
+    data = await call_ok(client, tools, "wiki_search", CANONICAL["wiki_search"])
+    top = data["results"][0]
+    assert (top["key"], top["scope"], top["path"]) == ("refund-policy", "GLOBAL", "wiki/global/refund-policy.md")
+    assert "exact" in top["matchReasons"] and top["summary"]
+    assert data["totalFound"] >= len(data["results"]) and len(data["results"]) <= 5
+
+
+async def test_wiki_search_user_page_shadows_global(client, tools) -> None:
+    data = await call_ok(client, tools, "wiki_search", {"query": "active subscriber definition"})
+    hits = [r for r in data["results"] if r["key"] == "active-subscriber-definition"]
+    assert [(h["scope"], h["path"]) for h in hits] == [("USER", "wiki/user/local/active-subscriber-definition.md")]
+
+
+async def test_wiki_search_limit(client, tools) -> None:
+    data = await call_ok(client, tools, "wiki_search", {"query": "subscribers", "limit": 1})
+    assert len(data["results"]) == 1
+
+
+# ------------------------------------------------------------------ wiki_read
+
+
+@pytest.mark.parametrize(
+    ("key", "scope", "path"),
+    [
+        ("refund-policy", "GLOBAL", "wiki/global/refund-policy.md"),
+        ("refund-policy.md", "GLOBAL", "wiki/global/refund-policy.md"),
+        ("global/refund-policy", "GLOBAL", "wiki/global/refund-policy.md"),
+        ("active-subscriber-definition", "USER", "wiki/user/local/active-subscriber-definition.md"),
+        ("user/active-subscriber-definition", "USER", "wiki/user/local/active-subscriber-definition.md"),
+        ("global/active-subscriber-definition", "GLOBAL", "wiki/global/active-subscriber-definition.md"),
+        ("user/my-monday-checklist", "USER", "wiki/user/local/my-monday-checklist.md"),
+    ],
+)
+async def test_wiki_read_key_shapes(client, tools, key, scope, path) -> None:
+    page = await call_ok(client, tools, "wiki_read", {"key": key})
+    assert (page["scope"], page["path"]) == (scope, path)
+    assert page["key"] == key.split("/")[-1].removesuffix(".md")
+    assert page["content"] and not page["content"].startswith("---")
+
+
+async def test_wiki_read_user_and_global_pages_differ(client, tools) -> None:
+    user = await call_ok(client, tools, "wiki_read", {"key": "user/active-subscriber-definition"})
+    glob = await call_ok(client, tools, "wiki_read", {"key": "global/active-subscriber-definition"})
+    assert user["content"] != glob["content"] and "Not the official KPI" in user["summary"]
+
+
+async def test_wiki_read_unknown_key_suggests_nearest(client) -> None:
+    text = tool_error(await client.call_tool("wiki_read", {"key": "refund-polcy"}))
+    assert 'Wiki page "refund-polcy" was not found' in text and "did you mean: refund-policy" in text
+
+
+async def test_wiki_read_missing_scope_is_an_error(client) -> None:
+    text = tool_error(await client.call_tool("wiki_read", {"key": "global/my-monday-checklist"}))
+    assert "not found" in text and "my-monday-checklist" in text
+
+
+@pytest.mark.parametrize(
+    ("key", "suggested"),
+    [("../secret", "secret"), ("global/../../../secret", "secret"), ("/etc/passwd", "etc-passwd"), ("a/b", "a-b")],
+)
+async def test_wiki_read_unsafe_key_gets_flat_key_error(client, key, suggested) -> None:
+    text = tool_error(await client.call_tool("wiki_read", {"key": key}))
+    assert "Wiki keys must be flat" in text and f'use "{suggested}"' in text
+
+
+# ------------------------------------------------------------------ entity_details
+
+
+def entity_args(*entities: dict[str, Any], connection: str = "warehouse") -> dict[str, Any]:
+    return {"connectionId": connection, "entities": list(entities)}
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        RAW_ORDERS,
+        {"catalog": None, "db": "RAW", "name": "Orders"},
+        "raw.orders",
+        "orders",
+        '"raw"."orders"',
+        {"schema": "raw", "table": "orders"},
+        {"schema": None, "table": "orders"},
+    ],
+    ids=["tableRef", "tableRef-case", "display", "bare-name", "quoted", "schema-table", "schema-null"],
+)
+async def test_entity_details_table_shapes(client, tools, table) -> None:
+    (item,) = (await call_ok(client, tools, "entity_details", entity_args({"table": table})))["entities"]
+    assert item["ok"], item
+    assert item["tableRef"] == RAW_ORDERS and item["display"] == "raw.orders" and item["kind"] == "table"
+    assert item["snapshot"]["syncId"] == DEMO_SYNC and item["estimatedRows"] > 0
+    names = [c["name"] for c in item["columns"]]
+    assert names[0] == "order_id" and len(names) == 13
+
+
+async def test_entity_details_canonical_column_details(client, tools) -> None:
+    (item,) = (await call_ok(client, tools, "entity_details", CANONICAL["entity_details"]))["entities"]
+    (col,) = item["columns"]
+    assert col["name"] == "order_id" and col["primaryKey"] is True and col["nullable"] is False
+    assert col["sampleValues"] and col["distinctCount"] == 10000 and col["nullRate"] == 0.0
+    assert any(fk["toTable"] == "subscriptions" for fk in item["foreignKeys"])
+
+
+@pytest.mark.parametrize(
+    ("columns", "expected"),
+    [("order_id", ["order_id"]), (["ORDER_ID", "currency"], ["order_id", "currency"])],
+    ids=["single-string", "case-insensitive-list"],
+)
+async def test_entity_details_columns_shapes(client, tools, columns, expected) -> None:
+    (item,) = (
+        await call_ok(client, tools, "entity_details", entity_args({"table": "raw.orders", "columns": columns}))
+    )["entities"]
+    assert item["ok"] and [c["name"] for c in item["columns"]] == expected
+
+
+async def test_entity_details_several_entities_keep_order(client, tools) -> None:
+    args = entity_args({"table": "raw.depots"}, {"table": "analytics.fct_orders"}, {"table": "raw.nope"})
+    items = (await call_ok(client, tools, "entity_details", args))["entities"]
+    assert [i["ok"] for i in items] == [True, True, False]
+    assert [i.get("display") for i in items[:2]] == ["raw.depots", "analytics.fct_orders"]
+
+
+async def test_entity_details_unknown_column_lists_columns(client, tools) -> None:
+    args = entity_args({"table": "raw.orders", "columns": ["id"]})
+    (item,) = (await call_ok(client, tools, "entity_details", args))["entities"]
+    assert (item["ok"], item["code"]) == (False, "column_not_found")
+    assert "'id'" in item["message"] and "order_id" in item["candidates"]
+
+
+async def test_entity_details_unknown_table_gives_nearest_candidates(client, tools) -> None:
+    (item,) = (await call_ok(client, tools, "entity_details", entity_args({"table": "raw.ordrs"})))["entities"]
+    assert (item["ok"], item["code"]) == (False, "table_not_found")
+    assert item["candidates"][0] == "raw.orders" and "raw.ordrs" in item["message"]
+
+
+async def test_entity_details_unknown_table_always_gives_candidates(client, tools) -> None:
+    (item,) = (await call_ok(client, tools, "entity_details", entity_args({"table": "nonexistent_tbl"})))["entities"]
+    assert (item["ok"], item["code"]) == (False, "table_not_found")
+    assert item["candidates"]
+
+
+@pytest.mark.parametrize("table", ["", "   "])
+async def test_entity_details_blank_table_is_invalid_ref(client, tools, table) -> None:
+    (item,) = (await call_ok(client, tools, "entity_details", entity_args({"table": table})))["entities"]
+    assert (item["ok"], item["code"]) == (False, "invalid_table_ref") and "send a name like" in item["message"]
+
+
+async def test_entity_details_connection_without_scan(client, tools) -> None:
+    args = entity_args({"table": "fct_orders"}, connection="dbt")
+    (item,) = (await call_ok(client, tools, "entity_details", args))["entities"]
+    assert (item["ok"], item["code"]) == (False, "scan_missing") and "ktx scan dbt" in item["message"]
+
+
+async def test_entity_details_unknown_connection_lists_known(client) -> None:
+    text = tool_error(await client.call_tool("entity_details", entity_args({"table": "orders"}, connection="nope")))
+    assert "unknown connection 'nope'" in text and "dbt, warehouse" in text
+
+
+# ------------------------------------------------------------------ dictionary_search
+
+
+async def test_dictionary_search_canonical(client, tools) -> None:
+    data = await call_ok(client, tools, "dictionary_search", CANONICAL["dictionary_search"])
+    assert [(s["connectionId"], s["status"]) for s in data["searched"]] == [("warehouse", "ready")]
+    assert data["searched"][0]["coverage"]["syncId"] == DEMO_SYNC
+    (result,) = data["results"]
+    top = result["matches"][0]
+    assert result["value"] == "family_4" and result["misses"] == []
+    assert (top["sourceName"], top["columnName"], top["matchedValue"]) == ("subscriptions", "plan_tier", "family_4")
+    assert top["tableRef"] == {"catalog": None, "db": "raw", "name": "subscriptions"}
+    assert (top["matchType"], top["score"], top["origin"]) == ("exact", 1.0, "profile")
+
+
+async def test_dictionary_search_values_as_single_string(client, tools) -> None:
+    data = await call_ok(client, tools, "dictionary_search", {"values": "family_4", "connectionId": "warehouse"})
+    assert [r["value"] for r in data["results"]] == ["family_4"]
+    assert data["results"][0]["matches"][0]["matchedValue"] == "family_4"
+
+
+async def test_dictionary_search_folds_accents_across_all_connections(client, tools) -> None:
+    data = await call_ok(client, tools, "dictionary_search", {"values": ["montreal", "zzzz-not-a-value"]})
+    assert [s["connectionId"] for s in data["searched"]] == ["dbt", "warehouse"]
+    montreal, missing = data["results"]
+    top = montreal["matches"][0]
+    assert (top["matchedValue"], top["matchType"], top["columnName"]) == ("Montréal", "folded", "city")
+    assert top["tableRef"] == {"catalog": None, "db": "raw", "name": "depots"}
+    assert missing["matches"] == [] and {m["reason"] for m in missing["misses"]} == {"value_not_in_sample"}
+    assert {m["connectionId"] for m in missing["misses"]} == {"dbt", "warehouse"}
+
+
+async def test_dictionary_search_unknown_connection_lists_known(client) -> None:
+    text = tool_error(await client.call_tool("dictionary_search", {"values": ["x"], "connectionId": "nope"}))
+    assert "unknown connection 'nope'" in text and "dbt, warehouse" in text
+
+
+async def test_dictionary_search_reports_progress(client, tools) -> None:
+    events: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        events.append((progress, total, message))
+
+    result = await client.call_tool(
+        "dictionary_search", {"values": ["family_4", "Montréal"]}, progress_callback=on_progress
+    )
+    structured(result, tools["dictionary_search"])
+    assert events, "no notifications/progress received"
+    assert events[-1] == (2, 2, "dictionary")
+
+
+# ------------------------------------------------------------------ sl_read_source
+
+
+@pytest.mark.parametrize("name", ["orders", "orders.yaml"])
+async def test_sl_read_source_standalone(client, tools, name) -> None:
+    data = await call_ok(client, tools, "sl_read_source", {"connectionId": "warehouse", "sourceName": name})
+    assert (data["sourceName"], data["connectionId"]) == ("orders", "warehouse")
+    assert data["yaml"].startswith("name: orders\n") and "table: raw.orders" in data["yaml"]
+    assert data["files"] and data["path"].startswith("semantic-layer/warehouse/")
+
+
+async def test_sl_read_source_composed_overlay(client, tools) -> None:
+    args = {"connectionId": "warehouse", "sourceName": "subscriptions"}
+    data = await call_ok(client, tools, "sl_read_source", args)
+    assert data["path"] == "semantic-layer/warehouse/_schema/raw.yaml#subscriptions"
+    assert data["files"] == [
+        "semantic-layer/warehouse/_schema/raw.yaml",
+        "semantic-layer/warehouse/lapsed-subscribers.yaml",
+    ]
+    assert "active_subscriptions" in data["yaml"]  # the overlay's measure is composed in
+
+
+async def test_sl_read_source_other_connection(client, tools) -> None:
+    data = await call_ok(client, tools, "sl_read_source", {"connectionId": "dbt", "sourceName": "fct_orders"})
+    assert data["connectionId"] == "dbt" and "analytics.fct_orders" in data["yaml"]
+
+
+async def test_sl_read_source_unknown_source_suggests_names(client) -> None:
+    text = tool_error(
+        await client.call_tool("sl_read_source", {"connectionId": "warehouse", "sourceName": "delivries"})
+    )
+    assert 'source "delivries" was not found in connection "warehouse"' in text
+    assert "did you mean: deliveries" in text
+
+
+async def test_sl_read_source_unknown_connection_lists_known(client) -> None:
+    text = tool_error(await client.call_tool("sl_read_source", {"connectionId": "nope", "sourceName": "orders"}))
+    assert "unknown connection 'nope'" in text and "dbt, warehouse" in text
+
+
+# ------------------------------------------------------------------ invalid arguments: JSON-RPC InvalidParams
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "field"),
+    [
+        ("discover_data", {"query": "orders", "limit": 99}, "limit: "),
+        ("discover_data", {"query": "orders", "limit": 0}, "limit: "),
+        ("discover_data", {}, "query: Field required"),
+        ("discover_data", {"query": ""}, "query: "),
+        ("discover_data", {"query": "orders", "kinds": ["bogus"]}, "kinds."),
+        ("wiki_search", {"query": "refunds", "limit": 51}, "limit: "),
+        ("wiki_search", {}, "query: Field required"),
+        ("wiki_read", {}, "key: Field required"),
+        ("wiki_read", {"key": ""}, "key: "),
+        ("entity_details", {"entities": [{"table": "orders"}]}, "connectionId: Field required"),
+        ("entity_details", {"connectionId": "warehouse", "entities": []}, "entities: "),
+        ("entity_details", {"connectionId": "warehouse", "entities": [{"table": "orders"}] * 21}, "entities: "),
+        (
+            "entity_details",
+            {"connectionId": "warehouse", "entities": [{"columns": ["id"]}]},
+            "entities.0.table: Field required",
+        ),
+        ("entity_details", {"connectionId": "warehouse", "entities": [{"table": "orders", "x": 1}]}, "entities.0.x: "),
+        ("dictionary_search", {}, "values: Field required"),
+        ("dictionary_search", {"values": []}, "values: "),
+        ("dictionary_search", {"values": [""]}, "values.0: "),
+        ("dictionary_search", {"values": ["x"] * 21}, "values: "),
+        ("sl_read_source", {"connectionId": "warehouse"}, "sourceName: Field required"),
+        ("sl_read_source", {"connectionId": "", "sourceName": "orders"}, "connectionId: "),
+    ],
+)
+async def test_invalid_arguments_are_invalid_params(client, name, args, field) -> None:
+    message = await invalid_params(client, name, args)
+    assert message.startswith(f"invalid arguments for {name}:") and field in message
+
+
+# ------------------------------------------------------------------ no input reaches a file outside the project
+
+
+@pytest.fixture
+def outside_files(demo_copy: Path) -> Iterator[Path]:
+    """Files with a sentinel just outside the demo project (and one more level up)."""
+    written = []
+    for folder in (demo_copy.parent, demo_copy.parent.parent):
+        for name in ("secret.md", "secret.yaml"):
+            path = folder / name
+            path.write_text(f"---\nsummary: {SENTINEL}\n---\nname: secret\n{SENTINEL}\n")
+            written.append(path)
+    yield demo_copy.parent
+    for path in written:
+        path.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../../../secret",
+        "../../../../secret",
+        "global/../../../secret",
+        "user/../../../../secret",
+        "../../../secret.md",
+        "..%2F..%2F..%2Fsecret",
+        str(Path("/") / "secret"),
+    ],
+)
+async def test_wiki_read_traversal_never_reads_outside(client, outside_files, key) -> None:
+    text = tool_error(await client.call_tool("wiki_read", {"key": key}))
+    assert SENTINEL not in text and "Wiki keys must be flat" in text
+
+
+@pytest.mark.parametrize(
+    ("connection", "name"),
+    [
+        ("warehouse", "../../../secret"),
+        ("warehouse", "../../../secret.yaml"),
+        ("warehouse", "../../../../secret"),
+        ("warehouse", "_schema/../../../../secret"),
+        ("../..", "secret"),
+        ("warehouse/../..", "secret"),
+    ],
+)
+async def test_sl_read_source_traversal_never_reads_outside(client, outside_files, connection, name) -> None:
+    text = tool_error(await client.call_tool("sl_read_source", {"connectionId": connection, "sourceName": name}))
+    assert SENTINEL not in text and ("not found" in text or "unknown connection" in text)
+
+
+# ------------------------------------------------------------------ a small project for the edge cases
+
+
+def _table(db: str) -> dict[str, Any]:
+    return {
+        "catalog": None, "db": db, "name": "orders", "kind": "table", "comment": f"{db} orders", "estimatedRows": 10,
+        "columns": [column("id", "integer", "number"), column("status")], "foreignKeys": [],
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def edge_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KtxIndex]:
+    """Two schemas with an `orders` table, and a wiki page and a SL file that are symlinks to outside files."""
+    base = tmp_path_factory.mktemp("edge")
+    (base / "outside.md").write_text(f"---\nsummary: {SENTINEL}\n---\n{SENTINEL}\n")
+    (base / "outside.yaml").write_text(f"name: leak\ntable: raw.orders\ndescriptions:\n  user: {SENTINEL}\n")
+    root = base / "project"
+    profile = {
+        "connectionId": "warehouse",
+        "columns": {"orders.status": profile_entry("raw", "orders", "status", ["paid", "refunded"])},
+    }
+    write_files(
+        root,
+        {
+            "ktx.yaml": "connections:\n  warehouse:\n    driver: postgres\n",
+            "wiki/global/ok.md": "---\nsummary: A fine page.\n---\nBody.\n",
+            "semantic-layer/warehouse/fine.yaml": "name: fine\ntable: raw.orders\n",
+            **scan_files("warehouse", "2026-01-01-000000-local-a", [_table("raw"), _table("analytics")], profile),
+        },
+    )
+    os.symlink(base / "outside.md", root / "wiki/global/leak.md")
+    os.symlink(base / "outside.yaml", root / "semantic-layer/warehouse/leak.yaml")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    yield service
+    service.close()
+
+
+@pytest.fixture
+async def edge_client(edge_service: KtxIndex) -> AsyncIterator[Client]:
+    async with Client(build_server(edge_service)) as c:
+        yield c
+
+
+@pytest.mark.parametrize(
+    "table",
+    ["orders", {"catalog": None, "db": None, "name": "orders"}, {"schema": None, "table": "orders"}],
+    ids=["display", "tableRef-no-db", "schema-null"],
+)
+async def test_entity_details_ambiguous_table_lists_candidates(edge_client, tools, table) -> None:
+    (item,) = (await call_ok(edge_client, tools, "entity_details", entity_args({"table": table})))["entities"]
+    assert (item["ok"], item["code"]) == (False, "ambiguous_table")
+    assert item["candidates"] == ["analytics.orders", "raw.orders"] and "matches 2 tables" in item["message"]
+
+
+@pytest.mark.parametrize(
+    ("table", "display"),
+    [
+        ({"schema": "analytics", "table": "orders"}, "analytics.orders"),
+        ({"catalog": None, "db": "raw", "name": "orders"}, "raw.orders"),
+        ("raw.orders", "raw.orders"),
+    ],
+)
+async def test_entity_details_qualified_table_disambiguates(edge_client, tools, table, display) -> None:
+    (item,) = (await call_ok(edge_client, tools, "entity_details", entity_args({"table": table})))["entities"]
+    assert item["ok"] and item["display"] == display and item["comment"] == f"{display.split('.')[0]} orders"
+
+
+async def test_symlinked_wiki_page_outside_project_is_not_read(edge_client, tools) -> None:
+    assert (await call_ok(edge_client, tools, "wiki_read", {"key": "ok"}))["summary"] == "A fine page."
+    for key in ("leak", "global/leak"):
+        text = tool_error(await edge_client.call_tool("wiki_read", {"key": key}))
+        assert SENTINEL not in text and "symlink points outside the project" in text
+
+
+async def test_symlinked_sl_source_outside_project_is_not_read(edge_client, tools) -> None:
+    fine = await call_ok(edge_client, tools, "sl_read_source", {"connectionId": "warehouse", "sourceName": "fine"})
+    assert fine["files"] == ["semantic-layer/warehouse/fine.yaml"]
+    text = tool_error(
+        await edge_client.call_tool("sl_read_source", {"connectionId": "warehouse", "sourceName": "leak"})
+    )
+    assert SENTINEL not in text and "symlink points outside the project" in text
+    for name, args in (("discover_data", {"query": SENTINEL}), ("wiki_search", {"query": SENTINEL})):
+        assert SENTINEL not in (await edge_client.call_tool(name, args)).content[0].text
+
+
+# ------------------------------------------------------------------ handler errors when the index is unavailable
+
+
+@pytest.fixture
+def busy_service(make_project) -> Iterator[KtxIndex]:
+    """A project with no index yet whose writer lock another process (here: another handle) holds."""
+    root = make_project({"wiki/global/ok.md": "---\nsummary: fine\n---\nbody\n"})
+    lock = WriterLock(IndexLayout(root))
+    lock.acquire()
+    service = KtxIndex(root, embedder=HashEmbedder())
+    try:
+        yield service
+    finally:
+        service.close()
+        lock.release()
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    [
+        ("discover_data", {"query": "orders"}, "is being written by PID"),
+        ("wiki_search", {"query": "orders"}, "is being written by PID"),
+        ("dictionary_search", {"values": ["x"]}, "is being written by PID"),
+        ("entity_details", {"connectionId": "warehouse", "entities": [{"table": "orders"}]}, "run `ktx-index rebuild`"),
+        ("sl_read_source", {"connectionId": "warehouse", "sourceName": "orders"}, "run `ktx-index rebuild`"),
+        ("wiki_read", {"key": "missing-page"}, "run `ktx-index rebuild`"),
+    ],
+)
+async def test_index_unavailable_is_an_in_band_error(busy_service, name, args, expected) -> None:
+    async with Client(build_server(busy_service)) as c:
+        text = tool_error(await c.call_tool(name, args))
+    assert text.startswith(f"Error executing tool {name}: ") and expected in text
+
+
+async def test_reads_that_need_no_index_still_work_while_busy(busy_service) -> None:
+    async with Client(build_server(busy_service)) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        page = await call_ok(c, tools, "wiki_read", {"key": "ok"})
+        listed = await call_ok(c, tools, "connection_list", {})
+    assert page["summary"] == "fine" and [x["id"] for x in listed["connections"]] == ["warehouse"]
+
+
+async def test_connection_list_handler_error_is_in_band(busy_service, monkeypatch) -> None:
+    def boom() -> None:
+        raise NotFound("connections unreadable", "fix ktx.yaml")
+
+    monkeypatch.setattr(busy_service, "connection_list", boom)
+    async with Client(build_server(busy_service)) as c:
+        text = tool_error(await c.call_tool("connection_list", {}))
+    assert text == "Error executing tool connection_list: connections unreadable; fix ktx.yaml"
+
+
+async def test_unexpected_exception_does_not_leak_details(busy_service, monkeypatch) -> None:
+    def crash() -> None:
+        raise RuntimeError("internal /secret/path detail")
+
+    monkeypatch.setattr(busy_service, "connection_list", crash)
+    async with Client(build_server(busy_service)) as c:
+        text = tool_error(await c.call_tool("connection_list", {}))
+    assert "connection_list" in text and "/secret/path" not in text
+
+
+# ------------------------------------------------------------------ progress while a first call builds the index
+
+
+async def test_first_call_reports_index_build_progress(make_project) -> None:
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [_table("raw")])
+    root = make_project({"wiki/global/orders.md": "---\nsummary: Orders.\n---\nAbout orders.\n", **files})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    events: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        events.append((progress, total, message))
+
+    try:
+        async with Client(build_server(service)) as c:
+            first = await c.call_tool("discover_data", {"query": "orders"}, progress_callback=on_progress)
+            assert not first.is_error and first.structured_content["refs"]
+            assert events and {"parse"} <= {m for _, _, m in events}
+            events.clear()
+            await c.call_tool("discover_data", {"query": "orders"}, progress_callback=on_progress)
+            assert events == []  # nothing long-running left
+    finally:
+        service.close()

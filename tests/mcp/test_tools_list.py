@@ -1,0 +1,148 @@
+"""``tools/list``: the exact tool surface (names, titles, annotations) and a JSON snapshot of every schema.
+
+Regenerate the snapshot after an intended change with::
+
+    UPDATE_SNAPSHOTS=1 pytest tests/mcp/test_tools_list.py
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import Tool
+
+from ktx_index.mcp import build_server
+from ktx_index.mcp.server import TOOL_NAMES
+from ktx_index.service import KtxIndex
+
+pytestmark = pytest.mark.anyio
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
+
+EXPECTED = {
+    "connection_list": ("Connection List", True),
+    "discover_data": ("Discover Data", False),
+    "wiki_search": ("Wiki Search", False),
+    "wiki_read": ("Wiki Read", True),
+    "entity_details": ("Entity Details", True),
+    "dictionary_search": ("Dictionary Search", False),
+    "sl_read_source": ("Semantic Layer Read Source", True),
+}  # name: (title, idempotentHint)
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def listed(demo_service: KtxIndex) -> list[Tool]:
+    async with Client(build_server(demo_service)) as client:
+        return (await client.list_tools()).tools
+
+
+def wire(tool: Tool) -> dict[str, Any]:
+    """The tool as it goes over the wire (camelCase, unset fields omitted)."""
+    return tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def test_exactly_the_seven_tools(listed) -> None:
+    names = [t.name for t in listed]
+    assert sorted(names) == sorted(EXPECTED) == sorted(TOOL_NAMES)
+    assert len(names) == len(set(names)) == 7
+
+
+async def test_titles_and_annotations(listed) -> None:
+    for tool in listed:
+        title, idempotent = EXPECTED[tool.name]
+        assert tool.title == title, tool.name
+        assert wire(tool)["annotations"] == {
+            "readOnlyHint": True,
+            "idempotentHint": idempotent,
+            "openWorldHint": False,
+        }, tool.name  # destructiveHint is left unset on read-only tools
+        assert tool.annotations is not None and tool.annotations.destructive_hint is None
+
+
+def _undescribed(schema: Any, where: str) -> Iterator[str]:
+    """Every property (in the root, nested objects and $defs) without a non-empty description."""
+    if isinstance(schema, dict):
+        for name, prop in (schema.get("properties") or {}).items():
+            if not (isinstance(prop, dict) and str(prop.get("description", "")).strip()):
+                yield f"{where}.properties.{name}"
+        for key, value in schema.items():
+            yield from _undescribed(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            yield from _undescribed(value, f"{where}[{i}]")
+
+
+async def test_every_input_property_has_a_description(listed) -> None:
+    missing = [path for tool in listed for path in _undescribed(tool.input_schema, tool.name)]
+    assert missing == []
+
+
+def test_undescribed_walker_finds_nested_properties() -> None:
+    schema = {
+        "properties": {"a": {"description": "ok", "type": "string"}, "b": {"$ref": "#/$defs/B"}},
+        "$defs": {"B": {"properties": {"c": {"type": "string"}, "d": {"description": " "}}}},
+    }
+    assert list(_undescribed(schema, "t")) == ["t.properties.b", "t.$defs.B.properties.c", "t.$defs.B.properties.d"]
+
+
+async def test_input_schemas_forbid_unknown_arguments(listed) -> None:
+    for tool in listed:
+        assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
+
+
+async def test_every_tool_has_an_object_output_schema(listed) -> None:
+    for tool in listed:
+        assert tool.output_schema, tool.name
+        assert tool.output_schema["type"] == "object" and tool.output_schema["properties"], tool.name
+
+
+async def test_descriptions_inline_an_example_call(listed) -> None:
+    for tool in listed:
+        assert f"Example: {tool.name}(" in (tool.description or ""), tool.name
+
+
+# ------------------------------------------------------------------ snapshot
+
+
+def snapshot_of(tools: list[Tool]) -> dict[str, Any]:
+    keep = ("title", "annotations", "inputSchema", "outputSchema")
+    return {t.name: {k: wire(t).get(k) for k in keep} for t in sorted(tools, key=lambda t: t.name)}
+
+
+def render(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+async def test_tools_list_snapshot(listed) -> None:
+    current = render(snapshot_of(listed))
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
+        SNAPSHOT.write_text(current, encoding="utf-8")
+    assert SNAPSHOT.is_file(), f"{SNAPSHOT} is missing; generate it with UPDATE_SNAPSHOTS=1"
+    committed = SNAPSHOT.read_text(encoding="utf-8")
+    if current != committed:
+        diff = "".join(
+            difflib.unified_diff(
+                committed.splitlines(keepends=True),
+                current.splitlines(keepends=True),
+                fromfile=f"{SNAPSHOT.name} (committed)",
+                tofile=f"{SNAPSHOT.name} (server now)",
+            )
+        )
+        pytest.fail(
+            "tools/list differs from the committed snapshot. If the change is intended, rerun with "
+            f"UPDATE_SNAPSHOTS=1 and commit {SNAPSHOT}.\n{diff}",
+            pytrace=False,
+        )
