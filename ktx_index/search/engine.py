@@ -239,7 +239,9 @@ class Engine:
             if connection is not None and not self._in_connection(idx, connection):
                 continue
             cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
-            cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact, unknown_share)
+            cand.score = scoring.with_prior(
+                scoring.fuse(cand.lexical, cand.semantic, cand.exact, unknown_share), SEARCH_KINDS[snap.doc_kind[idx]]
+            )
             out.append(cand)
         self._follow_links(out, kind_set, connection, per_doc)
         self._propagate(out)

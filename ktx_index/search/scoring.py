@@ -33,6 +33,8 @@ RELEVANCE_FLOOR = 0.18
 PARENT_SHARE = 0.9
 #: What a matching wiki page names (sl_refs, `identifiers`) scores at least this share of the page.
 LINK_SHARE = 0.7
+#: Containers and curated definitions answer more questions than single columns do.
+KIND_PRIOR = {"wiki": 1.0, "sl_source": 1.0, "sl_measure": 1.0, "table": 0.97, "sl_dimension": 0.92, "column": 0.88}
 
 
 def lexical_score(bm25: float, ideal: float) -> float:
@@ -69,6 +71,10 @@ def fuse(lexical: float, semantic: float | None, exact: bool, unknown_share: flo
     if exact:
         return EXACT_FLOOR + (1.0 - EXACT_FLOOR) * hybrid
     return NON_EXACT_CEILING * hybrid * (1.0 - UNKNOWN_PENALTY * unknown_share)
+
+
+def with_prior(score: float, kind: str) -> float:
+    return score * KIND_PRIOR.get(kind, 1.0)
 
 
 def passes_floor(score: float, floor: float = RELEVANCE_FLOOR) -> bool:
