@@ -10,7 +10,7 @@ import re
 
 from indexers.models import Document
 
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2
 CHUNK_WORDS = 150  # ≈200 word pieces, under MiniLM's 256-token window
 KIND_LABEL = {
     "wiki": "wiki page",
@@ -39,10 +39,15 @@ def compact_text(doc: Document) -> str:
         parts.append(doc.expr)
     if doc.sample_values:
         parts.append("values: " + ", ".join(doc.sample_values[:5]))
-    if doc.kind == "sl_source" and doc.attrs.get("columns"):
-        parts.append("columns: " + ", ".join(humanize(c) for c in doc.attrs["columns"][:12]))
+    if doc.kind == "sl_source":
+        if doc.attrs.get("measures"):
+            parts.append("measures: " + ", ".join(humanize(m) for m in doc.attrs["measures"][:12]))
+        if doc.attrs.get("columns"):
+            parts.append("columns: " + ", ".join(humanize(c) for c in doc.attrs["columns"][:20]))
+        if doc.body:
+            parts.append(doc.body)
     if doc.kind == "table" and doc.body:
-        parts.append("columns: " + ", ".join(humanize(c) for c in doc.body.split()[:12]))
+        parts.append("columns: " + ", ".join(humanize(c) for c in doc.body.split()[:20]))
     if doc.tags:
         parts.append("tags: " + ", ".join(doc.tags))
     return " — ".join(parts)[:1000]
