@@ -4,7 +4,7 @@ Only scopes whose files changed (size or mtime) are parsed again; only documents
 content hash changed are rewritten; only texts never embedded before are embedded.
 Order of commits: lexical (stamped with generation N+1), then the store (generation
 N+1). A crash between the two leaves the store at N, which the next writer detects
-and repairs by re-deriving the lexical index from the store.
+and repairs by re-deriving the lexical index from the store (see integrity.py).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
 from ktx_index.embedder import Embedder
+from ktx_index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
-from ktx_index.lexical import LexicalIndex
 from ktx_index.reports import RebuildReport, StaleFile
 from ktx_index.store import DocStore
 from ktx_index.texts import embedding_texts
@@ -66,10 +66,13 @@ class Builder:
         self.layout = layout
         self.embedder = embedder
         self.indexers = indexers or default_indexers()
-        self.store = DocStore(layout.store)
+        self.store, self.repairs = open_store(layout)
         self._check_format()
-        self.lexical = LexicalIndex(layout.lexical)
-        self.repaired = self._repair_lexical()
+        self.lexical, lexical_repairs = open_lexical(layout, self.store)
+        self.repairs += lexical_repairs
+        if embedder is not None:
+            self.repairs += check_vectors(layout, self.store, embedder.dim)
+        self.store.set_meta({"last_repairs": json.dumps(self.repairs)})  # what the latest writer had to repair
 
     def close(self) -> None:
         self.store.close()
@@ -83,20 +86,6 @@ class Builder:
             self.layout.wipe()
             self.store = DocStore(self.layout.store)
         self.store.set_meta({"format": format_stamp()})
-
-    def _repair_lexical(self) -> bool:
-        """Re-derive the lexical index when it is not at the store's generation."""
-        if self.lexical.generation() == self.store.generation():
-            return False
-        writer = self.lexical.writer()
-        writer.delete_all_documents()
-        for doc in self.store.iter_docs(SEARCH_KINDS):
-            self.lexical.add(writer, doc)
-        self.lexical.set_generation(writer, self.store.generation())
-        writer.commit()
-        writer.wait_merging_threads()
-        self.lexical.reload()
-        return True
 
     # ------------------------------------------------------------------ rebuild
 
@@ -151,7 +140,9 @@ class Builder:
         report.embedded, report.embedding_status = self.embed_pending(on_progress)
         report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
         report.generation = self.store.generation()
-        report.diagnostics = dedupe_diagnostics(diagnostics + self.store.scope_diagnostics())
+        repaired = [Diagnostic(path=str(self.layout.dir), message=m, code="repaired") for m in self.repairs]
+        self.repairs = []
+        report.diagnostics = dedupe_diagnostics(diagnostics + repaired + self.store.scope_diagnostics())
         report.stale = [StaleFile(path=p, reason=r) for p, r, _ in self.store.stale_docs()]
         report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         self.store.set_meta({"last_rebuild": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})

@@ -61,11 +61,17 @@ class LexicalHit:
 
 
 class LexicalIndex:
-    def __init__(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, create: bool = True) -> None:
+        """Open (or, for the writer, create) the index. Readers never create: a missing meta.json is damage."""
         self.path = path
         self.schema = build_schema()
-        self.index = tantivy.Index(self.schema, path=str(path))
+        if create:
+            path.mkdir(parents=True, exist_ok=True)
+            self.index = tantivy.Index(self.schema, path=str(path))
+        else:
+            if not (path / "meta.json").is_file():
+                raise ValueError(f"{path / 'meta.json'} is missing")
+            self.index = tantivy.Index.open(str(path))
         self.index.register_tokenizer(ANALYZER, build_analyzer())
         self.searcher = self.index.searcher()
 

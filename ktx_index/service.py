@@ -96,10 +96,32 @@ class KtxIndex:
                         raise IndexUnavailable(
                             f"no index at {self.layout.dir}", "run `ktx-index rebuild` (or start `ktx-index serve`)"
                         )
-                    self._engine = Engine(self.layout, self.embedder)
+                    self._engine = self._open_engine()
         else:
             self._engine.refresh()
         return self._engine
+
+    def _open_engine(self) -> Engine:
+        """Open for reading; a damaged index is repaired first when no other process is writing."""
+        try:
+            engine = Engine(self.layout, self.embedder)
+        except Exception as exc:
+            self._repair(f"index could not be opened ({exc})")
+            return Engine(self.layout, self.embedder)
+        damage = engine.lexical_error or engine.vector_error
+        if damage is not None:
+            engine.close()
+            self._repair(damage)
+            engine = Engine(self.layout, self.embedder)
+        return engine
+
+    def _repair(self, reason: str) -> None:
+        if self._builder is not None or self._writer_lock.holder_pid() is None:
+            self.rebuild()
+        elif self._builder is None:
+            raise IndexUnavailable(
+                reason, f"a writer (PID {self._writer_lock.holder_pid()}) is repairing it; retry shortly"
+            )
 
     def ensure_index(self, on_progress: Progress | None = None) -> Engine:
         """The engine, building the index first when there is none yet (a first call on a new project)."""

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 from indexers import dedupe_diagnostics, default_indexers, load_project
+from indexers.models import Diagnostic
 from ktx_index.builder import scope_fingerprint
 from ktx_index.layout import WriterLock
 from ktx_index.reports import StaleFile, StatusReport, WatcherInfo
@@ -87,6 +88,10 @@ def build_status(service: KtxIndex) -> StatusReport:
     report.changed_paths = changed_paths(service)
     report.changed_files = len(report.changed_paths)
     report.watcher = _watcher(service)
-    report.diagnostics = dedupe_diagnostics(service.project.diagnostics + store.scope_diagnostics())
+    repairs = [
+        Diagnostic(path=str(service.layout.dir), message=m, code="repaired")
+        for m in json.loads(meta.get("last_repairs") or "[]")
+    ]
+    report.diagnostics = dedupe_diagnostics(service.project.diagnostics + repairs + store.scope_diagnostics())
     report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.stale_docs()]
     return report

@@ -27,7 +27,8 @@ TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 def relevant(root: Path, path: str) -> bool:
@@ -77,6 +78,9 @@ class Watcher:
             self.run()
         except BaseException as exc:
             self.error = exc
+
+    def request_stop(self) -> None:
+        self._stop.set()
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()

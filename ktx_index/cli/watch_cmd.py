@@ -36,9 +36,9 @@ def watch_command(project_dir: str | None, quiet: bool) -> None:
                     click.echo(f"  {diag.path}: {diag.message}", err=True)
 
     watcher = Watcher(service, on_batch=report)
-    signal.signal(signal.SIGTERM, lambda *_: watcher._stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: watcher.request_stop())
+    service.acquire_writer()  # IndexBusy (exit 1) leaves the running watcher and its status alone
     try:
-        service.acquire_writer()
         click.echo(f"ktx-index: watching {service.root} (Ctrl-C to stop)", err=True)
         watcher.run()
     except KeyboardInterrupt:

@@ -91,10 +91,13 @@ class Engine:
         self.layout = layout
         self.embedder = embedder
         self.store = DocStore(layout.store, readonly=True)
-        self.lexical = LexicalIndex(layout.lexical)
+        self.lexical = LexicalIndex(layout.lexical, create=False)
         self.snapshot = Snapshot()
         self._lock = threading.Lock()
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.vector_error: str | None = None
+        self.lexical_error: str | None = None
+        self.model_error: str | None = None
         self.refresh()
 
     def close(self) -> None:
@@ -102,17 +105,22 @@ class Engine:
 
     # ------------------------------------------------------------------ loading
 
-    def refresh(self) -> bool:
+    def refresh(self, force: bool = False) -> bool:
         """Reload what changed since the last query. Cheap when nothing did."""
         meta = self.store.meta()
         generation = int(meta.get("generation", "0"))
         vectors_version = meta.get("vectors_version", "")
         snap = self.snapshot
-        if generation == snap.generation and vectors_version == snap.vectors_version:
+        if not force and generation == snap.generation and vectors_version == snap.vectors_version:
             return False
         with self._lock:
-            if generation != snap.generation:
+            if force or generation != snap.generation:
                 self.lexical.reload()
+                lexical_generation = self.lexical.generation()
+                if lexical_generation < generation:  # behind the store: never a state a writer commits
+                    self.lexical_error = (
+                        f"lexical index is at generation {lexical_generation}, the store at {generation}"
+                    )
                 snap = self._load_docs(generation)
             else:
                 snap = Snapshot(**{**snap.__dict__})
@@ -196,9 +204,11 @@ class Engine:
             vec_rows.append(row)
         try:
             matrix = VectorFile(self.layout.vectors, self.embedder.dim).read_rows(np.array(vec_rows, dtype=np.int64))
-        except ValueError:
+            self.vector_error = None
+        except ValueError as exc:  # never rank with vectors that do not match the manifest
             matrix = np.zeros((0, self.embedder.dim), dtype=np.float32)
             starts, docs = [], []
+            self.vector_error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
         snap.matrix = matrix
         snap.chunk_starts = np.array(starts, dtype=np.int64)
         snap.chunk_docs = np.array(docs, dtype=np.int64)
@@ -209,11 +219,17 @@ class Engine:
     # ------------------------------------------------------------------ ranking
 
     def query_vector(self, query: str) -> np.ndarray | None:
+        """The query's embedding (cached), or None when there is no model or it fails (lexical-only then)."""
         if self.embedder is None:
             return None
         cached = self._query_vectors.get(query)
         if cached is None:
-            cached = self.embedder.encode([query])[0]
+            try:
+                cached = self.embedder.encode([query])[0]
+            except Exception as exc:
+                self.model_error = f"embedding model unavailable ({type(exc).__name__}: {exc}); searching lexically"
+                return None
+            self.model_error = None
             self._query_vectors[query] = cached
             if len(self._query_vectors) > 512:
                 self._query_vectors.popitem(last=False)
@@ -353,6 +369,8 @@ class Engine:
         if snap.matrix is None or not len(snap.matrix) or not query.strip():
             return
         vector = self.query_vector(query)
+        if vector is None:
+            return None
         per_chunk = snap.matrix @ vector
         per_doc = np.maximum.reduceat(per_chunk, snap.chunk_starts) if len(snap.chunk_starts) else per_chunk[:0]
         docs = snap.chunk_docs
@@ -377,6 +395,8 @@ class Engine:
         snap = self.snapshot
         if self.embedder is None:
             return "skipped", "embeddings disabled (index.embeddings: false)"
+        if self.model_error or self.vector_error:
+            return "failed", self.model_error or self.vector_error
         if snap.embedded_docs == 0:
             return "skipped", "no vectors yet; run `ktx-index rebuild`"
         if snap.embedded_docs < len(snap.doc_uids):

@@ -122,7 +122,7 @@ def test_lexical_index_behind_the_store_is_repaired_on_open(project):
     writer.wait_merging_threads()
     builder.close()
     repaired = Builder(project, layout, HashEmbedder())
-    assert repaired.repaired and repaired.lexical.generation() == repaired.store.generation()
+    assert repaired.repairs and repaired.lexical.generation() == repaired.store.generation()
     repaired.close()
     service = service_for(project)
     assert service.discover_data("order_count").refs[0].id == "orders.order_count"
