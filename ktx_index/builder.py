@@ -138,6 +138,7 @@ class Builder:
 
         embed_started = time.perf_counter()
         report.embedded, report.embedding_status = self.embed_pending(on_progress)
+        self.store.set_meta({"embedding_status": report.embedding_status})
         report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
         report.generation = self.store.generation()
         repaired = [Diagnostic(path=str(self.layout.dir), message=m, code="repaired") for m in self.repairs]

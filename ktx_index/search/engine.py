@@ -98,6 +98,7 @@ class Engine:
         self.vector_error: str | None = None
         self.lexical_error: str | None = None
         self.model_error: str | None = None
+        self.embedding_status = ""
         self.refresh()
 
     def close(self) -> None:
@@ -108,6 +109,7 @@ class Engine:
     def refresh(self, force: bool = False) -> bool:
         """Reload what changed since the last query. Cheap when nothing did."""
         meta = self.store.meta()
+        self.embedding_status = meta.get("embedding_status", "")
         generation = int(meta.get("generation", "0"))
         vectors_version = meta.get("vectors_version", "")
         snap = self.snapshot
@@ -397,6 +399,8 @@ class Engine:
             return "skipped", "embeddings disabled (index.embeddings: false)"
         if self.model_error or self.vector_error:
             return "failed", self.model_error or self.vector_error
+        if self.embedding_status.startswith("unavailable") and snap.embedded_docs < len(snap.doc_uids):
+            return "failed", f"embedding model {self.embedding_status}; searching lexically"
         if snap.embedded_docs == 0:
             return "skipped", "no vectors yet; run `ktx-index rebuild`"
         if snap.embedded_docs < len(snap.doc_uids):

@@ -165,5 +165,10 @@ def test_broken_model_leaves_a_working_lexical_index(project):
     service = KtxIndex(project, embedder=ExplodingEmbedder())
     report = service.rebuild()
     assert report.embedding_status.startswith("unavailable") and "model files missing" in report.embedding_status
-    assert service.wiki_search("refunds").results[0].key == "revenue"
+    result = service.wiki_search("refunds").results[0]
+    assert result.key == "revenue" and result.matchReasons == ["lexical"]
+    semantic = next(lane for lane in result.lanes if lane.lane == "semantic")
+    assert semantic.status == "failed" and "model files missing" in semantic.reason
+    status = service.status()
+    assert status.semantic == "failed" and "searching lexically" in status.semantic_reason
     service.close()
