@@ -12,6 +12,8 @@ from ktx_index.embedder import HashEmbedder
 from ktx_index.mcp import build_server
 from ktx_index.service import KtxIndex
 
+pytestmark = pytest.mark.model  # the CLI commands load the real model
+
 SECRETS = ("hunter2-password", "sk-live-0123456789", "ENV_SECRET_NAME", "s3cr3t-token")
 CONFIG = f"""connections:
   warehouse:
