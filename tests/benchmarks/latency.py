@@ -36,7 +36,7 @@ REPO = HERE.parents[1]
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def queries_for(project: Path, count: int) -> tuple[list[str], list[str], list[list[str]]]:
@@ -93,7 +93,7 @@ async def through_mcp(project: Path, discover: list[str], wiki: list[str], value
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if any(b"serve" == c for c in cmdline) and str(project).encode() in cmdline:
+            if any(c == b"serve" for c in cmdline) and str(project).encode() in cmdline:
                 out["server_rss_kb"], out["server_peak_kb"] = rss_kb(pid)
     return out
 
@@ -111,7 +111,12 @@ def main() -> None:
     service = KtxIndex(work)
     service.embedder.encode(["load the model before timing"])  # model load is not index build time
     full_ms, report = timed(service.rebuild)
-    rows.append(("full rebuild (parse / lexical / embed)", f"{full_ms / 1000:.2f} s ({report.parse_ms / 1000:.2f} / {report.lexical_ms / 1000:.2f} / {report.embed_ms / 1000:.2f}); {report.added} docs, {report.embedded} texts embedded"))
+    rows.append(
+        (
+            "full rebuild (parse / lexical / embed)",
+            f"{full_ms / 1000:.2f} s ({report.parse_ms / 1000:.2f} / {report.lexical_ms / 1000:.2f} / {report.embed_ms / 1000:.2f}); {report.added} docs, {report.embedded} texts embedded",
+        )
+    )
     noop_ms, _ = timed(service.rebuild)
     rows.append(("no-op rebuild", f"{noop_ms:.0f} ms"))
     target = next((p for p in sorted((work / "wiki/global").glob("*.md"))), None) or next(work.rglob("*.yaml"))
@@ -129,7 +134,12 @@ def main() -> None:
         ("dictionary_search", service.dictionary_search, values),
     ):
         times = [timed(fn, q)[0] for q in inputs]
-        rows.append((f"{tool} in-process p50 / p95", f"{statistics.median(times):.1f} / {pct(times, 0.95):.1f} ms ({len(times)} distinct)"))
+        rows.append(
+            (
+                f"{tool} in-process p50 / p95",
+                f"{statistics.median(times):.1f} / {pct(times, 0.95):.1f} ms ({len(times)} distinct)",
+            )
+        )
     baseline_times = []
     for q in discover[:10]:
         t0 = time.perf_counter()
@@ -143,9 +153,16 @@ def main() -> None:
         rows.append(("MCP server start to first answer", f"{mcp['start_to_first_answer_ms'] / 1000:.2f} s"))
         for tool in ("discover_data", "wiki_search", "dictionary_search"):
             times = mcp[tool]
-            rows.append((f"{tool} via MCP stdio p50 / p95", f"{statistics.median(times):.1f} / {pct(times, 0.95):.1f} ms"))
+            rows.append(
+                (f"{tool} via MCP stdio p50 / p95", f"{statistics.median(times):.1f} / {pct(times, 0.95):.1f} ms")
+            )
         if "server_rss_kb" in mcp:
-            rows.append(("MCP server RSS (peak)", f"{mcp['server_rss_kb'] / 1024:.0f} MB ({mcp['server_peak_kb'] / 1024:.0f} MB)"))
+            rows.append(
+                (
+                    "MCP server RSS (peak)",
+                    f"{mcp['server_rss_kb'] / 1024:.0f} MB ({mcp['server_peak_kb'] / 1024:.0f} MB)",
+                )
+            )
 
     width = max(len(k) for k, _ in rows)
     print(f"project: {args.project}  ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores)")
