@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from indexers.base import Indexer, Scope, ScopeResult
+from indexers.base import Indexer, Scope, ScopeResult, safe_read
 from indexers.models import ALL_KINDS, Diagnostic, Document
 from indexers.project import Project, load_project
 from indexers.scans import ScanIndexer
@@ -57,7 +57,7 @@ def read_project(project: Project, indexers: list[Indexer] | None = None) -> Pro
         scopes, diagnostics = indexer.scopes(project)
         read.diagnostics.extend(diagnostics)
         for scope in scopes:
-            result = indexer.read(project, scope)
+            result = safe_read(indexer, project, scope)
             read.documents.extend(result.documents)
             read.diagnostics.extend(result.diagnostics)
     read.diagnostics = dedupe_diagnostics(read.diagnostics)

@@ -8,7 +8,9 @@ fingerprints each scope's files, so an unchanged scope is never parsed again.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import math
 import os
 import re
 from abc import ABC, abstractmethod
@@ -175,6 +177,47 @@ def list_dirs(project: Project, rel_dir: str) -> list[str]:
     if not base.is_dir():
         return []
     return sorted(e.name for e in os.scandir(base) if e.is_dir() and not e.name.startswith("."))
+
+
+MAX_JSON_DEPTH = 32
+
+
+def jsonable(value: Any, depth: int = 0, _seen: frozenset[int] = frozenset()) -> Any:
+    """YAML dates and other scalars → JSON-safe values (documents are stored as JSON).
+
+    Depth is capped and YAML anchor cycles are cut, so no hostile file can make a
+    document unserialisable."""
+    if isinstance(value, (dict, list)):
+        if depth >= MAX_JSON_DEPTH:
+            return "[nested too deeply]"
+        if id(value) in _seen:
+            return "[circular reference]"
+        seen = _seen | {id(value)}
+        if isinstance(value, dict):
+            return {str(k): jsonable(v, depth + 1, seen) for k, v in value.items()}
+        return [jsonable(v, depth + 1, seen) for v in value]
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def safe_read(indexer: Indexer, project: Project, scope: Scope) -> ScopeResult:
+    """indexer.read, with any unforeseen failure turned into a diagnostic on the scope's first file:
+    one hostile file must never stop the rest of the project from being indexed."""
+    try:
+        return indexer.read(project, scope)
+    except Exception as exc:  # the indexers report what they foresee; this catches the rest
+        result = ScopeResult()
+        result.problem(
+            scope.files[0] if scope.files else scope.key,
+            f"could not be read: {type(exc).__name__}: {exc}",
+            "parse_error",
+        )
+        return result
 
 
 def as_str_list(value: Any) -> list[str]:

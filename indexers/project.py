@@ -7,6 +7,7 @@ are read from it: the ``connections`` map (id and driver) and the optional
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -104,7 +105,8 @@ def _settings(raw: Any, diagnostics: list[Diagnostic]) -> IndexSettings:
         expected = type(getattr(defaults, key))
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        if not isinstance(value, expected) or (expected is str and not SAFE_ID.match(value)):
+        invalid_number = expected is float and not (isinstance(value, float) and math.isfinite(value) and value > 0)
+        if not isinstance(value, expected) or (expected is str and not SAFE_ID.match(value)) or invalid_number:
             diagnostics.append(
                 Diagnostic(path=CONFIG_FILE, message=f"index.{key}: invalid value {value!r}; using the default")
             )

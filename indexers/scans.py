@@ -13,12 +13,21 @@ import os
 import re
 from typing import Any
 
-from indexers.base import Indexer, Scope, ScopeResult, SourceError, clean_text, list_dirs, list_files, read_json
+from indexers.base import (
+    Indexer,
+    Scope,
+    ScopeResult,
+    SourceError,
+    clean_text,
+    jsonable,
+    list_dirs,
+    list_files,
+    read_json,
+)
 from indexers.models import Diagnostic, Document, TableRef, make_uid
 from indexers.project import Project
 from indexers.scan_artifacts import ArtifactCache, table_key
 from indexers.sl_records import resolve_description
-from indexers.wiki import jsonable
 
 #: KTX's dictionary filters (reference §2.4), with the type gate widened to wrapped and
 #: vendor string types (citext, tinytext, LowCardinality(String), ...).
@@ -51,6 +60,30 @@ def sample_strings(values: Any) -> list[str]:
             seen.add(text.casefold())
             out.append(text)
     return out
+
+
+def _typed(value: Any, kind: type) -> Any:
+    """The value if it has the type the scan format promises (bool is not an int), else None."""
+    if kind is float:
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if kind is int and isinstance(value, bool):
+        return None
+    return value if isinstance(value, kind) else None
+
+
+COLUMN_FIELDS = {
+    "name": str, "nativeType": str, "normalizedType": str, "dimensionType": str,
+    "nullable": bool, "primaryKey": bool, "comment": str,
+}  # fmt: skip
+PROFILE_FIELDS = {"distinctCount": int, "nullCount": int, "rowCount": int, "nullRate": float}
+
+
+def column_metadata(column: dict[str, Any]) -> dict[str, Any]:
+    return {key: _typed(column.get(key), kind) for key, kind in COLUMN_FIELDS.items()}
+
+
+def profile_stats(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: _typed(entry.get(key), kind) for key, kind in PROFILE_FIELDS.items() if key in entry}
 
 
 class ScanIndexer(Indexer):
@@ -141,14 +174,15 @@ class ScanIndexer(Indexer):
                         profiled += 1
                     if isinstance(entry.get("rowCount"), int):
                         sampled_rows = max(sampled_rows, entry["rowCount"])
-                    values_per_column = max(values_per_column, len(entry.get("sampleValues") or []))
+                    values_per_column = max(values_per_column, len(sample_strings(entry.get("sampleValues"))))
+        info, report = info or {}, report or {}
         attrs = {
             "syncId": sync.rsplit("/", 1)[1],
-            "driver": (info or {}).get("driver") or (report or {}).get("driver"),
-            "extractedAt": (info or {}).get("extractedAt"),
-            "scanRunId": (report or {}).get("runId"),
-            "mode": (report or {}).get("mode"),
-            "createdAt": (report or {}).get("createdAt"),
+            "driver": _typed(info.get("driver"), str) or _typed(report.get("driver"), str),
+            "extractedAt": _typed(info.get("extractedAt"), str),
+            "scanRunId": _typed(report.get("runId"), str),
+            "mode": _typed(report.get("mode"), str),
+            "createdAt": _typed(report.get("createdAt"), str),
             "tables": scope.get("tables"),
             "profileSyncIds": profile_syncs,
             "profiledColumns": profiled,
@@ -177,7 +211,7 @@ class ScanIndexer(Indexer):
         table = self._json(project, rel, result)
         if table is None:
             return result
-        if not isinstance(table, dict) or not isinstance(table.get("name"), str) or not table["name"].strip():
+        if not isinstance(table.get("name"), str) or not table["name"].strip():
             result.problem(rel, "table file must be an object with a non-empty 'name'", code="parse_error")
             return result
         ref = TableRef(
@@ -197,14 +231,17 @@ class ScanIndexer(Indexer):
                 profile_sync = profile_rel.split("/")[-3]
                 break
         shard_table, shard_columns = self.cache.shard_descriptions(project, scope.get("shards"), display, result)
-        columns = [c for c in table.get("columns") or [] if isinstance(c, dict) and isinstance(c.get("name"), str)]
-        if len(columns) != len(table.get("columns") or []):
+        raw_columns = table.get("columns") if isinstance(table.get("columns"), list) else []
+        if not isinstance(table.get("columns"), (list, type(None))):
+            result.problem(rel, "'columns' must be a list; the table is indexed without columns", code="warning")
+        columns = [c for c in raw_columns if isinstance(c, dict) and isinstance(c.get("name"), str)]
+        if len(columns) != len(raw_columns):
             result.problem(rel, "some columns are not objects with a 'name'; they were skipped", code="warning")
         comment = clean_text(table.get("comment"))
         description = resolve_description(table.get("descriptions")) or shard_table or comment
         snapshot = {
             "syncId": sync.rsplit("/", 1)[1],
-            "extractedAt": info.get("extractedAt"),
+            "extractedAt": _typed(info.get("extractedAt"), str),
             "scanRunId": sync.rsplit("/", 1)[1].split("-", 4)[-1] if sync.count("-") >= 4 else None,
         }
         row_count = next((e.get("rowCount") for e in profile_rows.values() if isinstance(e.get("rowCount"), int)), None)
@@ -225,12 +262,14 @@ class ScanIndexer(Indexer):
                 table_ref=ref,
                 attrs=jsonable(
                     {
-                        "kind": table.get("kind"),
-                        "estimatedRows": table.get("estimatedRows"),
+                        "kind": _typed(table.get("kind"), str),
+                        "estimatedRows": _typed(table.get("estimatedRows"), int),
                         "profiledRows": row_count,
-                        "driver": info.get("driver"),
-                        "columns": columns,
-                        "foreignKeys": table.get("foreignKeys") or [],
+                        "driver": _typed(info.get("driver"), str),
+                        "columns": [column_metadata(c) for c in columns],
+                        "foreignKeys": [fk for fk in table.get("foreignKeys") or [] if isinstance(fk, dict)]
+                        if isinstance(table.get("foreignKeys"), list)
+                        else [],
                         "snapshot": snapshot,
                         "profileSyncId": profile_sync,
                     }
@@ -260,17 +299,7 @@ class ScanIndexer(Indexer):
                     sample_values=samples,
                     table_ref=ref,
                     column_name=name,
-                    attrs=jsonable(
-                        {
-                            key: column.get(key)
-                            for key in ("nativeType", "normalizedType", "dimensionType", "nullable", "primaryKey")
-                        }
-                        | {
-                            key: entry.get(key)
-                            for key in ("distinctCount", "nullCount", "nullRate", "rowCount")
-                            if key in entry
-                        }
-                    ),
+                    attrs=jsonable(column_metadata(column) | profile_stats(entry)),
                 )
             )
             if entry and is_dictionary_column(name, entry):
@@ -297,11 +326,16 @@ class ScanIndexer(Indexer):
                     )
         return result
 
-    def _json(self, project: Project, rel: str, result: ScopeResult, optional: bool = False) -> Any:
+    def _json(self, project: Project, rel: str, result: ScopeResult, optional: bool = False) -> dict[str, Any] | None:
+        """A JSON object artifact, or None after reporting why it cannot be used."""
         if optional and not (project.root / rel).is_file():
             return None
         try:
-            return read_json(project, rel)
+            data = read_json(project, rel)
         except SourceError as exc:
             result.problem(rel, str(exc), code="parse_error")
             return None
+        if not isinstance(data, dict):
+            result.problem(rel, f"expected a JSON object, found {type(data).__name__}", code="parse_error")
+            return None
+        return data

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexers.base import SAFE_ID, Indexer, Scope, ScopeResult, as_str_list, clean_text
+from indexers.base import SAFE_ID, Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
 from indexers.models import Diagnostic, Document, TableRef, make_uid
 from indexers.project import Project
 from indexers.sl_records import SourceRecord, connection_files, dict_list, load_records, resolve_description
-from indexers.wiki import jsonable
 
 
 def table_ref_from_string(table: str) -> TableRef | None:
@@ -89,16 +88,18 @@ class SemanticLayerIndexer(Indexer):
                 body=usage_text,
                 tags=tags,
                 table_ref=table_ref,
-                attrs={
-                    "table": table or None,
-                    "sql": bool(sql),
-                    "columns": _names(columns),
-                    "measures": _names(measures),
-                    "joins": [str(j.get("to")) for j in joins if j.get("to")],
-                    "frequencyTier": usage.get("frequencyTier"),
-                    "files": record.files,
-                    "yaml": record.yaml_text(),
-                },
+                attrs=jsonable(
+                    {
+                        "table": table or None,
+                        "sql": bool(sql),
+                        "columns": _names(columns),
+                        "measures": _names(measures),
+                        "joins": [str(j.get("to")) for j in joins if j.get("to")],
+                        "frequencyTier": usage.get("frequencyTier"),
+                        "files": record.files,
+                        "yaml": record.yaml_text(),
+                    }
+                ),
             )
         ]
         for measure in measures:

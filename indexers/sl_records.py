@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from indexers.base import SourceError, list_files, parse_yaml, read_text
+from indexers.base import SourceError, as_str_list, list_files, parse_yaml, read_text
 from indexers.models import Diagnostic
 from indexers.project import Project
 
@@ -109,9 +109,9 @@ def compose_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> tuple[dict
         if key in overlay:
             out[key] = copy.deepcopy(overlay[key])
     columns = dict_list(out.get("columns"))
-    by_name = {c.get("name"): c for c in columns}
+    by_name = {c["name"]: c for c in columns if isinstance(c.get("name"), str)}
     for patch in dict_list(overlay.get("column_overrides")):
-        target = by_name.get(patch.get("name"))
+        target = by_name.get(patch["name"]) if isinstance(patch.get("name"), str) else None
         if target is None:
             problems.append(f"column_overrides: no column '{patch.get('name')}' in the base source")
             continue
@@ -123,21 +123,24 @@ def compose_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> tuple[dict
             elif key != "name":
                 target[key] = copy.deepcopy(value)
     for computed in dict_list(overlay.get("columns")):
-        if computed.get("name") in by_name:
+        if not isinstance(computed.get("name"), str):
+            problems.append("columns: a computed column needs a string 'name'")
+            continue
+        if computed["name"] in by_name:
             problems.append(f"columns: '{computed.get('name')}' already exists; use column_overrides")
             continue
         columns.append(copy.deepcopy(computed))
-        by_name[computed.get("name")] = computed
-    excluded = {str(n) for n in overlay.get("exclude_columns") or [] if isinstance(n, str)}
-    out["columns"] = [c for c in columns if c.get("name") not in excluded]
+        by_name[computed["name"]] = computed
+    excluded = set(as_str_list(overlay.get("exclude_columns")))
+    out["columns"] = [c for c in columns if not (isinstance(c.get("name"), str) and c["name"] in excluded)]
     joins = dict_list(out.get("joins"))
-    seen = {(j.get("to"), _norm_on(j.get("on"))) for j in joins}
+    seen = {(str(j.get("to")), _norm_on(j.get("on"))) for j in joins}
     for join in dict_list(overlay.get("joins")):
-        key = (join.get("to"), _norm_on(join.get("on")))
+        key = (str(join.get("to")), _norm_on(join.get("on")))
         if key not in seen:
             joins.append(copy.deepcopy(join))
             seen.add(key)
-    disabled = {_norm_on(on) for on in overlay.get("disable_joins") or []}
+    disabled = {_norm_on(on) for on in as_str_list(overlay.get("disable_joins"))}
     out["joins"] = [j for j in joins if _norm_on(j.get("on")) not in disabled]
     return out, problems
 

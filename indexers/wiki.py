@@ -6,7 +6,6 @@ Keys are flat, as in KTX: a file in a nested folder or with a key outside
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
@@ -18,6 +17,7 @@ from indexers.base import (
     SourceError,
     as_str_list,
     clean_text,
+    jsonable,
     list_dirs,
     list_files,
     parse_yaml,
@@ -40,19 +40,6 @@ def suggest_key(raw: str) -> str:
     key = re.sub(r"[^A-Za-z0-9_-]+", "-", raw)
     key = re.sub(r"-{2,}", "-", key).strip("-_")
     return key or "page-key"
-
-
-def jsonable(value: Any) -> Any:
-    """YAML dates and other scalars → JSON-safe values (documents are stored as JSON)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 CODE_SPAN = re.compile(r"`([^`\n]{2,120})`")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
-from indexers.base import Scope
+from indexers.base import Scope, safe_read
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
 from ktx_index.embedder import Embedder
 from ktx_index.integrity import check_vectors, open_lexical, open_store
@@ -116,7 +116,7 @@ class Builder:
         todo = [(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp]
         parse_started = time.perf_counter()
         for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
-            result = indexer.read(project, scope)
+            result = safe_read(indexer, project, scope)
             self._diff_scope(scope, result.documents, result.diagnostics, changes, report)
             changes.scopes.append((scope, fingerprint, result.diagnostics))
             on_progress("parse", done, len(todo))
@@ -134,6 +134,10 @@ class Builder:
         lexical_started = time.perf_counter()
         if changes.put or changes.delete or changes.dropped_scopes or force:
             self._commit(changes, force, on_progress)
+        elif changes.scopes:  # files re-read without a document change (e.g. a new broken file): keep their diagnostics
+            self.store.begin()
+            self._put_scopes(changes)
+            self.store.commit()
         report.lexical_ms = round((time.perf_counter() - lexical_started) * 1000, 1)
 
         embed_started = time.perf_counter()
@@ -203,10 +207,7 @@ class Builder:
                 for doc in self.store.iter_docs(SEARCH_KINDS):
                     if doc.uid not in touched:
                         self.lexical.add(writer, doc)
-            for scope, fp, diags in changes.scopes:
-                self.store.put_scope(scope.key, scope.family, fp, list(scope.files), diags)
-            for key in changes.dropped_scopes:
-                self.store.delete_scope(key)
+            self._put_scopes(changes)
             self.lexical.set_generation(writer, generation)
             writer.commit()
             writer.wait_merging_threads()
@@ -217,6 +218,12 @@ class Builder:
             raise
         self.lexical.reload()
         on_progress("index", len(changes.put), len(changes.put))
+
+    def _put_scopes(self, changes: _Changes) -> None:
+        for scope, fp, diags in changes.scopes:
+            self.store.put_scope(scope.key, scope.family, fp, list(scope.files), diags)
+        for key in changes.dropped_scopes:
+            self.store.delete_scope(key)
 
     # ------------------------------------------------------------------ embeddings
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 CONNECTION_TYPES = {"postgres": "POSTGRESQL", "sqlserver": "SQLSERVER"}
 MAX_ENTITIES = 20
+MAX_KEY_CHARS = 200
 
 
 def nearest(word: str, choices: list[str], limit: int = 5) -> list[str]:
@@ -55,6 +56,11 @@ def wiki_read(service: KtxIndex, key: str) -> WikiPage:
             raw, forced = raw[len(prefix) :], scope
             break
     raw = raw.removesuffix(".md")
+    if len(raw) > MAX_KEY_CHARS:
+        raise InvalidInput(
+            f"wiki key is {len(raw)} characters long",
+            f"keys are at most {MAX_KEY_CHARS}; send the key wiki_search returned",
+        )
     if not SAFE_ID.match(raw):
         raise InvalidInput(f'Invalid wiki key "{key}". Wiki keys must be flat', f'use "{suggest_key(raw)}"')
     user = service.project.settings.user

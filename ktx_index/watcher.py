@@ -92,22 +92,24 @@ class Watcher:
     # ------------------------------------------------------------------ loop
 
     def run(self) -> None:
-        """Catch up with the files, then apply each batch of events until stopped."""
+        """Watch, catch up with the files, then apply each batch of events until stopped.
+
+        The catch-up commit runs once watching has started (on the first wake-up), so an edit
+        made while it runs is an event, not a loss; it runs again whenever a watched tree
+        appears or vanishes, since files already inside a new tree raise no event."""
         self.service.acquire_writer()
-        self._commit()
-        self.ready.set()
+        catch_up = True
         config_stat = self._config_stat()
         while not self._stop.is_set():
             trees = [self.root / t for t in TREES if (self.root / t).is_dir()]
-            watch_paths = trees or [self.root]
             for changes in watchfiles.watch(
-                *watch_paths,
+                *(trees or [self.root]),
                 watch_filter=lambda _change, path: relevant(self.root, path),
                 step=self.step_ms,
                 debounce=self.debounce_ms,
                 stop_event=self._stop,
                 yield_on_timeout=True,
-                rust_timeout=500,
+                rust_timeout=200,
                 raise_interrupt=False,
             ):
                 config_now = self._config_stat()
@@ -116,9 +118,13 @@ class Watcher:
                     self.state["last_event"] = _now()
                     self.state["pending"] = len(changes) or 1
                     self._write_state()
+                if changes or catch_up or self.state["pending"]:
+                    catch_up = False
                     self._commit()
+                    self.ready.set()
                 if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
-                    break  # a tree appeared or vanished: watch the new set
+                    catch_up = True
+                    break  # a tree appeared or vanished: watch the new set, then catch up
 
     def _commit(self) -> None:
         report = self.service.rebuild()

@@ -67,7 +67,7 @@ def test_malformed_artifacts_are_diagnostics_and_the_rest_is_indexed(make_projec
     read = read_project(load_project(root))
     paths = {d.path.rsplit("/", 1)[1]: d.message for d in read.diagnostics}
     assert "invalid JSON" in paths[invoice_path.rsplit("/", 1)[1]]
-    assert "must be an object" in paths["extra.json"]
+    assert "expected a JSON object" in paths["extra.json"]
     assert any(d.id == "public.orders" for d in read.documents)
 
 
