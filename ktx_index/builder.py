@@ -89,7 +89,9 @@ class Builder:
 
     # ------------------------------------------------------------------ rebuild
 
-    def rebuild(self, force: bool = False, on_progress: Progress = _noop) -> RebuildReport:
+    def rebuild(self, force: bool = False, on_progress: Progress = _noop, embed: bool = True) -> RebuildReport:
+        """Commit what changed; then embed new texts unless embed=False (they are left pending, so a
+        large first build is searchable lexically at once and embeddings catch up with embed_pending)."""
         started = time.perf_counter()
         project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
@@ -141,8 +143,10 @@ class Builder:
         report.lexical_ms = round((time.perf_counter() - lexical_started) * 1000, 1)
 
         embed_started = time.perf_counter()
-        report.embedded, report.embedding_status = self.embed_pending(on_progress)
-        self.store.set_meta({"embedding_status": report.embedding_status})
+        if embed:
+            report.embedded, report.embedding_status = self.embed_pending(on_progress)
+        else:
+            report.embedding_status = "pending"
         report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
         report.generation = self.store.generation()
         repaired = [Diagnostic(path=str(self.layout.dir), message=m, code="repaired") for m in self.repairs]
@@ -233,6 +237,11 @@ class Builder:
 
     def embed_pending(self, on_progress: Progress = _noop) -> tuple[int, str]:
         """Embed every chunk text that has no vector yet. Returns (texts embedded, status)."""
+        done, status = self._embed_pending(on_progress)
+        self.store.set_meta({"embedding_status": status})
+        return done, status
+
+    def _embed_pending(self, on_progress: Progress) -> tuple[int, str]:
         if self.embedder is None:
             return 0, "disabled"
         fingerprint = self._embed_fingerprint()

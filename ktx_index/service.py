@@ -71,12 +71,15 @@ class KtxIndex:
             self._builder = None
         self._writer_lock.release()
 
-    def rebuild(self, force: bool = False, on_progress: Progress = _noop) -> RebuildReport:
-        """Bring the index up to date with the project files (incremental unless force)."""
+    def rebuild(self, force: bool = False, on_progress: Progress = _noop, embed: bool = True) -> RebuildReport:
+        """Bring the index up to date with the project files (incremental unless force).
+
+        embed=False commits documents and the lexical index only; call embed_pending next
+        (the watcher and ``serve`` do, so a large first build answers lexically at once)."""
         held = self._builder is not None
         builder = self.acquire_writer()
         try:
-            report = builder.rebuild(force=force, on_progress=on_progress)
+            report = builder.rebuild(force=force, on_progress=on_progress, embed=embed)
         finally:
             if not held:
                 self.release_writer()
@@ -84,6 +87,14 @@ class KtxIndex:
         if self._engine is not None:
             self._engine.refresh()
         return report
+
+    def embed_pending(self, on_progress: Progress = _noop) -> tuple[int, str]:
+        """Embed what the last rebuild left pending (the caller holds the writer)."""
+        builder = self.acquire_writer()
+        result = builder.embed_pending(on_progress)
+        if self._engine is not None:
+            self._engine.refresh()
+        return result
 
     # ------------------------------------------------------------------ reading
 

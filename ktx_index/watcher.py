@@ -119,15 +119,18 @@ class Watcher:
                     self.state["pending"] = len(changes) or 1
                     self._write_state()
                 if changes or catch_up or self.state["pending"]:
+                    first = not self.ready.is_set()
                     catch_up = False
-                    self._commit()
+                    self._commit(embed=not first)
                     self.ready.set()
+                    if first:  # searchable lexically now; the first build's embeddings catch up here
+                        self.service.embed_pending()
                 if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
                     catch_up = True
                     break  # a tree appeared or vanished: watch the new set, then catch up
 
-    def _commit(self) -> None:
-        report = self.service.rebuild()
+    def _commit(self, embed: bool = True) -> None:
+        report = self.service.rebuild(embed=embed)
         self.state["last_commit"] = _now()
         self.state["pending"] = 0
         self.state["last_report"] = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import click
 
 from ktx_index.cli.common import open_service, project_option, user_errors
@@ -59,17 +61,28 @@ def serve_command(
 
 
 def _catch_up(service: KtxIndex) -> None:
-    """Bring the index up to date; beside a running watcher, serve its commits read-only instead."""
+    """Bring the index up to date, then embed new texts in the background while serving (a large
+    first build answers lexically at once). Beside a running watcher, serve its commits read-only."""
     update, finish = terminal_progress(quiet=False)
     try:
-        report = service.rebuild(on_progress=update)
+        service.acquire_writer()
+        report = service.rebuild(on_progress=update, embed=False)
     except IndexBusy as exc:
         click.echo(f"ktx-index: {exc.message}; serving its commits read-only", err=True)
         return
     finally:
         finish()
     click.echo(
-        f"ktx-index: index up to date: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
-        f"{report.embedded} embedded in {report.duration_ms / 1000:.1f}s; {len(report.diagnostics)} diagnostic(s)",
+        f"ktx-index: index up to date: {report.added} added, {report.updated} updated, {report.deleted} deleted "
+        f"in {report.duration_ms / 1000:.1f}s; {len(report.diagnostics)} diagnostic(s); embedding new texts in the background",
         err=True,
     )
+
+    def embed_then_release() -> None:
+        try:
+            done, status = service.embed_pending()
+            click.echo(f"ktx-index: embeddings {status} ({done} texts embedded)", err=True)
+        finally:
+            service.release_writer()
+
+    threading.Thread(target=embed_then_release, name="ktx-index-embed", daemon=True).start()

@@ -172,3 +172,18 @@ def test_broken_model_leaves_a_working_lexical_index(project):
     status = service.status()
     assert status.semantic == "failed" and "searching lexically" in status.semantic_reason
     service.close()
+
+
+def test_lexical_first_then_embeddings_catch_up(project):
+    """A large first build is searchable lexically at once; the semantic lane says it is catching up."""
+    service = service_for(project)
+    report = service.rebuild(embed=False)
+    assert report.embedding_status == "pending" and report.embedded == 0
+    status = service.status()
+    assert status.chunks > 0 and status.chunks_embedded == 0 and status.semantic == "skipped"
+    assert service.wiki_search("refunds").results[0].key == "revenue"
+    done, state = service.embed_pending()
+    assert done > 0 and state == "ready"
+    status = service.status()
+    assert status.chunks_embedded == status.chunks and status.semantic == "available"
+    service.close()
