@@ -266,7 +266,7 @@ class ScanIndexer(Indexer):
                         "estimatedRows": _typed(table.get("estimatedRows"), int),
                         "profiledRows": row_count,
                         "driver": _typed(info.get("driver"), str),
-                        "columns": [column_metadata(c) for c in columns],
+                        "columns": [c["name"] for c in columns],
                         "foreignKeys": [fk for fk in table.get("foreignKeys") or [] if isinstance(fk, dict)]
                         if isinstance(table.get("foreignKeys"), list)
                         else [],

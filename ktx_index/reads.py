@@ -14,6 +14,7 @@ from rapidfuzz import process
 
 from indexers.base import SAFE_ID, SourceError, read_text
 from indexers.models import Document
+from indexers.scans import COLUMN_FIELDS
 from indexers.wiki import split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.read_models import (
@@ -214,38 +215,27 @@ def _details(store: Any, table: Document, entity: Any, connection_id: str) -> En
     columns = {d.name: d for d in store.docs_at(table.path, "column")}
     wanted = entity.get("columns") if isinstance(entity, dict) else None
     item = EntityDetails(ok=True, connectionId=connection_id, input=entity)
-    raw_columns = attrs.get("columns", [])
+    names = [n for n in attrs.get("columns", []) if n in columns]  # the table's own column order
     if wanted:
-        names = {c["name"].casefold(): c for c in raw_columns}
-        missing = [w for w in wanted if str(w).casefold() not in names]
+        by_folded = {n.casefold(): n for n in names}
+        missing = [w for w in wanted if str(w).casefold() not in by_folded]
         if missing:
             item.ok, item.code = False, "column_not_found"
             item.message = f"no column {', '.join(map(repr, missing))} in {table.display}"
-            item.candidates = [c["name"] for c in raw_columns]
+            item.candidates = names
             return item
-        raw_columns = [names[str(w).casefold()] for w in wanted]
+        names = [by_folded[str(w).casefold()] for w in wanted]
     details = []
-    for raw in raw_columns:
-        doc = columns.get(raw["name"])
-        col_attrs = doc.attrs if doc else {}
+    for name in names:
+        doc = columns[name]
         details.append(
             ColumnDetails(
-                **{
-                    k: raw.get(k)
-                    for k in (
-                        "name",
-                        "nativeType",
-                        "normalizedType",
-                        "dimensionType",
-                        "nullable",
-                        "primaryKey",
-                        "comment",
-                    )
-                },
-                description=(doc.description or None) if doc else None,
-                sampleValues=doc.sample_values if doc else [],
-                distinctCount=col_attrs.get("distinctCount"),
-                nullRate=col_attrs.get("nullRate"),
+                **{key: doc.attrs.get(key) for key in COLUMN_FIELDS if key != "name"},
+                name=name,
+                description=doc.description or None,
+                sampleValues=doc.sample_values,
+                distinctCount=doc.attrs.get("distinctCount"),
+                nullRate=doc.attrs.get("nullRate"),
             )
         )
     snapshot = attrs.get("snapshot") or {}

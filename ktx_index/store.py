@@ -108,7 +108,16 @@ class DocStore:
     def put_doc(self, doc: Document, scope: str, stale: str | None = None) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO docs(uid, kind, connection, scope, path, hash, json, stale) VALUES (?,?,?,?,?,?,?,?)",
-            (doc.uid, doc.kind, doc.connection_id, scope, doc.path, doc.content_hash, doc.model_dump_json(), stale),
+            (
+                doc.uid,
+                doc.kind,
+                doc.connection_id,
+                scope,
+                doc.path,
+                doc.content_hash,
+                doc.model_dump_json(exclude_defaults=True),
+                stale,
+            ),
         )
 
     def mark_stale(self, uids: Iterable[str], reason: str | None) -> None:

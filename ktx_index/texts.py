@@ -10,15 +10,16 @@ import re
 
 from indexers.models import Document
 
-TEMPLATE_VERSION = 2
+TEMPLATE_VERSION = 3
 CHUNK_WORDS = 150  # ≈200 word pieces, under MiniLM's 256-token window
+#: A semantic-layer source and its scanned table read alike (and so do a dimension and its column):
+#: when their descriptions agree the texts are identical and embedded once.
 KIND_LABEL = {
-    "wiki": "wiki page",
-    "sl_source": "semantic source",
-    "sl_measure": "measure",
-    "sl_dimension": "dimension",
+    "sl_source": "table",
     "table": "table",
+    "sl_dimension": "column",
     "column": "column",
+    "sl_measure": "measure",
 }
 
 
@@ -26,28 +27,31 @@ def humanize(identifier: str) -> str:
     return re.sub(r"[_\-.]+", " ", identifier).strip()
 
 
+def _owner(doc: Document) -> str:
+    if doc.kind in ("sl_dimension", "column") and doc.table_ref is not None:
+        return doc.table_ref.name
+    return doc.display.rsplit(".", 1)[0]
+
+
 def compact_text(doc: Document) -> str:
-    """'kind: name — description — …' for everything but wiki pages."""
+    """'kind: name — in owner — description — …' for everything but wiki pages."""
     parts = [f"{KIND_LABEL.get(doc.kind, doc.kind)}: {humanize(doc.name)}"]
     if doc.kind in ("sl_measure", "sl_dimension", "column") and doc.display:
-        owner = doc.display.rsplit(".", 1)[0]
-        parts.append(f"in {humanize(owner)}")
-    for text in (doc.description, doc.comment):
-        if text and text not in parts:
-            parts.append(text)
+        parts.append(f"in {humanize(_owner(doc))}")
+    summary = doc.summary or doc.description or doc.comment
+    if summary:
+        parts.append(summary)
     if doc.expr:
         parts.append(doc.expr)
     if doc.sample_values:
         parts.append("values: " + ", ".join(doc.sample_values[:5]))
-    if doc.kind == "sl_source":
-        if doc.attrs.get("measures"):
-            parts.append("measures: " + ", ".join(humanize(m) for m in doc.attrs["measures"][:12]))
-        if doc.attrs.get("columns"):
-            parts.append("columns: " + ", ".join(humanize(c) for c in doc.attrs["columns"][:20]))
-        if doc.body:
-            parts.append(doc.body)
-    if doc.kind == "table" and doc.body:
-        parts.append("columns: " + ", ".join(humanize(c) for c in doc.body.split()[:20]))
+    if doc.kind == "sl_source" and doc.attrs.get("measures"):
+        parts.append("measures: " + ", ".join(humanize(m) for m in doc.attrs["measures"][:12]))
+    columns = doc.attrs.get("columns") if doc.kind == "sl_source" else doc.body.split() if doc.kind == "table" else []
+    if columns:
+        parts.append("columns: " + ", ".join(humanize(c) for c in columns[:20]))
+    if doc.kind == "sl_source" and doc.body:
+        parts.append(doc.body)
     if doc.tags:
         parts.append("tags: " + ", ".join(doc.tags))
     return " — ".join(parts)[:1000]

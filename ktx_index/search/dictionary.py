@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
+from indexers.models import TableRef
 from ktx_index.analysis import fold, squash
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.search.engine import Engine
@@ -73,7 +74,7 @@ class DictionaryIndex:
                     words=frozenset(fold(value).replace("_", " ").replace("-", " ").split()),
                     source_name=attrs.get("sourceName") or "",
                     column=column or "",
-                    table_ref=json.loads(table_ref) if table_ref else None,
+                    table_ref=TableRef.model_validate_json(table_ref).model_dump() if table_ref else None,
                     cardinality=int(cardinality) if isinstance(cardinality, (int, float)) else None,
                     origin=attrs.get("origin", "profile"),
                 )

@@ -50,7 +50,8 @@ class Snapshot:
     doc_conn: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     connections: dict[str | None, int] = field(default_factory=dict)
     matrix: np.ndarray | None = None
-    chunk_starts: np.ndarray | None = None  # first chunk row of each embedded doc
+    chunk_rows: np.ndarray | None = None  # matrix row of each chunk (rows are unique texts)
+    chunk_starts: np.ndarray | None = None  # first chunk of each embedded doc
     chunk_docs: np.ndarray | None = None  # doc index of each group in chunk_starts
     doc_group: np.ndarray | None = None  # doc index → its position in chunk_docs, or -1
     embedded_docs: int = 0
@@ -137,7 +138,7 @@ class Engine:
         marks = ",".join("?" * len(SEARCH_KINDS))
         rows = self.store.db.execute(
             "SELECT uid, kind, connection, json_extract(json, '$.name'), json_extract(json, '$.id'), "
-            f"json_extract(json, '$.display'), json_extract(json, '$.attrs.scope') FROM docs WHERE kind IN ({marks}) "
+            f"COALESCE(json_extract(json, '$.display'), ''), json_extract(json, '$.attrs.scope') FROM docs WHERE kind IN ({marks}) "
             "ORDER BY uid",
             SEARCH_KINDS,
         ).fetchall()
@@ -205,13 +206,18 @@ class Engine:
                 last = uid
             vec_rows.append(row)
         try:
-            matrix = VectorFile(self.layout.vectors, self.embedder.dim).read_rows(np.array(vec_rows, dtype=np.int64))
+            # twins (a source and its table, a dimension and its column) often share one vector row:
+            # keep each row once and map chunks onto it
+            unique, chunk_to_row = np.unique(np.array(vec_rows, dtype=np.int64), return_inverse=True)
+            matrix = VectorFile(self.layout.vectors, self.embedder.dim).read_rows(unique)
             self.vector_error = None
         except ValueError as exc:  # never rank with vectors that do not match the manifest
             matrix = np.zeros((0, self.embedder.dim), dtype=np.float32)
+            chunk_to_row = np.zeros(0, dtype=np.int64)
             starts, docs = [], []
             self.vector_error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
         snap.matrix = matrix
+        snap.chunk_rows = chunk_to_row
         snap.chunk_starts = np.array(starts, dtype=np.int64)
         snap.chunk_docs = np.array(docs, dtype=np.int64)
         snap.embedded_docs = len(docs)
@@ -373,7 +379,7 @@ class Engine:
         vector = self.query_vector(query)
         if vector is None:
             return None
-        per_chunk = snap.matrix @ vector
+        per_chunk = (snap.matrix @ vector)[snap.chunk_rows]
         per_doc = np.maximum.reduceat(per_chunk, snap.chunk_starts) if len(snap.chunk_starts) else per_chunk[:0]
         docs = snap.chunk_docs
         mask = np.isin(snap.doc_kind[docs], [SEARCH_KINDS.index(k) for k in kinds])
