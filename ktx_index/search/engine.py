@@ -1,16 +1,14 @@
-"""The read side: a snapshot of the index loaded for querying, and the shared ranking core.
+"""The read side: the ranking core over a loaded snapshot (search/snapshot.py).
 
-A snapshot holds what a query needs in memory (the vector matrix, per-document kind and
-connection codes, the exact-identifier map); documents themselves are fetched from the
-store only for the few results returned. ``refresh`` reloads when a writer committed.
+``rank`` scores candidates from every lane on one scale; ``refresh`` reloads the snapshot
+when a writer committed.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from rapidfuzz import process
@@ -22,13 +20,12 @@ from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring
+from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors
 from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
 POOL = 100
-#: A mention that names more items than this (e.g. 'created_at') is not linked.
-MAX_LINK_TARGETS = 6
 
 
 @dataclass
@@ -39,52 +36,6 @@ class Candidate:
     semantic: float | None = None
     exact: bool = False
     score: float = 0.0
-
-
-@dataclass
-class Snapshot:
-    generation: int = -1
-    vectors_version: str = ""
-    doc_uids: list[str] = field(default_factory=list)
-    doc_kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
-    doc_conn: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    connections: dict[str | None, int] = field(default_factory=dict)
-    matrix: np.ndarray | None = None
-    chunk_rows: np.ndarray | None = None  # matrix row of each chunk (rows are unique texts)
-    chunk_starts: np.ndarray | None = None  # first chunk of each embedded doc
-    chunk_docs: np.ndarray | None = None  # doc index of each group in chunk_starts
-    doc_group: np.ndarray | None = None  # doc index → its position in chunk_docs, or -1
-    embedded_docs: int = 0
-    exact: dict[str, list[str]] = field(default_factory=dict)
-    exact_keys: list[str] = field(default_factory=list)
-    doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
-    links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
-    shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
-    uid_index: dict[str, int] = field(default_factory=dict)
-
-
-def parent_uid(kind: str, conn: str | None, name: str, ref_id: str, display: str) -> str | None:
-    """The source a measure or dimension belongs to, the table a column belongs to."""
-    if kind in ("sl_measure", "sl_dimension"):
-        return f"sl_source:{conn}:{ref_id[: -len(name) - 1]}" if ref_id.endswith("." + name) else None
-    if kind == "column":
-        return f"table:{conn}:{display[: -len(name) - 1]}" if display.endswith("." + name) else None
-    return None
-
-
-def exact_keys(*names: str | None) -> set[str]:
-    """Identifier keys an item answers to: its name, id, display, and each dotted suffix of them
-    ('main.Sales.SalesOrderHeader' answers to 'Sales.SalesOrderHeader' and 'SalesOrderHeader')."""
-    keys = set()
-    for text in names:
-        if not text:
-            continue
-        parts = text.split(".")
-        for i in range(len(parts)):
-            key = identifier_key(".".join(parts[i:]))
-            if key:
-                keys.add(key)
-    return keys
 
 
 class Engine:
@@ -124,105 +75,14 @@ class Engine:
                     self.lexical_error = (
                         f"lexical index is at generation {lexical_generation}, the store at {generation}"
                     )
-                snap = self._load_docs(generation)
+                snap = load_documents(self.store, generation)
             else:
                 snap = Snapshot(**{**snap.__dict__})
             snap.vectors_version = vectors_version
-            self._load_vectors(snap)
+            if self.embedder is not None:
+                self.vector_error = load_vectors(self.store, VectorFile(self.layout.vectors, self.embedder.dim), snap)
             self.snapshot = snap
         return True
-
-    def _load_docs(self, generation: int) -> Snapshot:
-        snap = Snapshot(generation=generation)
-        kind_code = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
-        marks = ",".join("?" * len(SEARCH_KINDS))
-        rows = self.store.db.execute(
-            "SELECT uid, kind, connection, json_extract(json, '$.name'), json_extract(json, '$.id'), "
-            f"COALESCE(json_extract(json, '$.display'), ''), json_extract(json, '$.attrs.scope') FROM docs WHERE kind IN ({marks}) "
-            "ORDER BY uid",
-            SEARCH_KINDS,
-        ).fetchall()
-        snap.doc_uids = [r[0] for r in rows]
-        snap.uid_index = {uid: i for i, uid in enumerate(snap.doc_uids)}
-        snap.doc_kind = np.array([kind_code[r[1]] for r in rows], dtype=np.int8)
-        for r in rows:
-            snap.connections.setdefault(r[2], len(snap.connections))
-        snap.doc_conn = np.array([snap.connections[r[2]] for r in rows], dtype=np.int32)
-        user_keys = {r[4] for r in rows if r[1] == "wiki" and r[6] == "USER"}
-        for uid, kind, _conn, name, ref_id, display, scope in rows:
-            if kind == "wiki" and scope == "GLOBAL" and ref_id in user_keys:
-                snap.shadowed.add(uid)
-            for key in exact_keys(name, ref_id, display):
-                snap.exact.setdefault(key, []).append(uid)
-        snap.exact_keys = list(snap.exact)
-        snap.links = self._resolve_links(snap)
-        snap.doc_parent = np.full(len(rows), -1, dtype=np.int64)
-        for i, (_uid, kind, conn, name, ref_id, display, _scope) in enumerate(rows):
-            parent = parent_uid(kind, conn, name, ref_id, display)
-            if parent is not None:
-                snap.doc_parent[i] = snap.uid_index.get(parent, -1)
-        return snap
-
-    def _resolve_links(self, snap: Snapshot) -> dict[int, list[int]]:
-        """Wiki page → the sources, tables, measures and columns its sl_refs and `code spans` name.
-
-        A mention resolves through the exact-identifier map, trying dotted suffixes
-        ('postgres-warehouse.mart_arr_daily' → 'mart_arr_daily'); a name shared by many items
-        ('created_at') is too vague to link."""
-        links: dict[int, list[int]] = {}
-        rows = self.store.db.execute(
-            "SELECT uid, json_extract(json, '$.attrs.mentions') FROM docs WHERE kind = 'wiki' AND json_extract(json, '$.attrs.mentions') IS NOT NULL"
-        )
-        for uid, raw in rows:
-            page = snap.uid_index.get(uid)
-            if page is None:
-                continue
-            targets: list[int] = []
-            for mention in json.loads(raw):
-                parts = mention.split(".")
-                for i in range(len(parts)):
-                    hits = snap.exact.get(identifier_key(".".join(parts[i:])), [])
-                    if hits:
-                        if len(hits) <= MAX_LINK_TARGETS:
-                            targets.extend(snap.uid_index[h] for h in hits if snap.uid_index[h] != page)
-                        break
-            if targets:
-                links[page] = list(dict.fromkeys(targets))
-        return links
-
-    def _load_vectors(self, snap: Snapshot) -> None:
-        if self.embedder is None:
-            return
-        chunk_rows = self.store.chunk_rows()
-        vec_rows, starts, docs = [], [], []
-        last = None
-        for uid, row in chunk_rows:
-            idx = snap.uid_index.get(uid)
-            if row is None or idx is None:
-                continue
-            if uid != last:
-                starts.append(len(vec_rows))
-                docs.append(idx)
-                last = uid
-            vec_rows.append(row)
-        try:
-            # twins (a source and its table, a dimension and its column) often share one vector row:
-            # keep each row once and map chunks onto it
-            unique, chunk_to_row = np.unique(np.array(vec_rows, dtype=np.int64), return_inverse=True)
-            matrix = VectorFile(self.layout.vectors, self.embedder.dim).read_rows(unique)
-            self.vector_error = None
-        except ValueError as exc:  # never rank with vectors that do not match the manifest
-            matrix = np.zeros((0, self.embedder.dim), dtype=np.float32)
-            chunk_to_row = np.zeros(0, dtype=np.int64)
-            starts, docs = [], []
-            self.vector_error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
-        snap.matrix = matrix
-        snap.chunk_rows = chunk_to_row
-        snap.chunk_starts = np.array(starts, dtype=np.int64)
-        snap.chunk_docs = np.array(docs, dtype=np.int64)
-        snap.embedded_docs = len(docs)
-        snap.doc_group = np.full(len(snap.doc_uids), -1, dtype=np.int64)
-        snap.doc_group[snap.chunk_docs] = np.arange(len(docs))
 
     # ------------------------------------------------------------------ ranking
 
@@ -412,7 +272,3 @@ class Engine:
         if snap.embedded_docs < len(snap.doc_uids):
             return "partial", f"{snap.embedded_docs}/{len(snap.doc_uids)} documents embedded; embeddings catching up"
         return "available", None
-
-
-def dumps(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
