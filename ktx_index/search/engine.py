@@ -107,7 +107,7 @@ class Engine:
         """Score candidates from every lane on one scale; best first, floor not applied."""
         snap = self.snapshot
         candidates: dict[str, Candidate] = {}
-        unknown_share = self._lexical(query, kinds, connection, pool, candidates)
+        self._lexical(query, kinds, connection, pool, candidates)
         for uid in self._exact_uids(query):
             candidates.setdefault(uid, Candidate(uid)).exact = True
         per_doc = self._dense(query, kinds, connection, pool, candidates)
@@ -124,7 +124,7 @@ class Engine:
                 continue
             cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
             cand.score = scoring.with_prior(
-                scoring.fuse(cand.lexical, cand.semantic, cand.exact, unknown_share), SEARCH_KINDS[snap.doc_kind[idx]]
+                scoring.fuse(cand.lexical, cand.semantic, cand.exact), SEARCH_KINDS[snap.doc_kind[idx]]
             )
             out.append(cand)
         self._follow_links(out, kind_set, connection, per_doc)
@@ -198,7 +198,6 @@ class Engine:
                 factor = 1.0
             weighted.append((term, self.lexical.idf(term), factor))
         total = sum(weight for _, weight, _ in weighted)
-        unknown = sum(weight for _, weight, factor in weighted if factor == 0.0)
         for term, weight, factor in weighted:
             if factor == 0.0:
                 continue
@@ -206,7 +205,6 @@ class Engine:
             for hit in self.lexical.search([term], kinds, connection, pool):
                 cand = out.setdefault(hit.uid, Candidate(hit.uid))
                 cand.lexical += weight * factor * scoring.term_score(hit.score, norm) / total
-        return unknown / total if total else 0.0
 
     def _exact_uids(self, query: str) -> list[str]:
         """Items whose name or id is the query; for a long identifier, also within one or two edits."""

@@ -21,7 +21,6 @@ REFERENCE_BOOST = 1.5
 CORRECTED_TERM = 0.8
 #: Share of a term's weight earned by containing it at all (the rest depends on where).
 MATCH_BASE = 0.5
-UNKNOWN_PENALTY = 0.0
 COS_LOW = 0.22
 COS_HIGH = 0.62
 LEXICAL_WEIGHT = 0.55
@@ -58,11 +57,8 @@ def semantic_score(cosine: float) -> float:
     return float(min(1.0, max(0.0, (cosine - COS_LOW) / (COS_HIGH - COS_LOW))))
 
 
-def fuse(lexical: float, semantic: float | None, exact: bool, unknown_share: float = 0.0) -> float:
-    """Probabilistic OR of the weighted lanes (agreement lifts the score), then the exact tier.
-
-    unknown_share is the idf-weighted share of query terms found nowhere in the index: a
-    query about things the project never mentions is damped, so the floor can drop it."""
+def fuse(lexical: float, semantic: float | None, exact: bool) -> float:
+    """Probabilistic OR of the weighted lanes (agreement lifts the score), then the exact tier."""
     if semantic is None:  # lexical-only index: the lexical lane alone sets the scale
         hybrid = lexical
     else:
@@ -70,7 +66,7 @@ def fuse(lexical: float, semantic: float | None, exact: bool, unknown_share: flo
         hybrid = min(1.0, hybrid / (1.0 - (1.0 - LEXICAL_WEIGHT) * (1.0 - SEMANTIC_WEIGHT)))
     if exact:
         return EXACT_FLOOR + (1.0 - EXACT_FLOOR) * hybrid
-    return NON_EXACT_CEILING * hybrid * (1.0 - UNKNOWN_PENALTY * unknown_share)
+    return NON_EXACT_CEILING * hybrid
 
 
 def with_prior(score: float, kind: str) -> float:

@@ -185,6 +185,39 @@ def real_embed_rate(project: Path, sample_size: int = 512) -> float:
     return (time.perf_counter() - started) / max(1, len(texts))
 
 
+# --------------------------------------------------------------------------- CPU accounting
+
+
+def busy_cpu_s() -> float:
+    """CPU seconds all processes have used (from /proc/stat), to see what others took meanwhile."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuWindow:
+    """Average cores busy (all processes) over a block; ``others(own_cpu_s)`` subtracts ours."""
+
+    def __enter__(self) -> CpuWindow:
+        self.busy0, self.t0 = busy_cpu_s(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.busy = busy_cpu_s() - self.busy0
+        self.wall = time.perf_counter() - self.t0
+
+    def cores(self) -> float:
+        return self.busy / self.wall if self.wall else 0.0
+
+    def others(self, own_cpu_s: float) -> float:
+        return max(0.0, self.busy - own_cpu_s) / self.wall if self.wall else 0.0
+
+
+def proc_cpu_s(pid: int) -> float:
+    parts = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
 # --------------------------------------------------------------------------- rebuild in a child
 
 
@@ -196,8 +229,9 @@ def cli_rebuild(project: Path, force: bool = False, stub: bool = False) -> dict[
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         load = os.getloadavg()[0]
         started = time.perf_counter()
-        proc = subprocess.Popen(args, stdout=out, stderr=err)
-        _pid, status, usage = os.wait4(proc.pid, 0)
+        with CpuWindow() as window:
+            proc = subprocess.Popen(args, stdout=out, stderr=err)
+            _pid, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -210,6 +244,7 @@ def cli_rebuild(project: Path, force: bool = False, stub: bool = False) -> dict[
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_mb": usage.ru_maxrss / 1024,
         "load_before": load,
+        "other_cores": window.others(usage.ru_utime + usage.ru_stime),
         "report": {k: v for k, v in report.items() if k not in ("diagnostics", "stale")},
         "diagnostics": len(report.get("diagnostics", [])),
         "diagnostic_sample": [f"{d['path']}: {d['message']}" for d in report.get("diagnostics", [])[:3]],
@@ -303,6 +338,8 @@ def in_process(project: Path, queries: list[str], values: list[str], table_file:
     times: list[float] = []
     empty = 0
     profiler = cProfile.Profile() if profile_dir else None
+    own0 = proc_cpu_s(os.getpid())
+    window = CpuWindow().__enter__()
     for q in queries:
         if profiler:
             profiler.enable()
@@ -311,8 +348,14 @@ def in_process(project: Path, queries: list[str], values: list[str], table_file:
             profiler.disable()
         times.append(ms)
         empty += not result.refs
+    window.__exit__()
     out["discover"] = times
     out["discover_empty"] = empty
+    out["discover_other_cores"] = window.others(proc_cpu_s(os.getpid()) - own0)
+    # the same queries again: their vectors are cached, so this is the ranking alone
+    out["discover_ranking"] = [timed_ms(service.discover_data, q)[0] for q in queries]
+    engine = service.engine
+    out["query_embedding"] = [timed_ms(engine.query_vector, f"{q} (fresh)")[0] for q in queries[:40]]
     out["dictionary_first_ms"] = timed_ms(service.dictionary_search, [values[0] if values else "x"])[0]
     dict_times = []
     for v in values:
@@ -351,7 +394,9 @@ def server_pid(project: Path) -> int | None:
 async def through_mcp(project: Path, queries: list[str], values: list[str]) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=CLI, args=["serve", "--project", str(project), "--no-build"])
+    params = StdioServerParameters(
+        command=CLI, args=["serve", "--project", str(project), "--no-build"], env=dict(os.environ)
+    )
     out: dict[str, Any] = {}
     started = time.perf_counter()
     async with Client(params) as client:
@@ -366,12 +411,18 @@ async def through_mcp(project: Path, queries: list[str], values: list[str]) -> d
             ("dictionary_search", [{"values": [v]} for v in values]),
         ):
             times = []
+            window = CpuWindow().__enter__()
+            server_cpu0 = proc_cpu_s(pid) if pid else 0.0
+            own0 = proc_cpu_s(os.getpid())
             for arguments in inputs:
                 t0 = time.perf_counter()
                 result = await client.call_tool(tool, arguments)
                 times.append((time.perf_counter() - t0) * 1000)
                 assert not result.is_error, result.content
+            window.__exit__()
             out[tool] = times
+            own = proc_cpu_s(os.getpid()) - own0 + ((proc_cpu_s(pid) - server_cpu0) if pid else 0.0)
+            out[f"{tool}_other_cores"] = window.others(own)
         if pid is not None:
             rss, hwm = rss_kb(pid)
             out["server_rss_mb"], out["server_peak_mb"] = rss / 1024, hwm / 1024
@@ -381,15 +432,15 @@ async def through_mcp(project: Path, queries: list[str], values: list[str]) -> d
 # --------------------------------------------------------------------------- one size
 
 
-def measure(label: str, project: Path, columns: int, args: argparse.Namespace) -> dict[str, Any]:
+def measure(label: str, project: Path, columns: int, stub: bool, args: argparse.Namespace) -> dict[str, Any]:
     print(f"[{label}] {project}", flush=True)
     result: dict[str, Any] = {"label": label, "columns": columns, "project": str(project)}
     result["synthetic"] = project.parent == WORK and project.name.isdigit()
-    result["stub"] = bool(args.stub_embeddings)
+    result["stub"] = stub
     shutil.rmtree(project / ".ktx", ignore_errors=True)
-    result["full"] = cli_rebuild(project, stub=args.stub_embeddings)
+    result["full"] = cli_rebuild(project, stub=stub)
     r = result["full"]["report"]
-    if args.stub_embeddings:
+    if stub:
         rate = real_embed_rate(project)
         result["full"]["stub"] = {"real_s_per_text": rate, "embed_estimate_s": rate * r["embedded"]}
         print(f"  stand-in vectors; the real model embeds {1 / rate:.0f} texts/s now, so embedding "
@@ -447,6 +498,8 @@ ROWS: list[tuple[str, str, str]] = [  # key, label, target at 100k columns
     ("ip_p50", "discover in-process p50 (ms)", ""),
     ("ip_p95", "discover in-process p95 (ms)", ""),
     ("ip_p99", "discover in-process p99 (ms)", ""),
+    ("ip_rank_p50", "  ranking only p50, query vector cached (ms)", ""),
+    ("ip_embed_p50", "  query embedding p50 (ms)", ""),
     ("dict_first", "dictionary first call (ms)", ""),
     ("dict_p50", "dictionary_search in-process p50 (ms)", ""),
     ("ip_rss", "benchmark process RSS after queries (MB)", ""),
@@ -457,9 +510,13 @@ ROWS: list[tuple[str, str, str]] = [  # key, label, target at 100k columns
     ("mcp_dict_p50", "dictionary_search via MCP p50 (ms)", ""),
     ("mcp_rss", "MCP server RSS (MB)", "≤ 1536"),
     ("mcp_peak", "MCP server peak RSS (MB)", ""),
+    ("others_full", "other processes' cores during full rebuild", ""),
+    ("others_ip", "other processes' cores during in-process queries", ""),
+    ("others_mcp", "other processes' cores during MCP queries", ""),
 ]
-EXTRAPOLATE = {"full_wall", "full_rss", "noop_ms", "size", "ip_p50", "ip_p99", "mcp_p50", "mcp_p99", "mcp_rss",
-               "dict_p50", "engine_open", "mcp_start"}  # fmt: skip
+EXTRAPOLATE = {"docs", "embedded", "full_wall", "full_parse", "full_lexical", "full_embed", "full_rss", "noop_ms",
+               "size", "size_store", "size_vectors", "ip_p99", "ip_rank_p50", "mcp_p99", "mcp_rss", "dict_p50",
+               "engine_open", "mcp_start", "inc_warm"}  # fmt: skip
 
 
 def flatten(res: dict[str, Any]) -> dict[str, float]:
@@ -493,7 +550,12 @@ def flatten(res: dict[str, Any]) -> dict[str, float]:
         "dict_first": ip["dictionary_first_ms"],
         "dict_p50": statistics.median(ip["dictionary"]) if ip["dictionary"] else float("nan"),
         "ip_rss": ip["process_rss_mb"],
+        "others_full": full.get("other_cores"),
+        "others_ip": ip.get("discover_other_cores"),
     }
+    if "discover_ranking" in ip:
+        row["ip_rank_p50"] = statistics.median(ip["discover_ranking"])
+        row["ip_embed_p50"] = statistics.median(ip["query_embedding"])
     if stub:  # embed time estimated from the real model's measured rate: marked '~'
         row["full_wall_stub"] = full["wall_s"]
         row["full_embed"] = Estimate(stub["embed_estimate_s"])
@@ -508,6 +570,7 @@ def flatten(res: dict[str, Any]) -> dict[str, float]:
             "mcp_dict_p50": statistics.median(mcp["dictionary_search"]) if mcp["dictionary_search"] else math.nan,
             "mcp_rss": mcp.get("server_rss_mb", math.nan),
             "mcp_peak": mcp.get("server_peak_mb", math.nan),
+            "others_mcp": mcp.get("discover_data_other_cores"),
         }
     return row
 
@@ -534,6 +597,28 @@ def exponent(a: float, b: float, na: int, nb: int) -> float | None:
     if not a or not b or a <= 0 or b <= 0 or math.isnan(a) or math.isnan(b) or na == nb:
         return None
     return math.log(b / a) / math.log(nb / na)
+
+
+def power_law(va: float | None, vb: float | None, na: int, nb: int, n: int) -> float | None:
+    k = exponent(va or 0.0, vb or 0.0, na, nb)
+    return None if k is None or vb is None else vb * (n / nb) ** max(k, 0.0)
+
+
+def extrapolated(key: str, ra: dict[str, Any], rb: dict[str, Any], na: int, nb: int, n: int = 1_000_000) -> str:
+    """1M by a power law through the two largest sizes; a discover p50 as query embedding (constant)
+    plus ranking (power law), plus for MCP the transport overhead measured at the larger size."""
+    if key in ("ip_p50", "mcp_p50") and rb.get("ip_rank_p50") is not None and rb.get("ip_embed_p50") is not None:
+        ranking = power_law(ra.get("ip_rank_p50"), rb.get("ip_rank_p50"), na, nb, n)
+        if ranking is None:
+            return "-"
+        value = rb["ip_embed_p50"] + ranking
+        if key == "mcp_p50":
+            value += max(0.0, (rb.get("mcp_p50") or 0.0) - (rb.get("ip_p50") or 0.0))
+        return "~" + fmt(value)
+    if key not in EXTRAPOLATE:
+        return "-"
+    value = power_law(ra.get(key), rb.get(key), na, nb, n)
+    return "-" if value is None else "~" + fmt(value)
 
 
 def render(results: list[dict[str, Any]], markdown: bool) -> str:
@@ -568,10 +653,8 @@ def render(results: list[dict[str, Any]], markdown: bool) -> str:
                 ks.append("-" if k is None else f"×{ratio:.1f} (k={k:.2f})")
             line.append(", ".join(ks))
         if extrapolate:
-            a, b = synthetic[-2], synthetic[-1]
-            va, vb = rows[a["label"]].get(key), rows[b["label"]].get(key)
-            k = exponent(va, vb, a["columns"], b["columns"]) if key in EXTRAPOLATE else None
-            line.append("-" if k is None else "~" + fmt(vb * (1_000_000 / b["columns"]) ** max(k, 0.0)))
+            line.append(extrapolated(key, rows[synthetic[-2]["label"]], rows[synthetic[-1]["label"]],
+                                     synthetic[-2]["columns"], synthetic[-1]["columns"]))  # fmt: skip
         line.append(target)
         table.append(line)
     if markdown:
@@ -582,6 +665,37 @@ def render(results: list[dict[str, Any]], markdown: bool) -> str:
     lines = ["  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))) for row in [header, *table]]  # fmt: skip
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def pin_code() -> None:
+    """Re-run this script against a copy of the committed ktx_index/ and indexers/ (git archive HEAD), so
+    edits others make to the working tree cannot change the code under measurement mid-run."""
+    if os.environ.get("KTX_SCALE_PINNED"):
+        return
+    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
+                         check=True).stdout.strip()[:12]  # fmt: skip
+    dest = WORK / "code" / sha
+    if not (dest / "ktx_index").is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", "HEAD", "ktx_index", "indexers"],
+                                 capture_output=True, check=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    env = {**os.environ, "KTX_SCALE_PINNED": sha}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(dest), os.environ.get("PYTHONPATH", "")) if p)
+    os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
+
+
+def git_state() -> str:
+    if os.environ.get("KTX_SCALE_PINNED"):
+        return f"code pinned at {os.environ['KTX_SCALE_PINNED']} (git archive HEAD)"
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "git ?"
+    return f"git {head}{' + uncommitted changes' if dirty else ''}"
 
 
 def machine() -> str:
@@ -602,7 +716,7 @@ def machine() -> str:
         / 1024
     )
     return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {cpu}, {os.cpu_count()} cores, {mem:.0f} GB RAM; "
-            f"Python {platform.python_version()}; load average at start {os.getloadavg()[0]:.2f}")  # fmt: skip
+            f"Python {platform.python_version()}; {git_state()}; load average at start {os.getloadavg()[0]:.2f}")  # fmt: skip
 
 
 def main() -> None:
@@ -622,8 +736,16 @@ def main() -> None:
         help="Full rebuild with stand-in vectors (real shape, mean of real word vectors); the embed time is "
         "estimated from the real model's rate measured on the index's own texts. Labels results '<N>-stub'.",
     )
+    parser.add_argument(
+        "--stub-from", type=int, metavar="N", help="Use stand-in vectors only for sizes of N columns and more."
+    )
+    parser.add_argument(
+        "--pin", action="store_true", help="Measure a copy of the committed code (HEAD), not the working tree."
+    )
     parser.add_argument("--stub-build", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.pin:
+        pin_code()
     if args.stub_build:
         stub_build(args.stub_build)
         return
@@ -632,8 +754,12 @@ def main() -> None:
     (WORK / "results").mkdir(exist_ok=True)
     header = machine()
     print(header, flush=True)
+
+    def stubbed(n: int) -> bool:
+        return args.stub_embeddings or (args.stub_from is not None and n >= args.stub_from)
+
+    jobs = [(f"{n}{'-stub' if stubbed(n) else ''}", n, None) for n in sizes]
     suffix = "-stub" if args.stub_embeddings else ""
-    jobs: list[tuple[str, int, Path | None]] = [(f"{n}{suffix}", n, None) for n in sizes]
     jobs += [(c.name + suffix, 0, c) for c in args.corpus if (c / "ktx.yaml").is_file()]
     results = []
     for label, columns, corpus in jobs:
@@ -646,7 +772,7 @@ def main() -> None:
         if corpus is not None:
             db_columns = sum(len(json.loads(f.read_text()).get("columns") or []) for f in project.glob("raw-sources/*/live-database/*/tables/*.json"))  # fmt: skip
             columns = db_columns
-        res = measure(label, project, columns, args)
+        res = measure(label, project, columns, label.endswith("-stub"), args)
         res["machine"] = header
         stored.write_text(json.dumps(res, indent=1))
         results.append(res)
