@@ -44,7 +44,8 @@ class SourceRecord:
         """What sl_read_source returns: the raw file, or the composed document re-serialised."""
         if self.raw_text is not None and not self.overlays:
             return self.raw_text
-        return yaml.safe_dump(self.data, sort_keys=False, allow_unicode=True, width=2**31, indent=2)
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # the C emitter: same output, 5x faster
+        return yaml.dump(self.data, Dumper=dumper, sort_keys=False, allow_unicode=True, width=2**31, indent=2)
 
 
 def normalize_descriptions(value: Any) -> dict[str, str]:

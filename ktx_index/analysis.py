@@ -106,6 +106,8 @@ def term_set(text: str) -> frozenset[str]:
 
 def fold(text: str) -> str:
     """Case- and accent-insensitive form: 'Montréal' → 'montreal'."""
+    if text.isascii():  # the common case, and hot: every identifier key goes through here
+        return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 

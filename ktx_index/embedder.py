@@ -14,6 +14,8 @@ import numpy as np
 from ktx_index.analysis import analyze
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: Encodes of at most this many texts (queries) run on one torch thread.
+SINGLE_THREAD_BATCH = 4
 
 
 class Embedder(Protocol):
@@ -47,16 +49,24 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         # One encode at a time: torch already uses both cores, and the model is shared across threads.
+        import torch
+
         with self._lock:
             model = self._load()
             order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths batch together
-            vectors = model.encode(
-                [texts[i] for i in order],
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            threads = torch.get_num_threads()
+            if len(texts) <= SINGLE_THREAD_BATCH:  # a query: one thread is as fast and never stalls on a busy core
+                torch.set_num_threads(1)
+            try:
+                vectors = model.encode(
+                    [texts[i] for i in order],
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                torch.set_num_threads(threads)
         out = np.empty_like(vectors)
         out[order] = vectors
         return out.astype(np.float32, copy=False)

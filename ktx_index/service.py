@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from indexers import Indexer, ProjectRead, load_project, read_project
+from indexers import Indexer, ProjectRead, default_indexers, load_project, read_project
 from indexers.project import Project
 from ktx_index import reads
 from ktx_index.builder import Builder, Progress, _noop
@@ -40,7 +40,7 @@ class KtxIndex:
         if embedder is DEFAULT:
             embedder = MiniLMEmbedder() if self.project.settings.embeddings else None
         self.embedder: Embedder | None = embedder  # type: ignore[assignment]
-        self.indexers = indexers
+        self.indexers = indexers or default_indexers()  # kept: their parse caches outlive one rebuild
         self._engine: Engine | None = None
         self._engine_lock = threading.Lock()
         self._builder: Builder | None = None

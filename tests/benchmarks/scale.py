@@ -302,7 +302,13 @@ def make_queries(project: Path, count: int, seed: int) -> tuple[list[str], list[
         out.append(" ".join(words[start : start + k]).lower())
     out += [" ".join(s.split()[1:7]).lower() for s in sample(rnd, wiki, 5)]
     out += BUSINESS
-    queries = list(dict.fromkeys(q for q in out if len(q.split()) >= 1 and q.strip()))
+    queries = list(dict.fromkeys(q for q in out if q.strip()))
+    for _ in range(count * 20):  # repetitive schemas (scale-stress) give few distinct names: pair them up
+        if len(queries) >= count or not columns or not tables:
+            break
+        phrase = f"{rnd.choice(columns)} {rnd.choice(tables)}".lower().replace("_", " ")
+        if phrase not in queries:
+            queries.append(" ".join(phrase.split()[:6]))
     rnd.shuffle(queries)
     dict_values = sample(rnd, values, 30)
     variants = []
@@ -519,6 +525,10 @@ EXTRAPOLATE = {"docs", "embedded", "full_wall", "full_parse", "full_lexical", "f
                "engine_open", "mcp_start", "inc_warm"}  # fmt: skip
 
 
+#: Not comparable between a real build and one with stand-in vectors (the model's work differs).
+STUB_SENSITIVE = {"full_cpu", "full_rss", "full_wall_stub"}
+
+
 def flatten(res: dict[str, Any]) -> dict[str, float]:
     full, rep = res["full"], res["full"]["report"]
     counts = res.get("doc_counts", {})
@@ -551,6 +561,7 @@ def flatten(res: dict[str, Any]) -> dict[str, float]:
         "dict_p50": statistics.median(ip["dictionary"]) if ip["dictionary"] else float("nan"),
         "ip_rss": ip["process_rss_mb"],
         "others_full": full.get("other_cores"),
+        "_stub": bool(stub),
         "others_ip": ip.get("discover_other_cores"),
     }
     if "discover_ranking" in ip:
@@ -599,26 +610,42 @@ def exponent(a: float, b: float, na: int, nb: int) -> float | None:
     return math.log(b / a) / math.log(nb / na)
 
 
-def power_law(va: float | None, vb: float | None, na: int, nb: int, n: int) -> float | None:
-    k = exponent(va or 0.0, vb or 0.0, na, nb)
-    return None if k is None or vb is None else vb * (n / nb) ** max(k, 0.0)
+def project_to(va: float | None, vb: float | None, na: int, nb: int, n: int) -> float | None:
+    """Value at n on the line through two sizes (cost = a + b*N: a fixed part plus work linear in N;
+    a power law through the same points would underestimate it when the fixed part is large)."""
+    if va is None or vb is None or math.isnan(va) or math.isnan(vb) or na == nb:
+        return None
+    slope = (vb - va) / (nb - na)
+    return vb + max(slope, 0.0) * (n - nb)
 
 
 def extrapolated(key: str, ra: dict[str, Any], rb: dict[str, Any], na: int, nb: int, n: int = 1_000_000) -> str:
-    """1M by a power law through the two largest sizes; a discover p50 as query embedding (constant)
-    plus ranking (power law), plus for MCP the transport overhead measured at the larger size."""
+    """1M from the two largest sizes (see project_to); a discover p50 as query embedding (constant)
+    plus ranking (projected), plus for MCP the transport overhead measured at the larger size."""
     if key in ("ip_p50", "mcp_p50") and rb.get("ip_rank_p50") is not None and rb.get("ip_embed_p50") is not None:
-        ranking = power_law(ra.get("ip_rank_p50"), rb.get("ip_rank_p50"), na, nb, n)
+        ranking = project_to(ra.get("ip_rank_p50"), rb.get("ip_rank_p50"), na, nb, n)
         if ranking is None:
             return "-"
         value = rb["ip_embed_p50"] + ranking
         if key == "mcp_p50":
             value += max(0.0, (rb.get("mcp_p50") or 0.0) - (rb.get("ip_p50") or 0.0))
         return "~" + fmt(value)
-    if key not in EXTRAPOLATE:
+    if key not in EXTRAPOLATE or (key in STUB_SENSITIVE and ra.get("_stub") != rb.get("_stub")):
         return "-"
-    value = power_law(ra.get(key), rb.get(key), na, nb, n)
-    return "-" if value is None else "~" + fmt(value)
+    value = project_to(ra.get(key), rb.get(key), na, nb, n)
+    if value is None:
+        return "-"
+    k = exponent(ra.get(key) or 0.0, rb.get(key) or 0.0, na, nb)
+    return "~" + fmt(value) + (" ↑" if k is not None and k > 1.1 else "")
+
+
+METHOD = (
+    "growth: ratio between consecutive synthetic sizes and k = log(ratio) / log(N ratio) (cost ∝ N^k). "
+    "1M extrapolated: the line through the two largest synthetic sizes (cost = a + b·N; '↑' where growth "
+    "was faster than linear, k > 1.1, so the line may underestimate); discover p50 = query embedding (constant) + ranking with the query vector cached "
+    "(projected) + MCP transport overhead at the larger size. '~' marks computed values; with stand-in "
+    "vectors the embed time is texts × the real model's seconds per text measured on that index's texts."
+)
 
 
 def render(results: list[dict[str, Any]], markdown: bool) -> str:
@@ -648,6 +675,9 @@ def render(results: list[dict[str, Any]], markdown: bool) -> str:
         if len(synthetic) >= 2:
             ks = []
             for a, b in itertools.pairwise(synthetic):
+                if key.startswith("others") or (key in STUB_SENSITIVE and a.get("stub") != b.get("stub")):
+                    ks.append("-")
+                    continue
                 k = exponent(rows[a["label"]].get(key), rows[b["label"]].get(key), a["columns"], b["columns"])
                 ratio = (rows[b["label"]].get(key) or 0) / (rows[a["label"]].get(key) or math.nan)
                 ks.append("-" if k is None else f"×{ratio:.1f} (k={k:.2f})")
@@ -779,10 +809,13 @@ def main() -> None:
     text = render(results, markdown=False)
     print()
     print(text)
+    print("\n" + METHOD)
     if args.markdown:
         notes = [f"- {r['label']}: measured {r.get('machine', header)}; full rebuild load average before "
                  f"{r['full']['load_before']:.2f}" for r in results]  # fmt: skip
-        args.markdown.write_text(f"Machine: {header}\n\n{render(results, markdown=True)}\n\n" + "\n".join(notes) + "\n")
+        args.markdown.write_text(
+            f"Machine: {header}\n\n{render(results, markdown=True)}\n\n{METHOD}\n\n" + "\n".join(notes) + "\n"
+        )
         print(f"\nwritten {args.markdown}")
 
 
