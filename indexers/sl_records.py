@@ -45,7 +45,7 @@ class SourceRecord:
         if self.raw_text is not None and not self.overlays:
             return self.raw_text
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # the C emitter: same output, 5x faster
-        return yaml.dump(self.data, Dumper=dumper, sort_keys=False, allow_unicode=True, width=2**31, indent=2)
+        return yaml.dump(self.data, Dumper=dumper, sort_keys=False, allow_unicode=True, width=10**9, indent=2)
 
 
 def normalize_descriptions(value: Any) -> dict[str, str]:
