@@ -235,13 +235,14 @@ class Builder:
         model = self.embedder.fingerprint if self.embedder else self.store.get_meta("embed_model", "none")
         return embedding_fingerprint(model or "none")
 
-    def embed_pending(self, on_progress: Progress = _noop) -> tuple[int, str]:
-        """Embed every chunk text that has no vector yet. Returns (texts embedded, status)."""
-        done, status = self._embed_pending(on_progress)
+    def embed_pending(self, on_progress: Progress = _noop, limit: int | None = None) -> tuple[int, str]:
+        """Embed chunk texts that have no vector yet (at most limit of them; the watcher works in
+        slices so file events are never kept waiting). Returns (texts embedded, status)."""
+        done, status = self._embed_pending(on_progress, limit)
         self.store.set_meta({"embedding_status": status})
         return done, status
 
-    def _embed_pending(self, on_progress: Progress) -> tuple[int, str]:
+    def _embed_pending(self, on_progress: Progress, limit: int | None) -> tuple[int, str]:
         if self.embedder is None:
             return 0, "disabled"
         fingerprint = self._embed_fingerprint()
@@ -250,7 +251,8 @@ class Builder:
         missing = self.store.missing_vector_keys()
         if not missing:
             return 0, "ready"
-        texts = self._texts_for_keys(set(missing), fingerprint)
+        more = limit is not None and len(missing) > limit
+        texts = self._texts_for_keys(set(missing[:limit] if more else missing), fingerprint)
         vectors = VectorFile(self.layout.vectors, self.embedder.dim)
         next_row = self.store.max_vector_row() + 1
         done = 0
@@ -267,7 +269,7 @@ class Builder:
                 on_progress("embed", done, len(keys))
         except Exception as exc:  # a missing or broken model leaves a lexical-only index, said plainly
             return done, f"unavailable: {type(exc).__name__}: {exc}"
-        return done, "ready"
+        return done, "pending" if more else "ready"
 
     def _rechunk(self, fingerprint: str) -> None:
         self.store.begin()
@@ -278,8 +280,7 @@ class Builder:
 
     def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:
         texts: dict[str, str] = {}
-        uids = [uid for uid, row in self.store.chunk_rows() if row is None]
-        for doc in self.store.get_many(sorted(set(uids))).values():
+        for doc in self.store.get_many(self.store.uids_for_keys(sorted(wanted))).values():
             for text in embedding_texts(doc):
                 key = vector_key(fingerprint, text)
                 if key in wanted:

@@ -88,10 +88,10 @@ class KtxIndex:
             self._engine.refresh()
         return report
 
-    def embed_pending(self, on_progress: Progress = _noop) -> tuple[int, str]:
-        """Embed what the last rebuild left pending (the caller holds the writer)."""
+    def embed_pending(self, on_progress: Progress = _noop, limit: int | None = None) -> tuple[int, str]:
+        """Embed what rebuilds left pending (at most limit texts; status "pending" when more remain)."""
         builder = self.acquire_writer()
-        result = builder.embed_pending(on_progress)
+        result = builder.embed_pending(on_progress, limit)
         if self._engine is not None:
             self._engine.refresh()
         return result

@@ -204,6 +204,17 @@ class DocStore:
         )
         return [key for (key,) in rows]
 
+    def uids_for_keys(self, keys: list[str]) -> list[str]:
+        """Documents that have a chunk with one of these vector keys."""
+        out: set[str] = set()
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(
+                uid for (uid,) in self.db.execute(f"SELECT DISTINCT uid FROM chunks WHERE key IN ({marks})", batch)
+            )
+        return sorted(out)
+
     def vector_rows(self, keys: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for start in range(0, len(keys), 500):

@@ -23,6 +23,8 @@ from ktx_index.service import KtxIndex
 
 TREES = ("wiki", "semantic-layer", "raw-sources")
 CONFIG = "ktx.yaml"
+#: Texts embedded per idle wake-up (well under a second of work), so events never wait long behind a backlog.
+EMBED_SLICE = 32
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
 
 
@@ -99,6 +101,7 @@ class Watcher:
         appears or vanishes, since files already inside a new tree raise no event."""
         self.service.acquire_writer()
         catch_up = True
+        backlog = False
         config_stat = self._config_stat()
         while not self._stop.is_set():
             trees = [self.root / t for t in TREES if (self.root / t).is_dir()]
@@ -119,18 +122,19 @@ class Watcher:
                     self.state["pending"] = len(changes) or 1
                     self._write_state()
                 if changes or catch_up or self.state["pending"]:
-                    first = not self.ready.is_set()
                     catch_up = False
-                    self._commit(embed=not first)
+                    self._commit()  # documents and lexical index: searchable now
                     self.ready.set()
-                    if first:  # searchable lexically now; the first build's embeddings catch up here
-                        self.service.embed_pending()
+                    # an edit's own texts (one slice) are embedded at once; a burst's rest in idle slices
+                    backlog = self.service.embed_pending(limit=EMBED_SLICE)[1] == "pending"
+                elif backlog:  # idle: embed a slice of what the commits left pending
+                    backlog = self.service.embed_pending(limit=EMBED_SLICE)[1] == "pending"
                 if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
                     catch_up = True
                     break  # a tree appeared or vanished: watch the new set, then catch up
 
-    def _commit(self, embed: bool = True) -> None:
-        report = self.service.rebuild(embed=embed)
+    def _commit(self) -> None:
+        report = self.service.rebuild(embed=False)
         self.state["last_commit"] = _now()
         self.state["pending"] = 0
         self.state["last_report"] = {

@@ -128,11 +128,14 @@ class Watch:
         return json.loads(self.service.layout.watcher.read_text())
 
     def settle(self, timeout: float = WAIT) -> None:
-        """Until no batch arrived for QUIET seconds and the watcher has nothing pending."""
+        """Until no batch arrived for QUIET seconds, the watcher has nothing pending and every text is embedded."""
 
         def quiet() -> bool:
             last = self.batches[-1][0] if self.batches else 0.0
-            return time.monotonic() - last > QUIET and self.state()["pending"] == 0
+            if time.monotonic() - last <= QUIET or self.state()["pending"] != 0:
+                return False
+            status = self.reader.status()
+            return status.chunks_embedded == status.chunks
 
         wait_for(quiet, "the watcher to settle", timeout)
 
