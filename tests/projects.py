@@ -78,3 +78,14 @@ def corpus(name: str) -> Path:
     if not (path / "ktx.yaml").is_file():
         pytest.skip(f"corpus {name} not present at {CORPORA} (set KTX_CORPORA)")
     return path
+
+
+#: A standalone semantic-layer source: 5 documents (source, measure, dimension, two enum values).
+ORDERS_SOURCE = """name: orders
+table: public.orders
+descriptions: {user: Customer orders}
+columns:
+  - {name: status, type: string, enum_values: {dbt: [paid, refunded]}}
+measures:
+  - {name: order_count, expr: count(*), description: Number of orders}
+"""

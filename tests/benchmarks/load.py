@@ -153,7 +153,10 @@ def main() -> None:
         f"server RSS: start {rss[0]:.0f} MB, after load {rss[min(len(rss) - 1, quarter)]:.0f} MB, "
         f"end {rss[-1]:.0f} MB, max {max(rss):.0f} MB ({len(rss)} samples)"
     )
-    print("  RSS over time (s: MB): " + ", ".join(f"{t:.0f}: {mb:.0f}" for t, mb in result["rss"][:: max(1, len(rss) // 12)]))
+    print(
+        "  RSS over time (s: MB): "
+        + ", ".join(f"{t:.0f}: {mb:.0f}" for t, mb in result["rss"][:: max(1, len(rss) // 12)])
+    )
     for error in (errors + all_errors)[:5]:
         print(f"  error: {error}")
 

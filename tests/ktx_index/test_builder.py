@@ -4,6 +4,7 @@ import os
 import time
 
 import pytest
+from projects import ORDERS_SOURCE as SOURCE
 
 from ktx_index.builder import Builder
 from ktx_index.embedder import HashEmbedder
@@ -12,14 +13,6 @@ from ktx_index.layout import IndexLayout
 from ktx_index.service import KtxIndex
 
 PAGE = "---\nsummary: {summary}\ntags: [finance]\n---\n# Title\n\n{body}\n"
-SOURCE = """name: orders
-table: public.orders
-descriptions: {user: Customer orders}
-columns:
-  - {name: status, type: string, enum_values: {dbt: [paid, refunded]}}
-measures:
-  - {name: order_count, expr: count(*), description: Number of orders}
-"""
 
 
 @pytest.fixture

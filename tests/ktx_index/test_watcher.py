@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
+from projects import ORDERS_SOURCE as SOURCE
 from projects import column, scan_files, table_file, write_files
 
 from ktx_index import watcher as watcher_module
@@ -47,14 +48,6 @@ ARM = 0.3  # the watch is armed after `ready` is set (see test_edit_during_the_i
 CONFIG = "connections:\n  warehouse:\n    driver: postgres\nindex:\n  embeddings: false\n"
 SYNC_A = "2026-01-01-000000-local-a"
 SYNC_B = "2026-02-01-000000-local-b"
-SOURCE = """name: orders
-table: public.orders
-descriptions: {user: Customer orders}
-columns:
-  - {name: status, type: string, enum_values: {dbt: [paid, refunded]}}
-measures:
-  - {name: order_count, expr: count(*), description: Number of orders}
-"""
 ORDERS = {
     "catalog": None, "db": "public", "name": "orders", "kind": "table", "comment": "Customer orders",
     "columns": [column("id", "integer", "number"), column("status", comment="Order state")], "foreignKeys": [],
