@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -36,7 +37,24 @@ def _noop(_stage: str, _done: int, _total: int) -> None:
     pass
 
 
-def scope_fingerprint(layout_root: str, scope: Scope, stat: Callable[[str], tuple[int, int] | None]) -> str:
+def file_stats(root: Path) -> Callable[[str], tuple[int, int] | None]:
+    """(size, mtime_ns) of project files, each stat'ed once (a file shared by many scopes)."""
+    cache: dict[str, tuple[int, int] | None] = {}
+
+    def stat(rel: str) -> tuple[int, int] | None:
+        if rel not in cache:
+            try:
+                st = (root / rel).stat()
+                cache[rel] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                cache[rel] = None
+        return cache[rel]
+
+    return stat
+
+
+def scope_fingerprint(scope: Scope, stat: Callable[[str], tuple[int, int] | None]) -> str:
+    """Changes when any of the scope's files changes size or modification time, appears or vanishes."""
     parts = [scope.key, json.dumps(scope.context, default=str)]
     for rel in scope.files:
         parts.append(f"{rel}:{stat(rel)}")
@@ -98,22 +116,12 @@ class Builder:
         stored = self.store.scope_fingerprints()
         changes = _Changes()
         diagnostics: list[Diagnostic] = list(project.diagnostics)
-        stat_cache: dict[str, tuple[int, int] | None] = {}
-
-        def stat(rel: str) -> tuple[int, int] | None:
-            if rel not in stat_cache:
-                try:
-                    st = (project.root / rel).stat()
-                    stat_cache[rel] = (st.st_size, st.st_mtime_ns)
-                except OSError:
-                    stat_cache[rel] = None
-            return stat_cache[rel]
-
+        stat = file_stats(project.root)
         listed: list[tuple[Indexer, Scope, str]] = []
         for indexer in self.indexers:
             scopes, listing_diags = indexer.scopes(project)
             diagnostics.extend(listing_diags)
-            listed.extend((indexer, scope, scope_fingerprint(str(self.root), scope, stat)) for scope in scopes)
+            listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
         report.scopes = len(listed)
         todo = [(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp]
         parse_started = time.perf_counter()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from indexers import dedupe_diagnostics, default_indexers, load_project
 from indexers.models import Diagnostic
-from ktx_index.builder import scope_fingerprint
+from ktx_index.builder import file_stats, scope_fingerprint
 from ktx_index.layout import WriterLock
 from ktx_index.reports import StaleFile, StatusReport, WatcherInfo
 
@@ -24,18 +24,12 @@ def changed_paths(service: KtxIndex) -> list[str]:
     changed: set[str] = set()
     live: set[str] = set()
 
-    def stat(rel: str) -> tuple[int, int] | None:
-        try:
-            st = (project.root / rel).stat()
-        except OSError:
-            return None
-        return (st.st_size, st.st_mtime_ns)
-
+    stat = file_stats(project.root)
     for indexer in service.indexers or default_indexers():
         scopes, _ = indexer.scopes(project)
         for scope in scopes:
             live.add(scope.key)
-            if stored.get(scope.key) != scope_fingerprint(str(project.root), scope, stat):
+            if stored.get(scope.key) != scope_fingerprint(scope, stat):
                 old = set(stored_files.get(scope.key, []))
                 changed.update(f for f in scope.files if f not in old or stat(f) is not None)
     for key, files in stored_files.items():
