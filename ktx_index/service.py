@@ -127,12 +127,11 @@ class KtxIndex:
         return engine
 
     def _repair(self, reason: str) -> None:
-        if self._builder is not None or self._writer_lock.holder_pid() is None:
-            self.rebuild()
-        elif self._builder is None:
-            raise IndexUnavailable(
-                reason, f"a writer (PID {self._writer_lock.holder_pid()}) is repairing it; retry shortly"
-            )
+        """Opening the writer repairs the index (integrity.py); another process writing will have done so."""
+        holder = self._writer_lock.holder_pid()
+        if self._builder is None and holder is not None:
+            raise IndexUnavailable(reason, f"a writer (PID {holder}) is repairing it; retry shortly")
+        self.rebuild()
 
     def ensure_index(self, on_progress: Progress | None = None) -> Engine:
         """The engine, building the index first when there is none yet (a first call on a new project)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -109,7 +109,6 @@ def register(server: MCPServer, service: KtxIndex) -> None:
         entities: Annotated[
             list[EntityIn], Field(description="Tables to read (1 to 20).", min_length=1, max_length=20)
         ],
-        ctx: Context,
     ) -> Annotated[CallToolResult, EntityDetailsResult]:
         return await call(None, service.entity_details, connectionId, [_entity_dict(e) for e in entities])
 
