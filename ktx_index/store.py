@@ -215,14 +215,6 @@ class DocStore:
             )
         return sorted(out)
 
-    def vector_rows(self, keys: list[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for start in range(0, len(keys), 500):
-            batch = keys[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            out.update(self.db.execute(f"SELECT key, row FROM vectors WHERE key IN ({marks})", batch))
-        return out
-
     def put_vectors(self, rows: dict[str, int]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO vectors(key, row) VALUES (?, ?)", list(rows.items()))
 

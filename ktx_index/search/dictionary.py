@@ -30,7 +30,6 @@ from ktx_index.search.models import (
 
 MAX_VALUES = 20
 MAX_MATCHES = 50
-TIER_SCORE = {"exact": 1.0, "folded": 0.95, "token": 0.8, "fuzzy": 0.6}
 TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3}
 
 

@@ -113,7 +113,7 @@ class Engine:
         per_doc = self._dense(query, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
-        self._add_parents(candidates, per_doc)
+        self._add_parents(candidates)
         for cand in candidates.values():
             idx = snap.uid_index.get(cand.uid)
             if idx is None or cand.uid in snap.shadowed:
@@ -122,6 +122,7 @@ class Engine:
                 continue
             if connection is not None and not self._in_connection(idx, connection):
                 continue
+            cand.cosine = self._cosine(idx, per_doc)
             cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
             cand.score = scoring.with_prior(
                 scoring.fuse(cand.lexical, cand.semantic, cand.exact), SEARCH_KINDS[snap.doc_kind[idx]]
@@ -147,25 +148,20 @@ class Engine:
                 uid = snap.doc_uids[target]
                 cand = by_uid.get(uid)
                 if cand is None:
-                    cand = by_uid[uid] = Candidate(uid)
-                    if per_doc is not None and snap.doc_group is not None and snap.doc_group[target] >= 0:
-                        cand.cosine = float(per_doc[snap.doc_group[target]])
-                        cand.semantic = scoring.semantic_score(cand.cosine)
+                    cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(target, per_doc))
+                    cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
                     cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact)
                     ranked.append(cand)
                 cand.score = max(cand.score, scoring.LINK_SHARE * page.score)
 
-    def _add_parents(self, candidates: dict[str, Candidate], per_doc: np.ndarray | None) -> None:
+    def _add_parents(self, candidates: dict[str, Candidate]) -> None:
         """Every matched member brings its source or table in, so the container can be ranked too."""
         snap = self.snapshot
         for uid in list(candidates):
             idx = snap.uid_index.get(uid)
             parent = int(snap.doc_parent[idx]) if idx is not None else -1
             if parent >= 0 and snap.doc_uids[parent] not in candidates:
-                cand = Candidate(snap.doc_uids[parent])
-                if per_doc is not None and snap.doc_group is not None and snap.doc_group[parent] >= 0:
-                    cand.cosine = float(per_doc[snap.doc_group[parent]])
-                candidates[cand.uid] = cand
+                candidates[snap.doc_uids[parent]] = Candidate(snap.doc_uids[parent])
 
     def _propagate(self, ranked: list[Candidate]) -> None:
         """A source or table scores at least PARENT_SHARE of its best-matching member."""
@@ -250,12 +246,14 @@ class Engine:
             if sims[i] > scoring.COS_LOW:
                 uid = snap.doc_uids[docs[i]]
                 out.setdefault(uid, Candidate(uid))
-        # semantic score for every candidate that has a vector (lexical and exact ones too)
-        for cand in out.values():
-            idx = snap.uid_index.get(cand.uid)
-            group = int(snap.doc_group[idx]) if idx is not None else -1
-            cand.cosine = float(per_doc[group]) if group >= 0 else None
         return per_doc
+
+    def _cosine(self, idx: int, per_doc: np.ndarray | None) -> float | None:
+        """A document's best-chunk cosine for this query, or None when it has no vector."""
+        groups = self.snapshot.doc_group
+        if per_doc is None or groups is None or groups[idx] < 0:
+            return None
+        return float(per_doc[groups[idx]])
 
     def semantic_status(self) -> tuple[str, str | None]:
         snap = self.snapshot

@@ -13,8 +13,6 @@ Weights were chosen on the judged queries in tests/benchmarks/judged (not per qu
 
 from __future__ import annotations
 
-import numpy as np
-
 #: A term matched once in a field of this boost (description) counts fully; stronger fields saturate.
 REFERENCE_BOOST = 1.5
 #: A misspelt query term corrected to an indexed one counts at this share.
@@ -47,10 +45,6 @@ def term_score(bm25: float, norm: float) -> float:
     the rest by strength (the field it is in, how often, in how short a text)."""
     strength = lexical_score(bm25, norm)
     return MATCH_BASE + (1.0 - MATCH_BASE) * strength if strength > 0 else 0.0
-
-
-def semantic_scores(cosines: np.ndarray) -> np.ndarray:
-    return np.clip((cosines - COS_LOW) / (COS_HIGH - COS_LOW), 0.0, 1.0)
 
 
 def semantic_score(cosine: float) -> float:

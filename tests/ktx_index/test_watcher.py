@@ -471,16 +471,16 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
 
 
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`ktx-index ARGS` to completion (bounded), stdout and stderr captured."""
+    return subprocess.run(
+        [str(KTX_INDEX), *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=_child_env()
+    )
+
+
 @pytest.mark.parametrize("command", [["watch"], ["serve", "--watch"]], ids=["watch", "serve-watch"])
 def test_cli_second_watcher_exits_non_zero_naming_the_holder(watched: Watch, command: list[str]) -> None:
-    proc = subprocess.run(
-        [str(KTX_INDEX), *command, "--project", str(watched.root)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_child_env(),
-    )
+    proc = run_cli(*command, "--project", str(watched.root))
     assert proc.returncode != 0
     assert f"being written by PID {os.getpid()}" in proc.stderr, proc.stderr
     (watched.root / "wiki/global/after.md").write_text(page("After", "Still watching: kerfuddle."))
@@ -491,14 +491,7 @@ def test_refused_cli_watcher_leaves_the_running_watchers_status_alone(watched: W
     """(At HEAD e271f40 the refused `watch` ran watcher.stop() in its finally block, which rewrote the
     running watcher's watcher.json with pid=null: status then said no watcher was running.)"""
     before = watched.state()
-    proc = subprocess.run(
-        [str(KTX_INDEX), "watch", "--project", str(watched.root)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_child_env(),
-    )
+    proc = run_cli("watch", "--project", str(watched.root))
     assert proc.returncode != 0
     status = watched.reader.status()
     assert status.watcher is not None and status.watcher.pid == os.getpid()
