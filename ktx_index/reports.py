@@ -67,6 +67,7 @@ class StatusReport(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     connections: list[ConnectionInfo] = Field(default_factory=list)
     model: str | None = Field(None, description="Embedding model fingerprint, or null when embeddings are disabled.")
+    model_runtime: str | None = Field(None, description="onnx or torch: what runs the model in this process.")
     semantic: str = Field("skipped", description="available, partial (embeddings catching up) or skipped.")
     semantic_reason: str | None = None
     chunks: int = 0

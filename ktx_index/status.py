@@ -77,6 +77,7 @@ def build_status(service: KtxIndex) -> StatusReport:
         report.counts[kind] = report.counts.get(kind, 0) + n
     report.connections = service.connections()
     report.model = service.embedder.fingerprint if service.embedder else None
+    report.model_runtime = getattr(service.embedder, "runtime", None)
     report.semantic, report.semantic_reason = engine.semantic_status()
     report.chunks, report.chunks_embedded = store.chunk_stats()
     report.changed_paths = changed_paths(service)
@@ -86,6 +87,9 @@ def build_status(service: KtxIndex) -> StatusReport:
         Diagnostic(path=str(service.layout.dir), message=m, code="repaired")
         for m in json.loads(meta.get("last_repairs") or "[]")
     ]
+    fallback = getattr(service.embedder, "fallback_reason", None)
+    if fallback:
+        repairs.append(Diagnostic(path=str(service.layout.dir), message=fallback, code="embed_runtime"))
     report.diagnostics = dedupe_diagnostics(service.project.diagnostics + repairs + store.scope_diagnostics())
     report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.stale_docs()]
     return report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,6 +13,19 @@ from projects import DEMO, corpus, write_files
 
 from ktx_index.embedder import HashEmbedder, MiniLMEmbedder
 from ktx_index.service import KtxIndex
+
+
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The exported ONNX model goes to a per-run directory, never the user's cache (CLI subprocesses inherit it)."""
+    path = tmp_path_factory.mktemp("model-cache")
+    previous = os.environ.get("KTX_INDEX_MODEL_CACHE")
+    os.environ["KTX_INDEX_MODEL_CACHE"] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop("KTX_INDEX_MODEL_CACHE", None)
+    else:
+        os.environ["KTX_INDEX_MODEL_CACHE"] = previous
 
 
 @pytest.fixture

@@ -81,7 +81,8 @@ def render_status(report: StatusReport) -> None:
         counts = ", ".join(f"{k} {n}" for k, n in sorted(conn.counts.items())) or "nothing indexed"
         click.echo(f"  {conn.id} [{conn.driver or '?'}]: {counts}")
     semantic = report.semantic + (f" ({report.semantic_reason})" if report.semantic_reason else "")
-    click.echo(f"model        {report.model or 'none (lexical only)'}")
+    runtime = f" on {report.model_runtime}" if report.model and report.model_runtime else ""
+    click.echo(f"model        {report.model or 'none (lexical only)'}{runtime}")
     click.echo(f"semantic     {semantic}; {report.chunks_embedded}/{report.chunks} chunks embedded")
     click.echo(f"changed      {report.changed_files} file(s) changed since the last commit")
     for path in report.changed_paths[:20]:

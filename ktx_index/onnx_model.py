@@ -1,0 +1,122 @@
+"""MiniLM through ONNX Runtime: the same vectors as sentence-transformers, about twice as fast on a CPU.
+
+The model package ships PyTorch weights only, so the encoder is exported once with
+torch's ONNX exporter, checked against the PyTorch output, and cached as a file
+(keyed by the model files and this module's export version). Later processes load the
+cached file with onnxruntime and the tokenizer alone, without importing torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+EXPORT_VERSION = 1
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: An exported model must reproduce the PyTorch vectors to this cosine, or it is not used.
+MIN_AGREEMENT = 0.9999
+
+
+def cache_dir() -> Path:
+    """Where exported models live: ``$KTX_INDEX_MODEL_CACHE``, else the user's cache directory."""
+    override = os.environ.get("KTX_INDEX_MODEL_CACHE")
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ktx-index"
+
+
+def cached_model_path(model_dir: Path) -> Path:
+    weights = model_dir / "model.safetensors"
+    stat = weights.stat()
+    key = hashlib.sha256(f"{EXPORT_VERSION}:{model_dir.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    config = model_dir / "config.json"
+    key.update(config.read_bytes())
+    return cache_dir() / f"minilm-{key.hexdigest()[:16]}.onnx"
+
+
+def export(model, model_dir: Path, target: Path) -> None:
+    """Write the transformer of a loaded SentenceTransformer to ``target`` as ONNX, verified, atomically."""
+    import torch
+
+    transformer = model[0].auto_model.eval()
+
+    class Encoder(torch.nn.Module):  # positional inputs: the exporter cannot pass keyword arguments
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = transformer
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    sample = torch.ones((1, 8), dtype=torch.long)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".export-", suffix=".onnx")
+    os.close(fd)
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # tracer and deprecation chatter; the result is verified below
+            torch.onnx.export(
+                Encoder(),
+                (sample, sample, torch.zeros_like(sample)),
+                tmp,
+                input_names=list(INPUTS),
+                output_names=["last_hidden_state"],
+                dynamic_axes={name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")},
+                opset_version=17,
+                dynamo=False,
+            )
+        probe = ["ktx-index export check", "orders by customer — a longer text, with punctuation & Ünïcode: 42"]
+        reference = model.encode(probe, normalize_embeddings=True, convert_to_numpy=True)
+        exported = OnnxEncoder(Path(tmp), model_dir, threads=1).encode(probe)
+        agreement = float((reference * exported).sum(axis=1).min())
+        if agreement < MIN_AGREEMENT:
+            raise RuntimeError(f"exported model disagrees with PyTorch (cosine {agreement:.6f})")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache is shared by the user's processes
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class OnnxEncoder:
+    """Tokenize, run the exported transformer, mean-pool over real tokens, L2-normalise (as the model card says)."""
+
+    def __init__(self, onnx_path: Path, model_dir: Path, threads: int, batch_size: int = 16) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        config = json.loads((model_dir / "sentence_bert_config.json").read_text())
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(int(config.get("max_seq_length", 256)))
+        self.tokenizer.enable_padding()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        # Spinning threads would hold a core between calls, starving a query on the other thread.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self.batch_size = batch_size  # 16 measured fastest on 2 cores: less padding, cache-sized activations
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        out = [self._batch(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        (hidden,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled.astype(np.float32, copy=False)

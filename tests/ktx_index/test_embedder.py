@@ -1,0 +1,71 @@
+"""The embedding seam: the ONNX and PyTorch runtimes of the real model agree, the cache is reused, failures fall back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ktx_index import onnx_model
+from ktx_index.embedder import HashEmbedder, MiniLMEmbedder
+from ktx_index.service import KtxIndex
+
+TEXTS = [
+    "column: customer id — in orders — who placed the order",
+    "Refunds are issued to the original payment method within five days.",
+    "Ünïcödé, accents: café, naïve — and symbols #42 %",
+    "x",
+    " ".join(["a long wiki section about delivery windows and courier routes"] * 60),  # past the 256-token window
+]
+
+
+def test_hash_embedder_is_deterministic_and_normalised() -> None:
+    first, second = HashEmbedder().encode(TEXTS), HashEmbedder().encode(TEXTS)
+    assert np.array_equal(first, second)
+    assert np.allclose(np.linalg.norm(first, axis=1), 1.0)
+
+
+def test_unknown_runtime_names_the_choices() -> None:
+    with pytest.raises(ValueError, match="use one of: onnx, torch"):
+        MiniLMEmbedder(runtime="tensorflow")
+
+
+@pytest.mark.model
+def test_onnx_runtime_reproduces_pytorch_vectors(model_cache: Path) -> None:
+    onnx = MiniLMEmbedder()
+    fast = onnx.encode(TEXTS)  # bulk encoder (more than a query's worth of texts)
+    query = onnx.encode(TEXTS[:1])  # query encoder
+    assert onnx.runtime == "onnx" and onnx.fallback_reason is None
+    reference = MiniLMEmbedder(runtime="torch").encode(TEXTS)
+    assert fast.shape == reference.shape == (len(TEXTS), 384) and fast.dtype == np.float32
+    assert (fast * reference).sum(axis=1).min() > 0.9999
+    assert float(query[0] @ reference[0]) > 0.9999
+    assert MiniLMEmbedder().encode([]).shape == (0, 384)
+
+    exported = list(model_cache.glob("minilm-*.onnx"))
+    assert len(exported) == 1 and not list(model_cache.glob(".export-*"))
+    stamp = exported[0].stat().st_mtime_ns
+    MiniLMEmbedder().encode(["reuses the cached export"])
+    assert exported[0].stat().st_mtime_ns == stamp
+
+
+@pytest.mark.model
+def test_unwritable_cache_falls_back_to_pytorch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory should be")
+    monkeypatch.setenv("KTX_INDEX_MODEL_CACHE", str(blocker))
+    embedder = MiniLMEmbedder()
+    vectors = embedder.encode(TEXTS[:2])
+    assert embedder.runtime == "torch"
+    assert embedder.fallback_reason and "using PyTorch" in embedder.fallback_reason
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert onnx_model.cache_dir() == blocker
+
+
+@pytest.mark.model
+def test_real_model_finds_a_paraphrased_page(real_demo_service: KtxIndex) -> None:
+    """No shared words with the page title: only the dense lane can connect them."""
+    result = real_demo_service.wiki_search("money back for customers unhappy with a box", limit=3)
+    assert "refund-policy" in [r.key for r in result.results]
+    assert real_demo_service.status().model_runtime == "onnx"
