@@ -13,7 +13,7 @@ from ktx_index.errors import IndexBusy
 from ktx_index.texts import TEMPLATE_VERSION
 
 #: Bump when the store schema or document JSON changes incompatibly: the index is rebuilt on mismatch.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 GITIGNORE_LINE = "index/"
 
 
@@ -31,7 +31,7 @@ class IndexLayout:
         self.dir = self.ktx_dir / "index"
         self.store = self.dir / "store.sqlite"
         self.lexical = self.dir / "lexical"
-        self.vectors = self.dir / "vectors.f32"
+        self.vectors = self.dir / "vectors.f16"
         self.lock = self.dir / "write.lock"
         self.watcher = self.dir / "watcher.json"
 
@@ -57,6 +57,7 @@ class IndexLayout:
             self.store.with_suffix(".sqlite-wal"),
             self.store.with_suffix(".sqlite-shm"),
             self.vectors,
+            self.dir / "vectors.f32",  # format 1's float32 file
         ):
             path.unlink(missing_ok=True)
 

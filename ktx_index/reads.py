@@ -212,7 +212,7 @@ def entity_details(service: KtxIndex, connection_id: str, entities: list[dict[st
 
 def _details(store: Any, table: Document, entity: Any, connection_id: str) -> EntityDetails:
     attrs = table.attrs
-    columns = {d.name: d for d in store.docs_at(table.path, "column")}
+    columns = {d.name: d for d in store.scope_siblings(table.uid, "column")}
     wanted = entity.get("columns") if isinstance(entity, dict) else None
     item = EntityDetails(ok=True, connectionId=connection_id, input=entity)
     names = [n for n in attrs.get("columns", []) if n in columns]  # the table's own column order

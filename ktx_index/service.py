@@ -210,10 +210,10 @@ class KtxIndex:
         ]
 
     def _scan_drivers(self) -> dict[str, str]:
-        rows = self.engine.store.db.execute(
-            "SELECT connection, json_extract(json, '$.attrs.driver') FROM docs WHERE kind = 'snapshot'"
-        )
-        return {conn: driver for conn, driver in rows if driver}
+        snapshots = self.engine.store.fields("snapshot")
+        return {
+            conn: driver for _uid, conn, fields in snapshots if (driver := (fields.get("attrs") or {}).get("driver"))
+        }
 
     def status(self) -> StatusReport:
         from ktx_index.status import build_status

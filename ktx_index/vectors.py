@@ -1,4 +1,7 @@
-"""The vector cache: one append-only float32 file, memory-mapped, addressed by row.
+"""The vector cache: one append-only float16 file, memory-mapped, addressed by row.
+
+Half precision halves the file (cosines move by ~1e-3, far below what separates two
+results); rows are widened to float32 when gathered into the search matrix.
 
 Rows are keyed (in the store) by a hash of the embedding fingerprint and the text, so
 an unchanged text is embedded once, across rebuilds and ``--force``. Rows appended by
@@ -18,11 +21,14 @@ def vector_key(fingerprint: str, text: str) -> str:
     return hashlib.sha256(f"{fingerprint}\x00{text}".encode()).hexdigest()[:32]
 
 
+DTYPE = np.float16
+
+
 class VectorFile:
     def __init__(self, path: Path, dim: int) -> None:
         self.path = path
         self.dim = dim
-        self.row_bytes = dim * 4
+        self.row_bytes = dim * np.dtype(DTYPE).itemsize
 
     def rows(self) -> int:
         try:
@@ -32,7 +38,7 @@ class VectorFile:
 
     def write(self, first_row: int, vectors: np.ndarray) -> None:
         """Write rows starting at first_row (truncating any unreferenced tail) and fsync."""
-        data = np.ascontiguousarray(vectors, dtype=np.float32)
+        data = np.ascontiguousarray(vectors, dtype=DTYPE)
         if data.shape[1:] != (self.dim,):
             raise ValueError(f"vectors have shape {data.shape}, expected (n, {self.dim})")
         with open(self.path, "r+b" if self.path.exists() else "wb") as fh:
@@ -49,5 +55,5 @@ class VectorFile:
             return np.zeros((0, self.dim), dtype=np.float32)
         if int(rows.max()) >= count:
             raise ValueError(f"{self.path.name} has {count} rows but row {int(rows.max())} is referenced")
-        mapped = np.memmap(self.path, dtype=np.float32, mode="r", shape=(count, self.dim))
-        return np.asarray(mapped[rows])
+        mapped = np.memmap(self.path, dtype=DTYPE, mode="r", shape=(count, self.dim))
+        return mapped[rows].astype(np.float32)

@@ -7,7 +7,6 @@ separator-free form), so ``finanical services`` finds ``financial_services``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,14 +54,10 @@ class DictionaryIndex:
 
     @classmethod
     def load(cls, engine: Engine) -> DictionaryIndex:
-        rows = engine.store.db.execute(
-            "SELECT connection, json_extract(json, '$.id'), json_extract(json, '$.column_name'), "
-            "json_extract(json, '$.table_ref'), json_extract(json, '$.attrs') FROM docs "
-            "WHERE kind = 'dictionary_value' ORDER BY uid"
-        ).fetchall()
         entries = []
-        for conn, value, column, table_ref, attrs_raw in rows:
-            attrs = json.loads(attrs_raw or "{}")
+        for _uid, conn, fields in engine.store.fields("dictionary_value"):
+            value, column, table_ref = fields["id"], fields.get("column_name"), fields.get("table_ref")
+            attrs = fields.get("attrs") or {}
             cardinality = attrs.get("cardinality")
             entries.append(
                 Entry(
@@ -73,17 +68,12 @@ class DictionaryIndex:
                     words=frozenset(fold(value).replace("_", " ").replace("-", " ").split()),
                     source_name=attrs.get("sourceName") or "",
                     column=column or "",
-                    table_ref=TableRef.model_validate_json(table_ref).model_dump() if table_ref else None,
+                    table_ref=TableRef.model_validate(table_ref).model_dump() if table_ref else None,
                     cardinality=int(cardinality) if isinstance(cardinality, (int, float)) else None,
                     origin=attrs.get("origin", "profile"),
                 )
             )
-        snapshots = {
-            conn: json.loads(attrs or "{}")
-            for conn, attrs in engine.store.db.execute(
-                "SELECT connection, json_extract(json, '$.attrs') FROM docs WHERE kind = 'snapshot'"
-            )
-        }
+        snapshots = {conn: fields.get("attrs") or {} for _uid, conn, fields in engine.store.fields("snapshot")}
         return cls(entries, snapshots)
 
     def match(self, value: str, connections: set[str]) -> list[tuple[Entry, str, float]]:

@@ -7,7 +7,6 @@ for the few results returned.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,12 +71,22 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
     snap = Snapshot(generation=generation)
     kind_code = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
     marks = ",".join("?" * len(SEARCH_KINDS))
-    rows = store.db.execute(
-        "SELECT uid, kind, connection, json_extract(json, '$.name'), json_extract(json, '$.id'), "
-        f"COALESCE(json_extract(json, '$.display'), ''), json_extract(json, '$.attrs.scope') FROM docs WHERE kind IN ({marks}) "
-        "ORDER BY uid",
-        SEARCH_KINDS,
-    ).fetchall()
+    wiki = {uid: fields for uid, _conn, fields in store.fields("wiki")}
+    rows = [
+        (
+            uid,
+            kind,
+            conn,
+            name,
+            ref_id,
+            display or "",
+            (wiki[uid].get("attrs") or {}).get("scope") if uid in wiki else None,
+        )
+        for uid, kind, conn, name, ref_id, display in store.db.execute(
+            f"SELECT uid, kind, connection, name, ref_id, display FROM docs WHERE kind IN ({marks}) ORDER BY uid",
+            SEARCH_KINDS,
+        )
+    ]
     snap.doc_uids = [r[0] for r in rows]
     snap.uid_index = {uid: i for i, uid in enumerate(snap.doc_uids)}
     snap.doc_kind = np.array([kind_code[r[1]] for r in rows], dtype=np.int8)
@@ -91,7 +100,7 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
         for key in exact_keys(name, ref_id, display):
             snap.exact.setdefault(key, []).append(uid)
     snap.exact_keys = list(snap.exact)
-    snap.links = resolve_links(store, snap)
+    snap.links = resolve_links(wiki, snap)
     snap.doc_parent = np.full(len(rows), -1, dtype=np.int64)
     for i, (_uid, kind, conn, name, ref_id, display, _scope) in enumerate(rows):
         parent = parent_uid(kind, conn, name, ref_id, display)
@@ -100,22 +109,19 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
     return snap
 
 
-def resolve_links(store: DocStore, snap: Snapshot) -> dict[int, list[int]]:
+def resolve_links(wiki: dict[str, dict], snap: Snapshot) -> dict[int, list[int]]:
     """Wiki page → the sources, tables, measures and columns its sl_refs and `code spans` name.
 
     A mention resolves through the exact-identifier map, trying dotted suffixes
     ('postgres-warehouse.mart_arr_daily' → 'mart_arr_daily'); a name shared by many items
     ('created_at') is too vague to link."""
     links: dict[int, list[int]] = {}
-    rows = store.db.execute(
-        "SELECT uid, json_extract(json, '$.attrs.mentions') FROM docs WHERE kind = 'wiki' AND json_extract(json, '$.attrs.mentions') IS NOT NULL"
-    )
-    for uid, raw in rows:
+    for uid, fields in wiki.items():
         page = snap.uid_index.get(uid)
         if page is None:
             continue
         targets: list[int] = []
-        for mention in json.loads(raw):
+        for mention in (fields.get("attrs") or {}).get("mentions") or []:
             parts = mention.split(".")
             for i in range(len(parts)):
                 hits = snap.exact.get(identifier_key(".".join(parts[i:])), [])
