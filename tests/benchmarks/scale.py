@@ -108,7 +108,7 @@ def index_size(project: Path) -> dict[str, float]:
         "total": size([base]) / 1e6,
         "store": size(store) / 1e6,
         "lexical": size([base / "lexical"]) / 1e6 if (base / "lexical").exists() else 0.0,
-        "vectors": size([base / "vectors.f32"]) / 1e6 if (base / "vectors.f32").exists() else 0.0,
+        "vectors": size([base / "vectors.f16"]) / 1e6 if (base / "vectors.f16").exists() else 0.0,
     }
 
 
@@ -165,17 +165,15 @@ def stub_build(project: Path) -> None:
 
 def real_embed_rate(project: Path, sample_size: int = 512) -> float:
     """Seconds per text of the real model on a sample of this index's own texts, measured now."""
-    from indexers.models import Document
     from ktx_index.embedder import MiniLMEmbedder
+    from ktx_index.store import DocStore
     from ktx_index.texts import embedding_texts
 
-    db = sqlite3.connect(f"file:{project / '.ktx/index/store.sqlite'}?mode=ro", uri=True)
-    rows = db.execute(
-        "SELECT json FROM docs WHERE kind IN ('wiki','sl_source','sl_measure','sl_dimension','table','column')"
-    ).fetchall()
-    db.close()
+    store = DocStore(project / ".ktx/index/store.sqlite", readonly=True)
+    docs = list(store.iter_docs(["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]))
+    store.close()
     rnd = random.Random(SEED)
-    texts = [t for (raw,) in rnd.sample(rows, min(sample_size * 2, len(rows))) for t in embedding_texts(Document.model_validate_json(raw))]  # fmt: skip
+    texts = [t for doc in rnd.sample(docs, min(sample_size * 2, len(docs))) for t in embedding_texts(doc)]
     texts = texts[:sample_size]
     model = MiniLMEmbedder()
     model.encode(["load"])
@@ -276,17 +274,19 @@ def sample(rnd: random.Random, items: list[str], k: int) -> list[str]:
 def make_queries(project: Path, count: int, seed: int) -> tuple[list[str], list[str]]:
     """Distinct discover queries and dictionary values drawn from the built index's own documents."""
     rnd = random.Random(f"{seed}:queries")
-    db = sqlite3.connect(f"file:{project / '.ktx/index/store.sqlite'}?mode=ro", uri=True)
+    from ktx_index.store import DocStore
 
-    def names(kind: str, field: str = "$.name") -> list[str]:
-        return [r[0] for r in db.execute(f"SELECT json_extract(json, '{field}') FROM docs WHERE kind = ?", (kind,))]
+    store = DocStore(project / ".ktx/index/store.sqlite", readonly=True)
+
+    def names(kind: str, field: str = "name") -> list[str]:
+        return [fields.get(field) for _uid, _conn, fields in store.fields(kind)]
 
     columns = names("column")
     tables = names("table")
-    comments = [c for c in names("column", "$.comment") if c]
-    values = names("dictionary_value", "$.id")
-    wiki = [s for s in names("wiki", "$.summary") if s]
-    db.close()
+    comments = [c for c in names("column", "comment") if c]
+    values = names("dictionary_value", "id")
+    wiki = [s for s in names("wiki", "summary") if s]
+    store.close()
     out: list[str] = []
     n_exact = count // 4
     out += sample(rnd, columns, n_exact)  # exact column names
@@ -499,7 +499,7 @@ ROWS: list[tuple[str, str, str]] = [  # key, label, target at 100k columns
     ("size", "index on disk (MB)", "≤ 500"),
     ("size_store", "  store.sqlite (MB)", ""),
     ("size_lexical", "  lexical (MB)", ""),
-    ("size_vectors", "  vectors.f32 (MB)", ""),
+    ("size_vectors", "  vectors.f16 (MB)", ""),
     ("engine_open", "engine open, cold (s)", ""),
     ("ip_p50", "discover in-process p50 (ms)", ""),
     ("ip_p95", "discover in-process p95 (ms)", ""),
