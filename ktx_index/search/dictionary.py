@@ -7,8 +7,10 @@ separator-free form), so ``finanical services`` finds ``financial_services``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
@@ -51,6 +53,22 @@ class DictionaryIndex:
         self.entries = entries
         self.snapshots = snapshots
         self.squashed = [e.squashed for e in entries]
+        # Lookups instead of a pass over every entry per value (44k entries at 100k columns).
+        self.by_value: dict[str, list[int]] = {}
+        self.by_folded: dict[str, list[int]] = {}
+        self.by_squashed: dict[str, list[int]] = {}
+        self.by_word: dict[str, set[int]] = {}
+        self.columns: dict[str, set[tuple[str, str]]] = {}
+        for i, e in enumerate(entries):
+            self.by_value.setdefault(e.value, []).append(i)
+            self.by_folded.setdefault(e.folded, []).append(i)
+            self.by_squashed.setdefault(e.squashed, []).append(i)
+            for word in e.words:
+                self.by_word.setdefault(word, set()).add(i)
+            self.columns.setdefault(e.connection, set()).add((e.source_name, e.column))
+        # Substring search runs in C over one joined string; offsets map a hit back to its entry.
+        self.joined = "\x00".join(self.squashed)
+        self.offsets = list(accumulate((len(sq) + 1 for sq in self.squashed[:-1]), initial=0))
 
     @classmethod
     def load(cls, engine: Engine) -> DictionaryIndex:
@@ -81,17 +99,25 @@ class DictionaryIndex:
         squashed = squash(value)
         words = set(folded.replace("_", " ").replace("-", " ").split())
         found: dict[int, tuple[str, float]] = {}
-        for i, entry in enumerate(self.entries):
-            if entry.connection not in connections:
-                continue
-            if entry.value == value:
-                found[i] = ("exact", 1.0)
-            elif entry.folded == folded:
-                found[i] = ("folded", 0.95)
-            elif squashed and (entry.squashed == squashed or (words and words <= entry.words)):
-                found[i] = ("token", 0.85)
-            elif squashed and len(squashed) >= 3 and squashed in entry.squashed:
-                found[i] = ("token", 0.7 + 0.1 * len(squashed) / max(1, len(entry.squashed)))
+
+        def add(ids: Iterable[int], tier: str, score: float) -> None:
+            for i in ids:
+                if i not in found and self.entries[i].connection in connections:
+                    found[i] = (tier, score)
+
+        add(self.by_value.get(value, ()), "exact", 1.0)
+        add(self.by_folded.get(folded, ()), "folded", 0.95)
+        if squashed:
+            add(self.by_squashed.get(squashed, ()), "token", 0.85)
+            if words:  # every query word is a word of the value
+                postings = sorted((self.by_word.get(w, set()) for w in words), key=len)
+                add(sorted(set.intersection(*postings)), "token", 0.85)
+        if len(squashed) >= 3:  # part of a longer value
+            pos = self.joined.find(squashed)
+            while pos != -1:
+                i = bisect_right(self.offsets, pos) - 1
+                add((i,), "token", 0.7 + 0.1 * len(squashed) / max(1, len(self.squashed[i])))
+                pos = self.joined.find(squashed, pos + 1)
         if len(squashed) >= 4:
             budget = 1 if len(squashed) <= 5 else 2 if len(squashed) <= 12 else 3
             for _choice, distance, i in process.extract(
@@ -165,7 +191,7 @@ def dictionary_search(
 
 def _searched(index: DictionaryIndex, conn: str) -> Searched:
     snapshot = index.snapshots.get(conn) or {}
-    columns = {(e.source_name, e.column) for e in index.entries if e.connection == conn}
+    columns = index.columns.get(conn, set())
     has_profile = bool(snapshot.get("profileSyncIds"))
     status = "ready" if columns else ("no_candidate_columns" if has_profile else "no_profile_artifact")
     return Searched(
