@@ -127,3 +127,9 @@ def query_terms(query: str) -> list[str]:
 def identifier_key(text: str) -> str:
     """Normal form for exact-identifier matching: 'Orbit_Raw.Accounts ' → 'orbitrawaccounts'."""
     return squash(text)
+
+
+@lru_cache(maxsize=1 << 18)
+def identifier_part_key(part: str) -> str:
+    """identifier_key of one dotted part, cached: schema and table names repeat across every column."""
+    return squash(part)

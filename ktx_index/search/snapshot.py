@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import identifier_key
+from ktx_index.analysis import identifier_key, identifier_part_key
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
@@ -55,14 +55,13 @@ def exact_keys(*names: str | None) -> set[str]:
     """Identifier keys an item answers to: its name, id, display, and each dotted suffix of them
     ('main.Sales.SalesOrderHeader' answers to 'Sales.SalesOrderHeader' and 'SalesOrderHeader')."""
     keys = set()
-    for text in names:
-        if not text:
-            continue
-        parts = text.split(".")
-        for i in range(len(parts)):
-            key = identifier_key(".".join(parts[i:]))
-            if key:
-                keys.add(key)
+    for text in dict.fromkeys(n for n in names if n):  # an id and its display are often the same
+        suffix = ""
+        # a key drops separators, so a suffix's key is its parts' keys joined (parts repeat: cached)
+        for part in reversed(text.split(".")):
+            suffix = identifier_part_key(part) + suffix
+            if suffix:
+                keys.add(suffix)
     return keys
 
 
