@@ -211,9 +211,15 @@ class Engine:
         if key in snap.exact:
             return snap.exact[key]
         if len(key) >= 8 and len(query.split()) <= 3:
-            near = process.extractOne(
-                key, snap.exact_keys, scorer=DamerauLevenshtein.distance, score_cutoff=1 if len(key) < 12 else 2
-            )
+            edits = 1 if len(key) < 12 else 2
+            near = None
+            # keys more than `edits` characters longer or shorter cannot be within `edits` edits
+            for length in range(len(key) - edits, len(key) + edits + 1):
+                found = process.extractOne(
+                    key, snap.exact_by_length.get(length, ()), scorer=DamerauLevenshtein.distance, score_cutoff=edits
+                )
+                if found is not None and (near is None or found[1] < near[1]):
+                    near = found
             if near is not None:
                 return snap.exact[near[0]]
         return []
@@ -236,17 +242,28 @@ class Engine:
         per_chunk = (snap.matrix @ vector)[snap.chunk_rows]
         per_doc = np.maximum.reduceat(per_chunk, snap.chunk_starts) if len(snap.chunk_starts) else per_chunk[:0]
         docs = snap.chunk_docs
-        mask = np.isin(snap.doc_kind[docs], [SEARCH_KINDS.index(k) for k in kinds])
-        if connection is not None:
-            code = snap.connections.get(connection, -1)
-            mask &= (snap.doc_conn[docs] == code) | (snap.doc_kind[docs] == SEARCH_KINDS.index("wiki"))
-        sims = np.where(mask, per_doc, -1.0)
+        sims = np.where(self._embedded_mask(kinds, connection), per_doc, -1.0)
         top = np.argpartition(-sims, min(pool, len(sims) - 1))[:pool] if len(sims) > pool else np.arange(len(sims))
         for i in top:
             if sims[i] > scoring.COS_LOW:
                 uid = snap.doc_uids[docs[i]]
                 out.setdefault(uid, Candidate(uid))
         return per_doc
+
+    def _embedded_mask(self, kinds: list[str], connection: str | None) -> np.ndarray:
+        """Which embedded documents a search of these kinds (and connection) may return; cached per snapshot."""
+        snap = self.snapshot
+        key = (tuple(sorted(kinds)), connection)
+        mask = snap.kind_masks.get(key)
+        if mask is None:
+            docs = snap.chunk_docs
+            mask = np.isin(snap.doc_kind[docs], [SEARCH_KINDS.index(k) for k in kinds])
+            if connection is not None:
+                code = snap.connections.get(connection, -1)
+                mask &= (snap.doc_conn[docs] == code) | (snap.doc_kind[docs] == SEARCH_KINDS.index("wiki"))
+            if len(snap.kind_masks) < 64:  # kinds come in a few combinations; bound it all the same
+                snap.kind_masks[key] = mask
+        return mask
 
     def _cosine(self, idx: int, per_doc: np.ndarray | None) -> float | None:
         """A document's best-chunk cosine for this query, or None when it has no vector."""

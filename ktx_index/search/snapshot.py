@@ -35,7 +35,8 @@ class Snapshot:
     doc_group: np.ndarray | None = None  # doc index → its position in chunk_docs, or -1
     embedded_docs: int = 0
     exact: dict[str, list[str]] = field(default_factory=dict)
-    exact_keys: list[str] = field(default_factory=list)
+    exact_by_length: dict[int, list[str]] = field(default_factory=dict)  # the identifier keys, by length
+    kind_masks: dict[tuple, np.ndarray] = field(default_factory=dict)  # (kinds, connection) → embedded-doc mask
     doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
     links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
@@ -98,7 +99,8 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
             snap.shadowed.add(uid)
         for key in exact_keys(name, ref_id, display):
             snap.exact.setdefault(key, []).append(uid)
-    snap.exact_keys = list(snap.exact)
+    for key in snap.exact:
+        snap.exact_by_length.setdefault(len(key), []).append(key)
     snap.links = resolve_links(wiki, snap)
     snap.doc_parent = np.full(len(rows), -1, dtype=np.int64)
     for i, (_uid, kind, conn, name, ref_id, display, _scope) in enumerate(rows):
@@ -160,6 +162,7 @@ def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | 
         starts, docs = [], []
         error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
     snap.matrix = matrix
+    snap.kind_masks = {}  # masks are over the embedded documents, which may have changed
     snap.chunk_rows = chunk_to_row
     snap.chunk_starts = np.array(starts, dtype=np.int64)
     snap.chunk_docs = np.array(docs, dtype=np.int64)

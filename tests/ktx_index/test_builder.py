@@ -180,3 +180,18 @@ def test_lexical_first_then_embeddings_catch_up(project):
     status = service.status()
     assert status.chunks_embedded == status.chunks and status.semantic == "available"
     service.close()
+
+
+def test_searches_stay_consistent_while_embeddings_catch_up(project):
+    """Per-snapshot caches (which embedded documents a search may return) follow each slice of new vectors."""
+    service = service_for(project)
+    service.rebuild(embed=False)
+    service.embed_pending(limit=3)
+    partial = service.engine.snapshot.embedded_docs
+    assert 1 < partial < len(service.engine.snapshot.doc_uids)
+    assert service.discover_data("churn cancellations").refs
+    service.embed_pending()
+    assert service.engine.snapshot.embedded_docs > partial
+    refs = service.discover_data("churn cancellations").refs
+    assert refs and refs[0].id == "churn"
+    service.close()
