@@ -9,15 +9,18 @@ import hashlib
 import os
 import threading
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ktx_index.analysis import analyze
 
+if TYPE_CHECKING:
+    from ktx_index.onnx_model import OnnxEncoder
+
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-#: Encodes of at most this many texts (queries) run on one thread.
 RUNTIMES = ("onnx", "torch")
+#: Encodes of at most this many texts (queries) run on one thread.
 SINGLE_THREAD_BATCH = 4
 
 
@@ -50,7 +53,7 @@ class MiniLMEmbedder:
         #: Why the ONNX runtime is not in use, when it is not.
         self.fallback_reason: str | None = None
         self._model = None
-        self._onnx: dict[str, object] = {}
+        self._onnx: dict[str, OnnxEncoder] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -70,7 +73,7 @@ class MiniLMEmbedder:
             self._model = SentenceTransformer(str(self._model_dir()), device="cpu")
         return self._model
 
-    def _onnx_encoder(self, role: str):
+    def _onnx_encoder(self, role: str) -> OnnxEncoder | None:
         """The ONNX encoder for queries (one thread) or bulk encodes (all cores), or None to use PyTorch."""
         if self.runtime != "onnx":
             return None

@@ -196,12 +196,14 @@ class DocStore:
         for row in self.db.execute(sql + " ORDER BY uid", args):
             yield _document(*row)
 
-    def fields(self, kind: str) -> Iterator[tuple[str, str | None, dict]]:
+    def fields(self, kind: str, connection: str | None = None) -> Iterator[tuple[str, str | None, dict]]:
         """(uid, connection, stored fields) of every document of a kind, without validating documents."""
-        for uid, connection, body in self.db.execute(
-            "SELECT uid, connection, body FROM docs WHERE kind = ? ORDER BY uid", (kind,)
-        ):
-            yield uid, connection, unpack(body)
+        sql, args = "SELECT uid, connection, body FROM docs WHERE kind = ?", [kind]
+        if connection is not None:
+            sql += " AND connection = ?"
+            args.append(connection)
+        for uid, conn, body in self.db.execute(sql + " ORDER BY uid", args):
+            yield uid, conn, unpack(body)
 
     def scope_siblings(self, uid: str, kind: str) -> list[Document]:
         """Documents of a kind read from the same files as ``uid`` (a scanned table's columns)."""
@@ -215,10 +217,9 @@ class DocStore:
     def table_refs(self, connection: str) -> list[tuple[str, str | None, str | None, str]]:
         """(uid, catalog, db, name) of every scanned table of a connection."""
         out = []
-        for uid, conn, fields in self.fields("table"):
+        for uid, _conn, fields in self.fields("table", connection):
             ref = fields.get("table_ref") or {}
-            if conn == connection:
-                out.append((uid, ref.get("catalog"), ref.get("db"), ref.get("name") or fields.get("name", "")))
+            out.append((uid, ref.get("catalog"), ref.get("db"), ref.get("name") or fields.get("name", "")))
         return out
 
     def ids(self, kind: str, connection: str | None = None) -> list[str]:
