@@ -24,12 +24,19 @@ MIN_AGREEMENT = 0.9999
 
 
 def cache_dir() -> Path:
-    """Where exported models live: ``$KTX_INDEX_MODEL_CACHE``, else the user's cache directory."""
+    """Where exported models live: ``$KTX_INDEX_MODEL_CACHE``, else the user's cache directory when it
+    can be written (else a per-user folder in the temp directory)."""
     override = os.environ.get("KTX_INDEX_MODEL_CACHE")
     if override:
         return Path(override)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ktx-index"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ktx-index"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        if os.access(base, os.W_OK):
+            return base
+    except OSError:
+        pass
+    return Path(tempfile.gettempdir()) / f"ktx-index-{os.getuid()}"
 
 
 def cached_model_path(model_dir: Path) -> Path:

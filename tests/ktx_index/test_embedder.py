@@ -31,6 +31,16 @@ def test_unknown_runtime_names_the_choices() -> None:
         MiniLMEmbedder(runtime="tensorflow")
 
 
+def test_model_cache_is_the_user_cache_or_a_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KTX_INDEX_MODEL_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert onnx_model.cache_dir() == tmp_path / "cache" / "ktx-index"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # the user's cache cannot be created
+    assert onnx_model.cache_dir().name.startswith("ktx-index-") and not onnx_model.cache_dir().is_relative_to(blocker)
+
+
 @pytest.mark.model
 def test_onnx_runtime_reproduces_pytorch_vectors(model_cache: Path) -> None:
     onnx = MiniLMEmbedder()
