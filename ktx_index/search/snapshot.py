@@ -55,8 +55,10 @@ def parent_uid(kind: str, conn: str | None, name: str, ref_id: str, display: str
 def exact_keys(*names: str | None) -> set[str]:
     """Identifier keys an item answers to: its name, id, display, and each dotted suffix of them
     ('main.Sales.SalesOrderHeader' answers to 'Sales.SalesOrderHeader' and 'SalesOrderHeader')."""
-    keys = set()
-    for text in dict.fromkeys(n for n in names if n):  # an id and its display are often the same
+    keys: set[str] = set()
+    for i, text in enumerate(names):
+        if not text or text in names[:i]:  # an id and its display are often the same
+            continue
         suffix = ""
         # a key drops separators, so a suffix's key is its parts' keys joined (parts repeat: cached)
         for part in reversed(text.split(".")):
