@@ -100,10 +100,11 @@ class LexicalIndex:
         self.searcher = self.index.searcher()
 
     def generation(self) -> int:
-        hits = self.searcher.search(tantivy.Query.term_query(self.schema, "uid", META_UID), 1).hits
+        searcher = self.searcher  # one searcher per lookup: reload() may swap it (addresses are per searcher)
+        hits = searcher.search(tantivy.Query.term_query(self.schema, "uid", META_UID), 1).hits
         if not hits:
             return -1
-        return int(self.searcher.doc(hits[0][1]).get_first("meta") or -1)
+        return int(searcher.doc(hits[0][1]).get_first("meta") or -1)
 
     def num_docs(self) -> int:
         return max(0, self.searcher.num_docs - 1)
@@ -148,8 +149,9 @@ class LexicalIndex:
                 ]
             )
             filters.append((tantivy.Occur.Must, _const(scoped)))
-        result = self.searcher.search(tantivy.Query.boolean_query(filters), limit, count=False)
-        return [LexicalHit(self.searcher.doc(addr).get_first("uid"), score) for score, addr in result.hits]
+        searcher = self.searcher  # one searcher per search: reload() may swap it (addresses are per searcher)
+        result = searcher.search(tantivy.Query.boolean_query(filters), limit, count=False)
+        return [LexicalHit(searcher.doc(addr).get_first("uid"), score) for score, addr in result.hits]
 
 
 def _const(query: tantivy.Query) -> tantivy.Query:

@@ -105,67 +105,69 @@ class Engine:
 
     def rank(self, query: str, kinds: list[str], connection: str | None = None, pool: int = POOL) -> list[Candidate]:
         """Score candidates from every lane on one scale; best first, floor not applied."""
-        snap = self.snapshot
+        snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
         self._lexical(query, kinds, connection, pool, candidates)
-        for uid in self._exact_uids(query):
+        for uid in self._exact_uids(snap, query):
             candidates.setdefault(uid, Candidate(uid)).exact = True
-        per_doc = self._dense(query, kinds, connection, pool, candidates)
+        per_doc = self._dense(snap, query, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
-        self._add_parents(candidates)
+        self._add_parents(snap, candidates)
         for cand in candidates.values():
             idx = snap.uid_index.get(cand.uid)
             if idx is None or cand.uid in snap.shadowed:
                 continue
             if SEARCH_KINDS[snap.doc_kind[idx]] not in kind_set:
                 continue
-            if connection is not None and not self._in_connection(idx, connection):
+            if connection is not None and not self._in_connection(snap, idx, connection):
                 continue
-            cand.cosine = self._cosine(idx, per_doc)
+            cand.cosine = self._cosine(snap, idx, per_doc)
             cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
             cand.score = scoring.with_prior(
                 scoring.fuse(cand.lexical, cand.semantic, cand.exact), SEARCH_KINDS[snap.doc_kind[idx]]
             )
             out.append(cand)
-        self._follow_links(out, kind_set, connection, per_doc)
-        self._propagate(out)
+        self._follow_links(snap, out, kind_set, connection, per_doc)
+        self._propagate(snap, out)
         out.sort(key=lambda c: (-c.score, c.uid))
         return out
 
     def _follow_links(
-        self, ranked: list[Candidate], kinds: set[str], connection: str | None, per_doc: np.ndarray | None
+        self,
+        snap: Snapshot,
+        ranked: list[Candidate],
+        kinds: set[str],
+        connection: str | None,
+        per_doc: np.ndarray | None,
     ) -> None:
         """What a matching wiki page names is relevant too, at LINK_SHARE of the page's score."""
-        snap = self.snapshot
         by_uid = {c.uid: c for c in ranked}
         for page in [c for c in ranked if c.uid.startswith("wiki:") and c.score >= scoring.RELEVANCE_FLOOR]:
             for target in snap.links.get(snap.uid_index[page.uid], []):
                 if SEARCH_KINDS[snap.doc_kind[target]] not in kinds:
                     continue
-                if connection is not None and not self._in_connection(target, connection):
+                if connection is not None and not self._in_connection(snap, target, connection):
                     continue
                 uid = snap.doc_uids[target]
                 cand = by_uid.get(uid)
                 if cand is None:
-                    cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(target, per_doc))
+                    cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, target, per_doc))
                     cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
                     cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact)
                     ranked.append(cand)
                 cand.score = max(cand.score, scoring.LINK_SHARE * page.score)
 
-    def _add_parents(self, candidates: dict[str, Candidate]) -> None:
+    def _add_parents(self, snap: Snapshot, candidates: dict[str, Candidate]) -> None:
         """Every matched member brings its source or table in, so the container can be ranked too."""
-        snap = self.snapshot
         for uid in list(candidates):
             idx = snap.uid_index.get(uid)
             parent = int(snap.doc_parent[idx]) if idx is not None else -1
             if parent >= 0 and snap.doc_uids[parent] not in candidates:
                 candidates[snap.doc_uids[parent]] = Candidate(snap.doc_uids[parent])
 
-    def _propagate(self, ranked: list[Candidate]) -> None:
+    def _propagate(self, snap: Snapshot, ranked: list[Candidate]) -> None:
         """A source or table scores at least PARENT_SHARE of its best-matching member."""
-        snap = self.snapshot
         by_uid = {c.uid: c for c in ranked}
         best: dict[int, float] = {}
         for cand in ranked:
@@ -202,9 +204,8 @@ class Engine:
                 cand = out.setdefault(hit.uid, Candidate(hit.uid))
                 cand.lexical += weight * factor * scoring.term_score(hit.score, norm) / total
 
-    def _exact_uids(self, query: str) -> list[str]:
+    def _exact_uids(self, snap: Snapshot, query: str) -> list[str]:
         """Items whose name or id is the query; for a long identifier, also within one or two edits."""
-        snap = self.snapshot
         key = identifier_key(query)
         if not key:
             return []
@@ -224,16 +225,14 @@ class Engine:
                 return snap.exact[near[0]]
         return []
 
-    def _in_connection(self, idx: int, connection: str) -> bool:
-        snap = self.snapshot
+    def _in_connection(self, snap: Snapshot, idx: int, connection: str) -> bool:
         if SEARCH_KINDS[snap.doc_kind[idx]] == "wiki":
             return True
         return snap.connections.get(connection, -1) == snap.doc_conn[idx]
 
     def _dense(
-        self, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
-    ) -> None:
-        snap = self.snapshot
+        self, snap: Snapshot, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
+    ) -> np.ndarray | None:
         if snap.matrix is None or not len(snap.matrix) or not query.strip():
             return
         vector = self.query_vector(query)
@@ -242,7 +241,7 @@ class Engine:
         per_chunk = (snap.matrix @ vector)[snap.chunk_rows]
         per_doc = np.maximum.reduceat(per_chunk, snap.chunk_starts) if len(snap.chunk_starts) else per_chunk[:0]
         docs = snap.chunk_docs
-        sims = np.where(self._embedded_mask(kinds, connection), per_doc, -1.0)
+        sims = np.where(self._embedded_mask(snap, kinds, connection), per_doc, -1.0)
         top = np.argpartition(-sims, min(pool, len(sims) - 1))[:pool] if len(sims) > pool else np.arange(len(sims))
         for i in top:
             if sims[i] > scoring.COS_LOW:
@@ -250,9 +249,8 @@ class Engine:
                 out.setdefault(uid, Candidate(uid))
         return per_doc
 
-    def _embedded_mask(self, kinds: list[str], connection: str | None) -> np.ndarray:
+    def _embedded_mask(self, snap: Snapshot, kinds: list[str], connection: str | None) -> np.ndarray:
         """Which embedded documents a search of these kinds (and connection) may return; cached per snapshot."""
-        snap = self.snapshot
         key = (tuple(sorted(kinds)), connection)
         mask = snap.kind_masks.get(key)
         if mask is None:
@@ -265,9 +263,9 @@ class Engine:
                 snap.kind_masks[key] = mask
         return mask
 
-    def _cosine(self, idx: int, per_doc: np.ndarray | None) -> float | None:
+    def _cosine(self, snap: Snapshot, idx: int, per_doc: np.ndarray | None) -> float | None:
         """A document's best-chunk cosine for this query, or None when it has no vector."""
-        groups = self.snapshot.doc_group
+        groups = snap.doc_group
         if per_doc is None or groups is None or groups[idx] < 0:
             return None
         return float(per_doc[groups[idx]])

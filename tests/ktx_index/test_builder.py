@@ -195,3 +195,38 @@ def test_searches_stay_consistent_while_embeddings_catch_up(project):
     refs = service.discover_data("churn cancellations").refs
     assert refs and refs[0].id == "churn"
     service.close()
+
+
+def test_queries_during_commits_and_embedding_never_fail(project):
+    """A reader answering while a writer commits and embeds (the watcher's life): each query ranks against one
+    snapshot, even when a commit swaps in another one mid-query."""
+    import threading
+
+    writer = service_for(project)
+    writer.rebuild()
+    reader = service_for(project)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        while not stop.is_set():
+            try:
+                reader.discover_data("churn revenue refunds", kinds=["wiki", "sl_source", "sl_measure"])
+                reader.wiki_search("refunds churn")
+            except BaseException as exc:  # any failure is the finding
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        for i in range(25):
+            (project / f"wiki/global/page-{i}.md").write_text(PAGE.format(summary=f"Page {i} on churn", body="Refunds."))
+            writer.rebuild(embed=False)  # documents first, vectors after: the snapshot changes twice
+            writer.embed_pending()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert not errors, repr(errors[0])
