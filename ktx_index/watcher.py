@@ -25,6 +25,8 @@ TREES = ("wiki", "semantic-layer", "raw-sources")
 CONFIG = "ktx.yaml"
 #: Texts embedded per idle wake-up (well under a second of work), so events never wait long behind a backlog.
 EMBED_SLICE = 32
+#: How often the loop wakes without events: the pace at which a backlog's slices follow each other.
+IDLE_WAKE_MS = 50
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
 
 
@@ -63,7 +65,10 @@ class Watcher:
         self.on_batch = on_batch
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.state = {"pid": os.getpid(), "started": _now(), "last_event": None, "last_commit": None, "pending": 0}
+        self.state: dict[str, object] = {
+            "pid": os.getpid(), "started": _now(), "last_event": None, "last_commit": None, "pending": 0,
+            "embedding_backlog": False,  # texts committed but not embedded yet (a burst's tail)
+        }  # fmt: skip
         self.error: BaseException | None = None
         self.ready = threading.Event()
 
@@ -112,7 +117,7 @@ class Watcher:
                 debounce=self.debounce_ms,
                 stop_event=self._stop,
                 yield_on_timeout=True,
-                rust_timeout=200,
+                rust_timeout=IDLE_WAKE_MS,
                 raise_interrupt=False,
             ):
                 config_now = self._config_stat()
@@ -126,12 +131,20 @@ class Watcher:
                     self._commit()  # documents and lexical index: searchable now
                     self.ready.set()
                     # an edit's own texts (one slice) are embedded at once; a burst's rest in idle slices
-                    backlog = self.service.embed_pending(limit=EMBED_SLICE)[1] == "pending"
+                    backlog = self._embed_slice()
                 elif backlog:  # idle: embed a slice of what the commits left pending
-                    backlog = self.service.embed_pending(limit=EMBED_SLICE)[1] == "pending"
+                    backlog = self._embed_slice()
                 if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
                     catch_up = True
                     break  # a tree appeared or vanished: watch the new set, then catch up
+
+    def _embed_slice(self) -> bool:
+        """Embed one slice of pending texts; True while some remain (recorded for status readers)."""
+        backlog = self.service.embed_pending(limit=EMBED_SLICE)[1] == "pending"
+        if backlog != self.state["embedding_backlog"]:
+            self.state["embedding_backlog"] = backlog
+            self._write_state()
+        return backlog
 
     def _commit(self) -> None:
         report = self.service.rebuild(embed=False)

@@ -187,11 +187,16 @@ async def burst(session: Session, root: Path, count: int, poll: float, timeout: 
         out["searchable_s"] = time.perf_counter() - started
         out["rounds"] = rounds
         # Searchable comes with the lexical commit; the same batch then embeds the new pages. Keep the
-        # queries going until the watcher has finished the whole batch and has nothing pending.
+        # queries going until the watcher has finished the whole batch, embeddings included, and has nothing pending.
         while time.perf_counter() - started < timeout:
             state = watcher_state(root)
             commit = state.get("last_commit")
-            if commit and epoch(commit) >= started_wall and state.get("pending") == 0:
+            if (
+                commit
+                and epoch(commit) >= started_wall
+                and state.get("pending") == 0
+                and not state.get("embedding_backlog")
+            ):
                 break
             await anyio.sleep(poll)
         out["batch_done_s"] = time.perf_counter() - started
