@@ -123,8 +123,7 @@ class DictionaryIndex:
             for _choice, distance, i in process.extract(
                 squashed, self.squashed, scorer=DamerauLevenshtein.distance, score_cutoff=budget, limit=200
             ):
-                if i not in found and self.entries[i].connection in connections:
-                    found[i] = ("fuzzy", 0.6 - 0.1 * distance / budget)
+                add((i,), "fuzzy", 0.6 - 0.1 * distance / budget)
         ranked = [(self.entries[i], tier, score) for i, (tier, score) in found.items()]
         ranked.sort(key=lambda m: (TIER_ORDER[m[1]], -m[2], m[0].connection, m[0].source_name, m[0].column, m[0].value))
         return ranked[:MAX_MATCHES]
