@@ -31,6 +31,8 @@ from ktx_index.vectors import VectorFile, vector_key
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 256
+#: Batch size under a time budget: a long wiki chunk takes ~15 ms, so a batch never overruns by much.
+BUDGETED_BATCH = 8
 
 
 def _noop(_stage: str, _done: int, _total: int) -> None:
@@ -243,14 +245,17 @@ class Builder:
         model = self.embedder.fingerprint if self.embedder else self.store.get_meta("embed_model", "none")
         return embedding_fingerprint(model or "none")
 
-    def embed_pending(self, on_progress: Progress = _noop, limit: int | None = None) -> tuple[int, str]:
-        """Embed chunk texts that have no vector yet (at most limit of them; the watcher works in
-        slices so file events are never kept waiting). Returns (texts embedded, status)."""
-        done, status = self._embed_pending(on_progress, limit)
+    def embed_pending(
+        self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
+    ) -> tuple[int, str]:
+        """Embed chunk texts that have no vector yet: at most limit of them, and when a time budget is
+        given, in small batches until it is spent (the watcher works in such slices so file events are
+        never kept waiting long). Returns (texts embedded, status)."""
+        done, status = self._embed_pending(on_progress, limit, budget_s)
         self.store.set_meta({"embedding_status": status})
         return done, status
 
-    def _embed_pending(self, on_progress: Progress, limit: int | None) -> tuple[int, str]:
+    def _embed_pending(self, on_progress: Progress, limit: int | None, budget_s: float | None) -> tuple[int, str]:
         if self.embedder is None:
             return 0, "disabled"
         fingerprint = self._embed_fingerprint()
@@ -265,9 +270,13 @@ class Builder:
         next_row = self.store.max_vector_row() + 1
         done = 0
         keys = sorted(texts, key=lambda k: len(texts[k]))
+        step = EMBED_BATCH if budget_s is None else BUDGETED_BATCH
+        deadline = None if budget_s is None else time.perf_counter() + budget_s
         try:
-            for start in range(0, len(keys), EMBED_BATCH):
-                batch = keys[start : start + EMBED_BATCH]
+            for start in range(0, len(keys), step):
+                if deadline is not None and done and time.perf_counter() > deadline:
+                    return done, "pending"
+                batch = keys[start : start + step]
                 matrix = self.embedder.encode([texts[k] for k in batch])
                 vectors.write(next_row, np.asarray(matrix, dtype=np.float32))
                 self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})

@@ -88,10 +88,13 @@ class KtxIndex:
             self._engine.refresh()
         return report
 
-    def embed_pending(self, on_progress: Progress = _noop, limit: int | None = None) -> tuple[int, str]:
-        """Embed what rebuilds left pending (at most limit texts; status "pending" when more remain)."""
+    def embed_pending(
+        self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
+    ) -> tuple[int, str]:
+        """Embed what rebuilds left pending (at most limit texts, within budget_s when given; status
+        "pending" when more remain)."""
         builder = self.acquire_writer()
-        result = builder.embed_pending(on_progress, limit)
+        result = builder.embed_pending(on_progress, limit, budget_s)
         if self._engine is not None:
             self._engine.refresh()
         return result

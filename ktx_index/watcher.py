@@ -23,8 +23,10 @@ from ktx_index.service import KtxIndex
 
 TREES = ("wiki", "semantic-layer", "raw-sources")
 CONFIG = "ktx.yaml"
-#: Texts embedded per idle wake-up (well under a second of work), so events never wait long behind a backlog.
-EMBED_SLICE = 32
+#: Work per idle wake-up on an embedding backlog: at most this many texts and about this long, so an
+#: event waits at most one small batch behind it.
+EMBED_SLICE = 256
+EMBED_SLICE_S = 0.1
 #: How often the loop wakes without events: the pace at which a backlog's slices follow each other.
 IDLE_WAKE_MS = 50
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
@@ -140,7 +142,7 @@ class Watcher:
 
     def _embed_slice(self) -> bool:
         """Embed one slice of pending texts; True while some remain (recorded for status readers)."""
-        backlog = self.service.embed_pending(limit=EMBED_SLICE)[1] == "pending"
+        backlog = self.service.embed_pending(limit=EMBED_SLICE, budget_s=EMBED_SLICE_S)[1] == "pending"
         if backlog != self.state["embedding_backlog"]:
             self.state["embedding_backlog"] = backlog
             self._write_state()

@@ -230,3 +230,18 @@ def test_queries_during_commits_and_embedding_never_fail(project):
         for thread in threads:
             thread.join()
     assert not errors, repr(errors[0])
+
+
+def test_embedding_under_a_time_budget_stops_after_a_small_batch(project):
+    """The watcher embeds a backlog in slices bounded by time, so a file event waits one small batch at most."""
+    from ktx_index.builder import BUDGETED_BATCH
+
+    for i in range(BUDGETED_BATCH):
+        (project / f"wiki/global/extra-{i}.md").write_text(PAGE.format(summary=f"Extra {i}", body="More text."))
+    service = service_for(project)
+    service.rebuild(embed=False)
+    done, state = service.embed_pending(budget_s=0.0)  # the budget is spent at once: one batch, then stop
+    assert (done, state) == (BUDGETED_BATCH, "pending")
+    done, state = service.embed_pending()
+    assert done > 0 and state == "ready"
+    service.close()
