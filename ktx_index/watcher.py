@@ -24,9 +24,12 @@ from ktx_index.service import KtxIndex
 TREES = ("wiki", "semantic-layer", "raw-sources")
 CONFIG = "ktx.yaml"
 #: Work per idle wake-up on an embedding backlog: at most this many texts and about this long, so an
-#: event waits at most one small batch behind it.
-EMBED_SLICE = 256
+#: event waits little behind it. A slice also has fixed costs that grow with the index (finding the
+#: pending texts, reloading the vectors readers see); the budget grows to twice them, so about two
+#: thirds of the watcher's time on a backlog goes to embedding.
+EMBED_SLICE = 1024
 EMBED_SLICE_S = 0.1
+MAX_EMBED_SLICE_S = 5.0
 #: How often the loop wakes without events: the pace at which a backlog's slices follow each other.
 IDLE_WAKE_MS = 50
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
@@ -71,6 +74,7 @@ class Watcher:
             "pid": os.getpid(), "started": _now(), "last_event": None, "last_commit": None, "pending": 0,
             "embedding_backlog": False,  # texts committed but not embedded yet (a burst's tail)
         }  # fmt: skip
+        self._slice_s = EMBED_SLICE_S
         self.error: BaseException | None = None
         self.ready = threading.Event()
 
@@ -142,7 +146,10 @@ class Watcher:
 
     def _embed_slice(self) -> bool:
         """Embed one slice of pending texts; True while some remain (recorded for status readers)."""
-        backlog = self.service.embed_pending(limit=EMBED_SLICE, budget_s=EMBED_SLICE_S)[1] == "pending"
+        started = time.perf_counter()
+        backlog = self.service.embed_pending(limit=EMBED_SLICE, budget_s=self._slice_s)[1] == "pending"
+        fixed_costs = time.perf_counter() - started - self._slice_s
+        self._slice_s = min(MAX_EMBED_SLICE_S, max(EMBED_SLICE_S, 2 * fixed_costs))
         if backlog != self.state["embedding_backlog"]:
             self.state["embedding_backlog"] = backlog
             self._write_state()

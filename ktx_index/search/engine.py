@@ -7,6 +7,7 @@ when a writer committed.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -26,6 +27,9 @@ from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
 POOL = 100
+#: While embeddings catch up, new vectors are loaded again only after this many times the last load took
+#: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
+VECTOR_RELOAD_SPACING = 4
 
 
 @dataclass
@@ -51,6 +55,7 @@ class Engine:
         self.lexical_error: str | None = None
         self.model_error: str | None = None
         self.embedding_status = ""
+        self._next_vector_load = 0.0
         self.refresh()
 
     def close(self) -> None:
@@ -67,6 +72,13 @@ class Engine:
         snap = self.snapshot
         if not force and generation == snap.generation and vectors_version == snap.vectors_version:
             return False
+        if (
+            not force
+            and generation == snap.generation
+            and self.embedding_status == "pending"
+            and time.monotonic() < self._next_vector_load
+        ):
+            return False  # a backlog is being embedded in slices: take its new vectors at a bounded rate
         with self._lock:
             if force or generation != snap.generation:
                 self.lexical.reload()
@@ -80,7 +92,10 @@ class Engine:
                 snap = Snapshot(**{**snap.__dict__})
             snap.vectors_version = vectors_version
             if self.embedder is not None:
+                started = time.monotonic()
                 self.vector_error = load_vectors(self.store, VectorFile(self.layout.vectors, self.embedder.dim), snap)
+                took = time.monotonic() - started
+                self._next_vector_load = started + took * (1 + VECTOR_RELOAD_SPACING) if took > 0.05 else 0.0
             self.snapshot = snap
         return True
 

@@ -245,3 +245,22 @@ def test_embedding_under_a_time_budget_stops_after_a_small_batch(project):
     done, state = service.embed_pending()
     assert done > 0 and state == "ready"
     service.close()
+
+
+def test_vectors_catching_up_are_reloaded_at_a_bounded_rate(project):
+    """While a backlog is embedded in slices, a reader whose last vector load was slow waits before the next
+    one; the slice that finishes the backlog is always loaded."""
+    for i in range(20):
+        (project / f"wiki/global/extra-{i}.md").write_text(PAGE.format(summary=f"Extra {i}", body="More text."))
+    service = service_for(project)
+    service.rebuild(embed=False)
+    engine = service.engine
+    service.embed_pending(limit=5)
+    first = engine.snapshot.embedded_docs
+    engine._next_vector_load = time.monotonic() + 60  # as if loading vectors had taken seconds
+    service.embed_pending(limit=5)
+    assert engine.embedding_status == "pending" and engine.snapshot.embedded_docs == first  # not yet
+    service.embed_pending()  # the backlog is done: loaded at once
+    assert engine.embedding_status == "ready"
+    assert engine.snapshot.embedded_docs == len(engine.snapshot.doc_uids)
+    service.close()
