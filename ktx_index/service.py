@@ -213,10 +213,8 @@ class KtxIndex:
         ]
 
     def _scan_drivers(self) -> dict[str, str]:
-        snapshots = self.engine.store.fields("snapshot")
-        return {
-            conn: driver for _uid, conn, fields in snapshots if (driver := (fields.get("attrs") or {}).get("driver"))
-        }
+        snapshots = self.engine.store.snapshot_attrs()
+        return {conn: attrs["driver"] for conn, attrs in snapshots.items() if attrs.get("driver")}
 
     def status(self) -> StatusReport:
         from ktx_index.status import build_status

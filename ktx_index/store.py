@@ -205,6 +205,10 @@ class DocStore:
         for uid, conn, body in self.db.execute(sql + " ORDER BY uid", args):
             yield uid, conn, unpack(body)
 
+    def snapshot_attrs(self) -> dict[str | None, dict]:
+        """Connection → the attributes of its scan snapshot (driver, profile coverage)."""
+        return {conn: fields.get("attrs") or {} for _uid, conn, fields in self.fields("snapshot")}
+
     def scope_siblings(self, uid: str, kind: str) -> list[Document]:
         """Documents of a kind read from the same files as ``uid`` (a scanned table's columns)."""
         rows = self.db.execute(

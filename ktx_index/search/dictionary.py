@@ -91,8 +91,7 @@ class DictionaryIndex:
                     origin=attrs.get("origin", "profile"),
                 )
             )
-        snapshots = {conn: fields.get("attrs") or {} for _uid, conn, fields in engine.store.fields("snapshot")}
-        return cls(entries, snapshots)
+        return cls(entries, engine.store.snapshot_attrs())
 
     def match(self, value: str, connections: set[str]) -> list[tuple[Entry, str, float]]:
         folded = fold(value).strip()
