@@ -3,8 +3,10 @@
 ``customerOrderID`` → ``customer order id customerorderid``; ``orbit_raw.accounts`` →
 ``orbit raw accounts orbit_raw orbit_raw.accounts``. Every part and the whole identifier
 are kept, so an exact identifier is a rare (high-IDF) term while its words still match
-prose. Lowercasing, ASCII folding and English stemming happen in tantivy's analyzer
-(registered under ANALYZER), which ``stem`` also calls for query terms.
+prose. Irregular word forms become their lemma first, on both sides (``paid`` → ``pay``,
+``children`` → ``child``: a stemmer cannot relate those); lowercasing, ASCII folding and
+English stemming then happen in tantivy's analyzer (registered under ANALYZER), which
+``stem`` also calls for query terms. Question filler is dropped from queries before stemming.
 """
 
 from __future__ import annotations
@@ -14,17 +16,24 @@ import unicodedata
 from functools import lru_cache
 
 import tantivy
+from lemminflect import getAllLemmas
 
 ANALYZER = "ktx"
 #: Bump when tokenising changes: the lexical index is rebuilt on mismatch.
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 
 RAW_TOKEN = re.compile(r"[^\W_]+(?:[_.\-$][^\W_]+)*", re.UNICODE)
 MAX_TOKEN_CHARS = 60
 
+#: Words a question is made of that name nothing in a project, compared lowercased before stemming.
 STOPWORDS = frozenset(
-    """a an and are as at be by for from how i in is it of on or the to what when where which who why with
-    does do did show me find give list all our we my per each vs s""".split()
+    """a an and are as at be by for from how i in is it of on or the to what when where which who whom whose why
+    with does do did doing done show me find give list all our we my per each vs s was were been being has have
+    had having am this that these those there their they them its it's his her he she you your us any some
+    many much more most less least than then also only just can could would should will shall may might must
+    into onto about among between within without through during out up down off over under again further
+    please tell name names get got want need know let lets one ones other another such both either neither
+    not no nor yes if else so very same own too here""".split()
 )
 
 
@@ -68,13 +77,31 @@ def split_identifier(token: str) -> list[str]:
     return parts
 
 
+@lru_cache(maxsize=1 << 16)
+def lemma(word: str) -> str:
+    """The lemma of an irregular form ('paid' → 'pay', 'children' → 'child'); any other word as it is.
+
+    A noun reading wins over a verb over an adjective; a lemma the stemmer already reaches is not
+    needed, so regular forms stay as written and identifiers keep their spelling."""
+    if not word.isalpha() or len(word) < 3:
+        return word
+    lower = word.lower()
+    lemmas = getAllLemmas(lower)
+    for pos in ("NOUN", "VERB", "ADJ"):
+        candidates = lemmas.get(pos)
+        if candidates:
+            found = candidates[0].lower()
+            return found if found != lower and stem(found) != stem(lower) else word
+    return word
+
+
 def expand(text: str) -> list[str]:
-    """Raw tokens of a text with identifier parts and wholes, in order (not lowercased)."""
+    """Raw tokens of a text with identifier parts (irregular forms lemmatised) and wholes, in order."""
     out: list[str] = []
     for match in RAW_TOKEN.finditer(text):
         token = match.group(0)
         parts = split_identifier(token)
-        out.extend(parts)
+        out.extend(lemma(p) for p in parts)
         if len(parts) > 1:
             out.append(token)
             if "." in token:  # dotted names: each segment that is itself compound
@@ -118,10 +145,10 @@ def squash(text: str) -> str:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct analyzed terms of a query, stopwords dropped unless nothing else is left."""
-    terms = list(dict.fromkeys(analyze(query)))
-    content = [t for t in terms if t not in STOPWORDS]
-    return content or terms
+    """Distinct analyzed terms of a query, question filler dropped (before stemming) unless nothing else is left."""
+    tokens = expand(query)
+    content = [t for t in tokens if t.lower() not in STOPWORDS] or tokens
+    return list(dict.fromkeys(s for s in (stem(t) for t in content) if s))
 
 
 def identifier_key(text: str) -> str:

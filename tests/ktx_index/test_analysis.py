@@ -1,4 +1,13 @@
-from ktx_index.analysis import analyze, expand, fold, identifier_key, query_terms, split_identifier, squash
+from ktx_index.analysis import (
+    analyze,
+    expand,
+    fold,
+    identifier_key,
+    lemma,
+    query_terms,
+    split_identifier,
+    squash,
+)
 
 
 def test_identifiers_split_and_keep_the_whole():
@@ -19,3 +28,17 @@ def test_query_terms_drop_stopwords_unless_nothing_else():
     assert query_terms("what is the churn rate by month") == ["churn", "rate", "month"]
     assert query_terms("the") == ["the"]
     assert query_terms("--- ///") == []
+
+
+def test_question_filler_is_dropped_before_stemming():
+    # 'does' stems to 'doe' and 'has' to 'ha': compared after stemming they slipped through
+    assert query_terms("how many customers does each region have") == ["custom", "region"]
+    assert query_terms("which drivers has the team got") == ["driver", "team"]
+
+
+def test_irregular_forms_meet_their_lemma_on_both_sides():
+    assert lemma("paid") == "pay" and lemma("bought") == "buy" and lemma("children") == "child"
+    assert query_terms("when did members pay their dues") == query_terms("when were members paid dues")
+    assert set(analyze("amount_paid")) >= set(analyze("pay"))
+    # regular forms and identifiers keep their spelling (the stemmer relates those already)
+    assert lemma("drivers") == "drivers" and lemma("CDSCode") == "CDSCode" and lemma("data") == "data"
