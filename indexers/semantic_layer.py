@@ -94,8 +94,17 @@ class SemanticLayerIndexer(Indexer):
                         "sql": bool(sql),
                         "columns": _names(columns),
                         "measures": _names(measures),
-                        "joins": [str(j.get("to")) for j in joins if j.get("to")],
+                        "joins": [
+                            {"to": str(j["to"]), "on": clean_text(j.get("on")), "relationship": j.get("relationship")}
+                            for j in joins
+                            if j.get("to")
+                        ],
                         "frequencyTier": usage.get("frequencyTier"),
+                        "commonJoins": [
+                            {"table": str(j["table"]), "on": as_str_list(j.get("on"))}
+                            for j in dict_list(usage.get("commonJoins"))
+                            if j.get("table")
+                        ],
                         "files": record.files,
                         "yaml": record.yaml_text(),
                     }

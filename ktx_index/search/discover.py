@@ -7,7 +7,8 @@ from ktx_index.analysis import query_terms
 from ktx_index.errors import InvalidInput
 from ktx_index.search import scoring
 from ktx_index.search.engine import Candidate, Engine
-from ktx_index.search.models import DiscoverRef, DiscoverResult, LaneScores, TableRefOut
+from ktx_index.search.models import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
+from ktx_index.search.snapshot import Snapshot
 from ktx_index.search.snippets import matched_on, snippet
 
 MAX_LIMIT = 50
@@ -61,6 +62,7 @@ def discover(
     wanted = normalize_kinds(kinds)
     if not query.strip() or not wanted:
         return DiscoverResult(refs=[])
+    snap = engine.snapshot
     ranked = [c for c in engine.rank(query, wanted, connection_id) if scoring.passes_floor(c.score)]
     head = ranked[: limit * 3 + 10]
     docs = engine.store.get_many([c.uid for c in head])
@@ -96,7 +98,32 @@ def discover(
         for twin in twins:
             _merge_twin(ref, twin)
         refs.append(ref)
-    return DiscoverResult(refs=refs[:limit])
+    joins = joins_between(snap, [[doc.uid, *(t.uid for t in twins)] for _cand, doc, twins in chosen[:limit]])
+    return DiscoverResult(refs=refs[:limit], joins=joins or None)
+
+
+def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
+    """How the tables and sources behind the returned refs join each other (refs given as the uids each
+    stands for). Ids are the containers' ref ids: a table's display name, a source's name."""
+    containers: set[int] = set()
+    for uids in refs:
+        for uid in uids:
+            idx = snap.uid_index.get(uid)
+            if idx is None:
+                continue
+            parent = int(snap.doc_parent[idx])
+            containers.add(parent if parent >= 0 else idx)
+    out: list[JoinOut] = []
+    seen: set[tuple[frozenset[int], str]] = set()
+    for container in sorted(containers):
+        for edge in snap.joins.get(container, []):
+            key = (frozenset((container, edge.other)), edge.on.casefold())
+            if edge.other not in containers or key in seen:
+                continue
+            seen.add(key)
+            ref_id = lambda i: snap.doc_uids[i].split(":", 2)[2]  # noqa: E731
+            out.append(JoinOut(from_=ref_id(container), to=ref_id(edge.other), on=edge.on))
+    return out
 
 
 def _merge_twin(kept: DiscoverRef, twin: Document) -> None:

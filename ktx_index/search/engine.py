@@ -145,8 +145,35 @@ class Engine:
             out.append(cand)
         self._follow_links(snap, out, kind_set, connection, per_doc)
         self._propagate(snap, out)
+        self._join_keys(snap, out, kind_set, per_doc)
         out.sort(key=lambda c: (-c.score, c.uid))
         return out
+
+    def _join_keys(self, snap: Snapshot, ranked: list[Candidate], kinds: set[str], per_doc: np.ndarray | None) -> None:
+        """The key columns between two high-ranked tables (or sources) that join answer the question too:
+        a question spanning both needs the JOIN. Lifted to JOIN_SHARE of the weaker table's score."""
+        by_uid = {c.uid: c for c in ranked}
+        top = sorted(
+            (c for c in ranked if snap.uid_index[c.uid] in snap.joins and c.score >= scoring.RELEVANCE_FLOOR),
+            key=lambda c: -c.score,
+        )[: scoring.JOIN_CONTAINERS]
+        scores = {snap.uid_index[c.uid]: c.score for c in top}
+        for container, score in scores.items():
+            for edge in snap.joins[container]:
+                other = scores.get(edge.other)
+                if other is None:
+                    continue
+                lift = scoring.JOIN_SHARE * min(score, other)
+                for key in edge.keys:
+                    if SEARCH_KINDS[snap.doc_kind[key]] not in kinds:
+                        continue
+                    uid = snap.doc_uids[key]
+                    cand = by_uid.get(uid)
+                    if cand is None:
+                        cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, key, per_doc))
+                        cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
+                        ranked.append(cand)
+                    cand.score = max(cand.score, lift)
 
     def _follow_links(
         self,

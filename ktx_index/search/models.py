@@ -58,8 +58,22 @@ class DiscoverRef(Strict):
     )
 
 
+class JoinOut(Strict):
+    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True)
+
+    from_: str = Field(alias="from", description="Id of one table or source among (or behind) the refs.")
+    to: str = Field(description="Id of the table or source it joins.")
+    on: str = Field(description="The join condition as the project's metadata declares it.")
+
+
 class DiscoverResult(Strict):
     refs: list[DiscoverRef] = Field(description="Best first; empty when nothing is relevant enough.")
+    joins: list[JoinOut] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description="How the tables and sources behind the refs join (declared foreign keys, semantic-layer "
+        "joins and usage commonJoins; never inferred), so the JOIN can be written directly.",
+    )
 
 
 class WikiLane(Strict):

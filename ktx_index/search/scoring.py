@@ -30,6 +30,9 @@ RELEVANCE_FLOOR = 0.18
 PARENT_SHARE = 0.9
 #: What a matching wiki page names (sl_refs, `identifiers`) scores at least this share of the page.
 LINK_SHARE = 0.7
+#: Key columns between two of the JOIN_CONTAINERS best tables that join score at least this share of the weaker.
+JOIN_SHARE = 0.8
+JOIN_CONTAINERS = 4
 #: Containers and curated definitions answer more questions than single columns do.
 KIND_PRIOR = {"wiki": 1.0, "sl_source": 1.0, "sl_measure": 1.0, "table": 0.97, "sl_dimension": 0.92, "column": 0.88}
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import identifier_key, identifier_part_key
+from ktx_index.search.joins import JoinEdge, join_graph, scan_edges, source_edges
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
@@ -39,6 +40,7 @@ class Snapshot:
     kind_masks: dict[tuple, np.ndarray] = field(default_factory=dict)  # (kinds, connection) → embedded-doc mask
     doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
     links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
+    joins: dict[int, list[JoinEdge]] = field(default_factory=dict)  # table/source index → how it joins others
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
     uid_index: dict[str, int] = field(default_factory=dict)
 
@@ -104,6 +106,7 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
     for key in snap.exact:
         snap.exact_by_length.setdefault(len(key), []).append(key)
     snap.links = resolve_links(wiki, snap)
+    snap.joins = resolve_joins(store, snap)
     snap.doc_parent = np.full(len(rows), -1, dtype=np.int64)
     for i, (_uid, kind, conn, name, ref_id, display, _scope) in enumerate(rows):
         parent = parent_uid(kind, conn, name, ref_id, display)
@@ -135,6 +138,16 @@ def resolve_links(wiki: dict[str, dict], snap: Snapshot) -> dict[int, list[int]]
         if targets:
             links[page] = list(dict.fromkeys(targets))
     return links
+
+
+def resolve_joins(store: DocStore, snap: Snapshot) -> dict[int, list[JoinEdge]]:
+    """Foreign keys of scanned tables and joins of semantic-layer sources, as a graph over document indexes."""
+    edges = []
+    for uid, conn, fields in store.fields("table"):
+        edges.extend(scan_edges(uid, conn, fields, snap.uid_index))
+    for uid, conn, fields in store.fields("sl_source"):
+        edges.extend(source_edges(uid, conn, fields, snap.uid_index))
+    return join_graph(edges)
 
 
 def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | None:
