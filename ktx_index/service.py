@@ -38,7 +38,7 @@ class KtxIndex:
         self.project: Project = load_project(self.root)
         self.layout = IndexLayout(self.root)
         if embedder is DEFAULT:
-            embedder = MiniLMEmbedder() if self.project.settings.embeddings else None
+            embedder = MiniLMEmbedder(model=self.project.settings.model) if self.project.settings.embeddings else None
         self.embedder: Embedder | None = embedder  # type: ignore[assignment]
         self.indexers = indexers or default_indexers()  # kept: their parse caches outlive one rebuild
         self._engine: Engine | None = None

@@ -1,0 +1,259 @@
+"""Fine-tune all-MiniLM-L6-v2 on public text-to-SQL questions, reproducibly, into ktx_index/models/.
+
+    python tests/training/train_model.py [--out ktx_index/models/minilm-sql] [--seed 13] [--epochs 1]
+
+Each training question is paired with a table or column its gold SQL uses (the positive) and a
+table or column of the same database it does not use (a hard negative: the base model's
+closest wrong item more often than not); batches hold a few questions of each database, so the
+other questions' items are hard negatives too (masked where they are relevant). The databases are
+disjoint from every evaluation database
+(tests/training/text-to-sql/README.md). Documents are written as a scan snapshot and read by the
+project's own indexer, so what the model learns to match is exactly the text the index embeds.
+Word embeddings stay frozen: the shipped artefact is the rest of the transformer in float16
+(~22 MB), loaded over the packaged base model by ktx_index/embedder.py. Fixed seed, one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from projects import scan_files, write_files  # noqa: E402
+
+from indexers import load_project, read_project  # noqa: E402
+from ktx_index.finetuned import FROZEN_PREFIXES, save_delta  # noqa: E402
+from ktx_index.texts import embedding_texts  # noqa: E402
+
+DATA = HERE / "text-to-sql"
+SYNC = "2026-01-01-000000-local-train"
+TYPES = {"number": "integer", "text": "text", "time": "timestamp", "boolean": "boolean", "others": "text"}
+
+
+def schemas() -> dict[str, dict]:
+    out = {}
+    for name in ("bird_train_tables.json", "spider_tables.json"):
+        for schema in json.loads((DATA / name).read_text()):
+            out[schema["db_id"]] = schema
+    return out
+
+
+def scan_tables(schema: dict) -> list[dict]:
+    """A Spider-format schema as scan table objects; a natural-language column name that says more than the
+    identifier becomes the column comment (as database descriptions do in real scans)."""
+    tables = [
+        {
+            "catalog": None,
+            "db": "main",
+            "name": name,
+            "kind": "table",
+            "comment": None,
+            "columns": [],
+            "foreignKeys": [],
+        }
+        for name in schema["table_names_original"]
+    ]
+    primary = {i for key in schema.get("primary_keys") or [] for i in (key if isinstance(key, list) else [key])}
+    for i, ((table, original), (_, natural), kind) in enumerate(
+        zip(schema["column_names_original"], schema["column_names"], schema["column_types"], strict=True)
+    ):
+        if table < 0:
+            continue
+        plain = original.replace("_", " ").casefold()
+        tables[table]["columns"].append(
+            {
+                "name": original,
+                "nativeType": TYPES.get(kind, "text"),
+                "normalizedType": TYPES.get(kind, "text"),
+                "dimensionType": "number" if kind == "number" else "string",
+                "nullable": i not in primary,
+                "primaryKey": i in primary,
+                "comment": natural if natural.casefold() != plain else None,
+            }
+        )
+    return tables
+
+
+def document_texts(databases: set[str]) -> dict[str, str]:
+    """'<db>/main.<table>[.<column>]' → the text the index embeds for it, via the real scan indexer."""
+    all_schemas = schemas()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        files: dict = {"ktx.yaml": "connections:\n" + "".join(f"  {db}:\n    driver: sqlite\n" for db in databases)}
+        for db in sorted(databases):
+            files.update(scan_files(db, SYNC, scan_tables(all_schemas[db])))
+        write_files(root, files)
+        docs = read_project(load_project(root)).documents
+    out = {}
+    for doc in docs:
+        if doc.kind in ("table", "column"):
+            out[f"{doc.connection_id}/{doc.id}"] = embedding_texts(doc)[0]
+    return out
+
+
+def load_pairs() -> list[dict]:
+    return [json.loads(line) for line in (DATA / "train_pairs.jsonl").read_text().splitlines() if line.strip()]
+
+
+def kind_of(item: str) -> str:
+    return "column" if item.count(".") >= 2 else "table"
+
+
+def mine_negatives(model, pairs: list[dict], texts: dict[str, str], rnd: random.Random) -> list[dict[str, list[str]]]:
+    """Per question and kind, the base model's five closest same-database items the gold SQL does not use."""
+    ids = sorted(texts)
+    by_db: dict[str, list[int]] = defaultdict(list)
+    for i, item in enumerate(ids):
+        by_db[item.split("/", 1)[0]].append(i)
+    doc_vecs = model.encode([texts[i] for i in ids], batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    q_vecs = model.encode([p["query"] for p in pairs], batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    out = []
+    for pair, q in zip(pairs, q_vecs, strict=True):
+        rows = by_db[pair["db_id"]]
+        order = np.argsort(-(doc_vecs[rows] @ q))
+        relevant = set(pair["relevant"])
+        close: dict[str, list[str]] = {"table": [], "column": []}
+        for j in order:
+            item = ids[rows[j]]
+            if item not in relevant and len(close[kind_of(item)]) < 5:
+                close[kind_of(item)].append(item)
+        out.append(close)
+    return out
+
+
+def examples(pairs: list[dict], texts: dict[str, str], negatives: list[dict], rnd: random.Random) -> list[tuple]:
+    """(db, question, positive id, negative id, relevant ids): one per question, a table or a column in turn."""
+    by_db_kind: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for item in texts:
+        by_db_kind[(item.split("/", 1)[0], kind_of(item))].append(item)
+    out = []
+    for n, (pair, close) in enumerate(zip(pairs, negatives, strict=True)):
+        relevant = [r for r in pair["relevant"] if r in texts]
+        kinds = ("table", "column") if n % 2 == 0 else ("column", "table")
+        for kind in kinds:
+            positives = [r for r in relevant if kind_of(r) == kind]
+            pool = close[kind] if close[kind] and rnd.random() < 0.7 else None
+            if pool is None:
+                pool = [i for i in by_db_kind[(pair["db_id"], kind)] if i not in relevant]
+            if positives and pool:
+                positive = positives[0] if kind == "table" else rnd.choice(positives)
+                out.append((pair["db_id"], pair["query"], positive, rnd.choice(pool), frozenset(relevant)))
+                break
+    return out
+
+
+def batches(items: list[tuple], size: int, per_db: int, rnd: random.Random) -> list[list[tuple]]:
+    """Batches of ``per_db`` questions from each of several databases: in-batch negatives from the same
+    database are the hard ones (what is relevant to another question of the batch is masked in the loss)."""
+    pools: dict[str, list[tuple]] = defaultdict(list)
+    for item in items:
+        pools[item[0]].append(item)
+    groups = []
+    for pool in pools.values():
+        rnd.shuffle(pool)
+        groups.extend(pool[i : i + per_db] for i in range(0, len(pool), per_db))
+    rnd.shuffle(groups)
+    out, current = [], []
+    for group in groups:
+        current.extend(group)
+        if len(current) >= size:
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def masked_ranking_loss(queries, docs, batch: list[tuple], scale: float = 20.0):
+    """Multiple-negatives ranking loss (softmax over every positive and hard negative of the batch) with the
+    documents that are relevant to a question, other than its own positive, removed from its negatives."""
+    ids = [item[2] for item in batch] + [item[3] for item in batch]
+    scores = scale * queries @ docs.T
+    mask = torch.tensor([[j != i and ids[j] in item[4] for j in range(len(ids))] for i, item in enumerate(batch)])
+    scores = scores.masked_fill(mask, float("-inf"))
+    return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+
+
+def encode(model, texts: list[str]):
+    """Normalised sentence embeddings with gradients (SentenceTransformer.encode has none)."""
+    features = model.preprocess(texts)
+    return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "ktx_index" / "models" / "minilm-sql.safetensors")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--per-db", type=int, default=4, help="questions of one database next to each other in a batch")
+    parser.add_argument("--max-tokens", type=int, default=128, help="training sequence length (serving keeps 256)")
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--limit", type=int, default=0, help="train on the first N questions only (smoke runs)")
+    args = parser.parse_args()
+
+    from sentence_transformers import SentenceTransformer
+
+    from ktx_index.embedder import MiniLMEmbedder
+
+    rnd = random.Random(args.seed)
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True)
+    started = time.monotonic()
+    pairs = load_pairs()
+    if args.limit:
+        pairs = pairs[: args.limit]
+    texts = document_texts({p["db_id"] for p in pairs})
+    model = SentenceTransformer(str(MiniLMEmbedder.base_model_dir()), device="cpu")
+    negatives = mine_negatives(model, pairs, texts, rnd)
+    print(f"{len(pairs)} questions, {len(texts)} documents, negatives mined in {time.monotonic() - started:.0f} s")
+
+    transformer = model[0].auto_model
+    for name, param in transformer.named_parameters():
+        param.requires_grad = not name.startswith(FROZEN_PREFIXES)
+    model.max_seq_length = args.max_tokens
+    trainable = [p for p in transformer.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=args.lr, weight_decay=0.01)
+    plan = [
+        b
+        for _ in range(args.epochs)
+        for b in batches(examples(pairs, texts, negatives, rnd), args.batch, args.per_db, rnd)
+    ]
+    warmup = max(1, len(plan) // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (len(plan) - step) / (len(plan) - warmup)))
+    )
+    model.train()
+    for step, batch in enumerate(plan):
+        queries = encode(model, [item[1] for item in batch])
+        docs = encode(model, [texts[item[2]] for item in batch] + [texts[item[3]] for item in batch])
+        value = masked_ranking_loss(queries, docs, batch)
+        value.backward()
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        if step % 50 == 0 or step == len(plan) - 1:
+            print(f"step {step + 1}/{len(plan)} loss {value.item():.4f} ({time.monotonic() - started:.0f} s)")
+    model.eval()
+    save_delta(transformer, args.out)
+    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()[:16]
+    size = args.out.stat().st_size / 1e6
+    print(f"wrote {args.out} ({size:.1f} MB, sha256 {digest}) in {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
