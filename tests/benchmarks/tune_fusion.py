@@ -22,9 +22,10 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from quality import REPO, metrics, project_path  # noqa: E402
+from quality import REPO, project_path  # noqa: E402
 
 from indexers.models import SEARCH_KINDS  # noqa: E402
+from ktx_index.evaluation import metrics  # noqa: E402
 from ktx_index.search import scoring  # noqa: E402
 from ktx_index.search.discover import TWINS, physical_key  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
@@ -109,7 +110,7 @@ def evaluate(cases: list[dict], params: dict[str, float]) -> dict[str, float]:
                 break
         m = metrics(returned[:10], case["relevant"])
         for group in (case["tool"], f"{case['tool']}/{case['type']}", f"{case['project']}/{case['tool']}"):
-            by_group.setdefault(group, []).append(m["ndcg"])
+            by_group.setdefault(group, []).append(m.ndcg)
     return {k: statistics.mean(v) for k, v in by_group.items()}
 
 
