@@ -1,6 +1,6 @@
 """Search quality on judged queries: ktx-index against a KTX-style baseline, in the same run.
 
-    python tests/benchmarks/quality.py [--corpora ../shared/corpora] [--only demo,bird-dev] [--json out.json]
+    python tests/benchmarks/quality.py [--corpora tests/benchmarks/corpora] [--only demo,bird-dev] [--json out.json]
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -40,7 +40,7 @@ from ktx_index.evaluation import (  # noqa: E402
 from ktx_index.judged import JudgedQuery, load_judged  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
-DEFAULT_CORPORA = REPO.parent / "shared" / "corpora"
+DEFAULT_CORPORA = HERE / "corpora"  # vendored; --corpora DIR reads another copy
 JUDGED_TABLE = "judged"  # the yaml corpora, summed as one table (as recorded in docs/benchmarks.md)
 
 
