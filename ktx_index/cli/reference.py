@@ -31,7 +31,8 @@ def render(group: click.Group | None = None) -> str:
     """Markdown: the group's help, then one section per command in name order."""
     if group is None:
         from ktx_index.cli import cli as group
-    root = click.Context(group, info_name="ktx-index", terminal_width=WIDTH, max_content_width=WIDTH)
+    settings = {**group.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+    root = click.Context(group, info_name="ktx-index", **settings)  # as `ktx-index` runs: -h is --help
     parts = [HEADER, "## ktx-index\n", "```text", group.get_help(root), "```\n"]
     for name in sorted(group.list_commands(root)):
         command = group.get_command(root, name)
