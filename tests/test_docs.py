@@ -71,3 +71,16 @@ def test_every_cli_command_mcp_tool_and_setting_is_documented():
         assert f"`{tool}" in docs, tool
     for setting in SETTINGS_HELP:
         assert f"{setting}:" in docs or f"`{setting}`" in docs, setting
+
+
+def test_every_benchmark_table_has_the_command_that_regenerates_it():
+    lines = (REPO / "docs/benchmarks.md").read_text().splitlines()
+    tables = [i for i, line in enumerate(lines) if line.startswith("|") and not lines[i - 1].startswith("|")]
+    assert len(tables) >= 7
+    for start in tables:
+        above = "\n".join(lines[max(0, start - 4) : start])
+        found = re.search(r"Regenerate: `python (tests/benchmarks/\w+\.py)", above)
+        assert found, (
+            f"docs/benchmarks.md line {start + 1}: no `Regenerate: python tests/benchmarks/...` above the table"
+        )
+        assert (REPO / found.group(1)).is_file(), found.group(1)
