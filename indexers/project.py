@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from indexers.base import SAFE_ID, SourceError, list_dirs, read_yaml
+from indexers.files import SAFE_ID, SourceError, list_dirs, read_yaml
 from indexers.models import Diagnostic
 
 CONFIG_FILE = "ktx.yaml"
@@ -68,6 +68,10 @@ class Project:
     @cached_property
     def real_root(self) -> Path:
         return self.root.resolve()
+
+    @property
+    def max_file_bytes(self) -> int:
+        return self.settings.max_file_bytes
 
     @property
     def connection_ids(self) -> list[str]:

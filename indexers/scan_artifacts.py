@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from indexers.base import SourceError, read_json, read_yaml
+from indexers.base import ScopeResult
+from indexers.files import SourceError, read_json, read_yaml
 from indexers.models import TableRef
+from indexers.project import Project
 from indexers.sl_records import dict_list, resolve_description
-
-if TYPE_CHECKING:
-    from indexers.base import ScopeResult
-    from indexers.project import Project
 
 ProfileIndex = dict[str, dict[str, dict[str, Any]]]  # table key → column name → profile entry
 ShardIndex = dict[str, tuple[str, dict[str, str]]]  # table key → (description, column → description)

@@ -13,17 +13,8 @@ import os
 import re
 from typing import Any
 
-from indexers.base import (
-    Indexer,
-    Scope,
-    ScopeResult,
-    SourceError,
-    clean_text,
-    jsonable,
-    list_dirs,
-    list_files,
-    read_json,
-)
+from indexers.base import Indexer, Scope, ScopeResult, clean_text, jsonable
+from indexers.files import SourceError, list_dirs, list_files, read_json
 from indexers.models import Diagnostic, Document, TableRef, make_uid
 from indexers.project import Project
 from indexers.scan_artifacts import ArtifactCache, table_key

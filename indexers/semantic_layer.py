@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexers.base import SAFE_ID, Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
+from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
+from indexers.files import SAFE_ID
 from indexers.models import Diagnostic, Document, TableRef, make_uid
 from indexers.project import Project
 from indexers.sl_records import SourceRecord, connection_files, dict_list, load_records, resolve_description

@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from indexers.base import SourceError, as_str_list, list_files, parse_yaml, read_text
+from indexers.base import as_str_list
+from indexers.files import SourceError, list_files, parse_yaml, read_text
 from indexers.models import Diagnostic
 from indexers.project import Project
 

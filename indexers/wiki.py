@@ -9,20 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from indexers.base import (
-    SAFE_ID,
-    Indexer,
-    Scope,
-    ScopeResult,
-    SourceError,
-    as_str_list,
-    clean_text,
-    jsonable,
-    list_dirs,
-    list_files,
-    parse_yaml,
-    read_text,
-)
+from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
+from indexers.files import SAFE_ID, SourceError, list_dirs, list_files, parse_yaml, read_text
 from indexers.models import Diagnostic, Document, Section, make_uid
 from indexers.project import Project
 

@@ -21,6 +21,7 @@ import numpy as np
 from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, safe_read
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
+from indexers.project import Project
 from ktx_index.embedder import Embedder
 from ktx_index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
@@ -61,6 +62,35 @@ def scope_fingerprint(scope: Scope, stat: Callable[[str], tuple[int, int] | None
     for rel in scope.files:
         parts.append(f"{rel}:{stat(rel)}")
     return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
+@dataclass
+class ScopePlan:
+    """What a rebuild must read, from directory listings and file stats only (``status`` reuses it)."""
+
+    listed: list[tuple[Indexer, Scope, str]]  # every scope present now, with its fingerprint
+    todo: list[tuple[Indexer, Scope, str]]  # those whose fingerprint differs from the committed one
+    dropped: list[str]  # committed scopes that are gone
+    diagnostics: list[Diagnostic]  # from listing
+    stat: Callable[[str], tuple[int, int] | None]
+
+
+def plan_scopes(project: Project, indexers: list[Indexer], stored: dict[str, str], force: bool = False) -> ScopePlan:
+    stat = file_stats(project.root)
+    listed: list[tuple[Indexer, Scope, str]] = []
+    diagnostics: list[Diagnostic] = []
+    for indexer in indexers:
+        scopes, listing_diags = indexer.scopes(project)
+        diagnostics.extend(listing_diags)
+        listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
+    live = {sc.key for _, sc, _ in listed}
+    return ScopePlan(
+        listed=listed,
+        todo=[(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp],
+        dropped=[key for key in stored if key not in live],
+        diagnostics=diagnostics,
+        stat=stat,
+    )
 
 
 @dataclass(frozen=True)
@@ -115,17 +145,11 @@ class Builder:
         started = time.perf_counter()
         project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
-        stored = self.store.scope_fingerprints()
         changes = _Changes()
-        diagnostics: list[Diagnostic] = list(project.diagnostics)
-        stat = file_stats(project.root)
-        listed: list[tuple[Indexer, Scope, str]] = []
-        for indexer in self.indexers:
-            scopes, listing_diags = indexer.scopes(project)
-            diagnostics.extend(listing_diags)
-            listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
+        plan = plan_scopes(project, self.indexers, self.store.scope_fingerprints(), force)
+        diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
+        listed, todo = plan.listed, plan.todo
         report.scopes = len(listed)
-        todo = [(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp]
         parse_started = time.perf_counter()
         for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
             result = safe_read(indexer, project, scope)
@@ -134,13 +158,11 @@ class Builder:
             on_progress("parse", done, len(todo))
         report.scopes_read = len(todo)
         report.files = len({f for _, sc, _ in listed for f in sc.files})
-        live = {sc.key for _, sc, _ in listed}
-        for key in stored:
-            if key not in live:
-                changes.dropped_scopes.append(key)
-                old = self.store.scope_docs(key)
-                changes.delete.extend(old)
-                report.deleted += len(old)
+        for key in plan.dropped:
+            changes.dropped_scopes.append(key)
+            old = self.store.scope_docs(key)
+            changes.delete.extend(old)
+            report.deleted += len(old)
         report.parse_ms = round((time.perf_counter() - parse_started) * 1000, 1)
 
         lexical_started = time.perf_counter()

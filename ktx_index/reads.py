@@ -8,12 +8,14 @@ path outside the project.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from rapidfuzz import process
 
-from indexers.base import SAFE_ID, SourceError, read_text
+from indexers.files import SAFE_ID, SourceError, read_text
 from indexers.models import Document
+from indexers.project import Project
 from indexers.scans import COLUMN_FIELDS
 from indexers.wiki import split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, NotFound
@@ -27,10 +29,9 @@ from ktx_index.read_models import (
     Snapshot,
     WikiPage,
 )
+from ktx_index.reports import ConnectionInfo
 from ktx_index.search.models import TableRefOut
-
-if TYPE_CHECKING:
-    from ktx_index.service import KtxIndex
+from ktx_index.store import DocStore
 
 CONNECTION_TYPES = {"postgres": "POSTGRESQL", "sqlserver": "SQLSERVER"}
 MAX_ENTITIES = 20
@@ -49,7 +50,9 @@ def _hint(word: str, choices: list[str]) -> str:
 # ------------------------------------------------------------------ wiki_read
 
 
-def wiki_read(service: KtxIndex, key: str) -> WikiPage:
+def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -> WikiPage:
+    """The page file itself, read from disk; ``known_keys`` (the index's wiki keys) only feeds the hint
+    when there is no such page, so a page reads even before the index exists."""
     raw = key.strip()
     forced = None
     for prefix, scope in (("global/", "GLOBAL"), ("user/", "USER")):
@@ -64,13 +67,13 @@ def wiki_read(service: KtxIndex, key: str) -> WikiPage:
         )
     if not SAFE_ID.match(raw):
         raise InvalidInput(f'Invalid wiki key "{key}". Wiki keys must be flat', f'use "{suggest_key(raw)}"')
-    user = service.project.settings.user
+    user = project.settings.user
     candidates = [("USER", f"wiki/user/{user}/{raw}.md"), ("GLOBAL", f"wiki/global/{raw}.md")]
     for scope, rel in candidates:
-        if forced not in (None, scope) or not (service.root / rel).is_file():
+        if forced not in (None, scope) or not (project.root / rel).is_file():
             continue
         try:
-            meta, body = split_frontmatter(read_text(service.project, rel))
+            meta, body = split_frontmatter(read_text(project, rel))
         except SourceError as exc:
             raise InvalidInput(f"{rel}: {exc}", "fix the file; its last good version stays searchable") from exc
         as_list = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
@@ -86,19 +89,18 @@ def wiki_read(service: KtxIndex, key: str) -> WikiPage:
             path=rel,
         )
     if forced is not None:
-        other = next((scope for scope, rel in candidates if scope != forced and (service.root / rel).is_file()), None)
+        other = next((scope for scope, rel in candidates if scope != forced and (project.root / rel).is_file()), None)
         if other is not None:
             raise NotFound(f'Wiki page "{key}" was not found', f'a {other.lower()} page exists: send "{raw}"')
-    keys = sorted(set(service.engine.store.ids("wiki")))
+    keys = sorted(set(known_keys()))
     raise NotFound(f'Wiki page "{raw}" was not found', _hint(raw, keys))
 
 
 # ------------------------------------------------------------------ sl_read_source
 
 
-def sl_read_source(service: KtxIndex, connection_id: str, source_name: str) -> SlSource:
-    service.require_connection(connection_id)
-    store = service.engine.store
+def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlSource:
+    """``connection_id`` is a known connection (the service checks it first)."""
     doc = store.get(f"sl_source:{connection_id}:{source_name}")
     if doc is None:
         names = store.ids("sl_source", connection_id)
@@ -171,11 +173,14 @@ def _resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str]
     return suffix or [t for t in tables if fold(t.name) == fold(_strip(wanted))]
 
 
-def entity_details(service: KtxIndex, connection_id: str, entities: list[dict[str, Any]]) -> EntityDetailsResult:
-    service.require_connection(connection_id)
+def check_entity_count(entities: list[Any]) -> None:
     if not 1 <= len(entities) <= MAX_ENTITIES:
         raise InvalidInput(f"{len(entities)} entities sent", f"send 1 to {MAX_ENTITIES} per call")
-    store = service.engine.store
+
+
+def entity_details(store: DocStore, connection_id: str, entities: list[dict[str, Any]]) -> EntityDetailsResult:
+    """``connection_id`` is a known connection and the count is checked (the service does both first,
+    before opening the index)."""
     tables = [TableName(*row) for row in store.table_refs(connection_id)]
     out = []
     for entity in entities:
@@ -210,7 +215,7 @@ def entity_details(service: KtxIndex, connection_id: str, entities: list[dict[st
     return EntityDetailsResult(entities=out)
 
 
-def _details(store: Any, table: Document, entity: Any, connection_id: str) -> EntityDetails:
+def _details(store: DocStore, table: Document, entity: Any, connection_id: str) -> EntityDetails:
     attrs = table.attrs
     columns = {d.name: d for d in store.scope_siblings(table.uid, "column")}
     wanted = entity.get("columns") if isinstance(entity, dict) else None
@@ -253,7 +258,7 @@ def _details(store: Any, table: Document, entity: Any, connection_id: str) -> En
 # ------------------------------------------------------------------ connection_list
 
 
-def connection_list(service: KtxIndex) -> ConnectionListResult:
+def connection_list(connections: list[ConnectionInfo]) -> ConnectionListResult:
     return ConnectionListResult(
         connections=[
             ConnectionEntry(
@@ -264,6 +269,6 @@ def connection_list(service: KtxIndex) -> ConnectionListResult:
                 declared=c.declared,
                 counts=c.counts,
             )
-            for c in service.connections()
+            for c in connections
         ]
     )

@@ -23,6 +23,7 @@ from ktx_index.search.discover import discover
 from ktx_index.search.engine import Engine
 from ktx_index.search.models import DictionarySearchResult, DiscoverResult, WikiSearchResult
 from ktx_index.search.wiki import wiki_search
+from ktx_index.status import build_status
 
 DEFAULT = object()
 
@@ -162,16 +163,19 @@ class KtxIndex:
         return discover(self.ensure_index(on_progress), query, connection_id, kinds, limit, explain)
 
     def wiki_read(self, key: str) -> WikiPage:
-        return reads.wiki_read(self, key)
+        return reads.wiki_read(self.project, key, lambda: self.engine.store.ids("wiki"))
 
     def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
-        return reads.sl_read_source(self, connection_id, source_name)
+        self.require_connection(connection_id)
+        return reads.sl_read_source(self.engine.store, connection_id, source_name)
 
     def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
-        return reads.entity_details(self, connection_id, entities)
+        self.require_connection(connection_id)
+        reads.check_entity_count(entities)
+        return reads.entity_details(self.engine.store, connection_id, entities)
 
     def connection_list(self) -> ConnectionListResult:
-        return reads.connection_list(self)
+        return reads.connection_list(self.connections())
 
     def wiki_search(self, query: str, limit: int = 10, on_progress: Progress | None = None) -> WikiSearchResult:
         return wiki_search(self.ensure_index(on_progress), query, limit)
@@ -217,6 +221,6 @@ class KtxIndex:
         return {conn: attrs["driver"] for conn, attrs in snapshots.items() if attrs.get("driver")}
 
     def status(self) -> StatusReport:
-        from ktx_index.status import build_status
-
-        return build_status(self)
+        engine = self.engine if self.layout.exists() else None
+        connections = self.connections({} if engine is None else None)
+        return build_status(self.layout, self.project, engine, self.embedder, self.indexers, connections)

@@ -4,43 +4,35 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
 
-from indexers import dedupe_diagnostics, default_indexers, load_project
+from indexers import Indexer, dedupe_diagnostics, load_project
 from indexers.models import Diagnostic
-from ktx_index.builder import file_stats, scope_fingerprint
-from ktx_index.layout import WriterLock
-from ktx_index.reports import StaleFile, StatusReport, WatcherInfo
+from indexers.project import Project
+from ktx_index.builder import plan_scopes
+from ktx_index.embedder import Embedder
+from ktx_index.layout import IndexLayout, WriterLock
+from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, WatcherInfo
+from ktx_index.search.engine import Engine
+from ktx_index.store import DocStore
 
-if TYPE_CHECKING:
-    from ktx_index.service import KtxIndex
 
-
-def changed_paths(service: KtxIndex) -> list[str]:
-    """Files whose scope fingerprint differs from the committed one (cheap: stats only)."""
-    project = load_project(service.root)
-    stored = service.engine.store.scope_fingerprints()
-    stored_files = service.engine.store.scope_files()
+def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) -> list[str]:
+    """Files whose scope fingerprint differs from the committed one (cheap: stats only), by the
+    builder's own plan, so status and the next rebuild agree on what changed."""
+    plan = plan_scopes(project, indexers, store.scope_fingerprints())
+    stored_files = store.scope_files()
     changed: set[str] = set()
-    live: set[str] = set()
-
-    stat = file_stats(project.root)
-    for indexer in service.indexers or default_indexers():
-        scopes, _ = indexer.scopes(project)
-        for scope in scopes:
-            live.add(scope.key)
-            if stored.get(scope.key) != scope_fingerprint(scope, stat):
-                old = set(stored_files.get(scope.key, []))
-                changed.update(f for f in scope.files if f not in old or stat(f) is not None)
-    for key, files in stored_files.items():
-        if key not in live:
-            changed.update(files)
+    for _indexer, scope, _fingerprint in plan.todo:
+        old = set(stored_files.get(scope.key, []))
+        changed.update(f for f in scope.files if f not in old or plan.stat(f) is not None)
+    for key in plan.dropped:
+        changed.update(stored_files.get(key, []))
     return sorted(changed)
 
 
-def _watcher(service: KtxIndex) -> WatcherInfo | None:
+def _watcher(layout: IndexLayout) -> WatcherInfo | None:
     try:
-        data = json.loads(service.layout.watcher.read_text())
+        data = json.loads(layout.watcher.read_text())
     except (OSError, ValueError):
         return None
     pid = data.get("pid")
@@ -61,35 +53,44 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def build_status(service: KtxIndex) -> StatusReport:
-    report = StatusReport(project=str(service.root), index_path=str(service.layout.dir), exists=service.layout.exists())
-    report.writer_pid = WriterLock(service.layout).holder_pid()
-    if not report.exists:
-        report.diagnostics = load_project(service.root).diagnostics
-        report.connections = service.connections({})
+def build_status(
+    layout: IndexLayout,
+    project: Project,
+    engine: Engine | None,
+    embedder: Embedder | None,
+    indexers: list[Indexer],
+    connections: list[ConnectionInfo],
+) -> StatusReport:
+    """The report for an index at ``layout`` (``engine`` is None when there is none yet).
+
+    ``project`` is the one the service opened; what changed is computed against the files
+    and ktx.yaml on disk now."""
+    report = StatusReport(project=str(project.root), index_path=str(layout.dir), exists=engine is not None)
+    report.writer_pid = WriterLock(layout).holder_pid()
+    report.connections = connections
+    if engine is None:
+        report.diagnostics = load_project(project.root).diagnostics
         return report
-    engine = service.engine
     store = engine.store
     meta = store.meta()
     report.generation = int(meta.get("generation", 0))
     report.last_rebuild = meta.get("last_rebuild")
     for kind, _conn, n in store.counts():
         report.counts[kind] = report.counts.get(kind, 0) + n
-    report.connections = service.connections()
-    report.model = service.embedder.fingerprint if service.embedder else None
-    report.model_runtime = getattr(service.embedder, "runtime", None)
+    report.model = embedder.fingerprint if embedder else None
+    report.model_runtime = getattr(embedder, "runtime", None)
     report.semantic, report.semantic_reason = engine.semantic_status()
     report.chunks, report.chunks_embedded = store.chunk_stats()
-    report.changed_paths = changed_paths(service)
+    report.changed_paths = changed_paths(load_project(project.root), store, indexers)
     report.changed_files = len(report.changed_paths)
-    report.watcher = _watcher(service)
+    report.watcher = _watcher(layout)
     repairs = [
-        Diagnostic(path=str(service.layout.dir), message=m, code="repaired")
+        Diagnostic(path=str(layout.dir), message=m, code="repaired")
         for m in json.loads(meta.get("last_repairs") or "[]")
     ]
-    fallback = getattr(service.embedder, "fallback_reason", None)
+    fallback = getattr(embedder, "fallback_reason", None)
     if fallback:
-        repairs.append(Diagnostic(path=str(service.layout.dir), message=fallback, code="embed_runtime"))
-    report.diagnostics = dedupe_diagnostics(service.project.diagnostics + repairs + store.scope_diagnostics())
+        repairs.append(Diagnostic(path=str(layout.dir), message=fallback, code="embed_runtime"))
+    report.diagnostics = dedupe_diagnostics(project.diagnostics + repairs + store.scope_diagnostics())
     report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.stale_docs()]
     return report

@@ -12,7 +12,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo"
-CORPORA = Path(os.environ.get("KTX_CORPORA", REPO.parent / "shared" / "corpora"))
+#: Vendored copies of the KTX corpora (tests/benchmarks/corpora/README.md); KTX_CORPORA=DIR reads another copy.
+CORPORA = Path(os.environ.get("KTX_CORPORA", REPO / "tests" / "benchmarks" / "corpora"))
 
 
 def b64(part: str | None) -> str:

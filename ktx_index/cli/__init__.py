@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ktx_index import __version__
+from ktx_index.cli.eval_cmd import eval_command
 from ktx_index.cli.index_cmds import rebuild_command, status_command
 from ktx_index.cli.inspect_cmd import inspect_command
 from ktx_index.cli.search_cmd import search_command
@@ -18,7 +19,15 @@ def cli() -> None:
     """Hybrid search index and MCP server over a KTX project (wiki, semantic layer, scans)."""
 
 
-for command in (inspect_command, rebuild_command, search_command, status_command, serve_command, watch_command):
+for command in (
+    eval_command,
+    inspect_command,
+    rebuild_command,
+    search_command,
+    status_command,
+    serve_command,
+    watch_command,
+):
     cli.add_command(command)
 
 

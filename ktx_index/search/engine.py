@@ -6,9 +6,9 @@ when a writer committed.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +42,13 @@ class Candidate:
     score: float = 0.0
 
 
+def _encode_query(embedder: Embedder, query: str) -> np.ndarray:
+    """One query's embedding, read-only: the engine's cache hands the same array to every thread."""
+    vector = embedder.encode([query])[0]
+    vector.flags.writeable = False
+    return vector
+
+
 class Engine:
     def __init__(self, layout: IndexLayout, embedder: Embedder | None) -> None:
         self.layout = layout
@@ -50,7 +57,9 @@ class Engine:
         self.lexical = LexicalIndex(layout.lexical, create=False)
         self.snapshot = Snapshot()
         self._lock = threading.Lock()
-        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        #: Query embeddings, shared by the worker threads (lru_cache guards its own bookkeeping); per engine,
+        #: so a closed engine's model is not kept alive by the cache. Failures are not cached.
+        self._query_vectors = functools.lru_cache(maxsize=512)(functools.partial(_encode_query, embedder))
         self.vector_error: str | None = None
         self.lexical_error: str | None = None
         self.model_error: str | None = None
@@ -105,18 +114,13 @@ class Engine:
         """The query's embedding (cached), or None when there is no model or it fails (lexical-only then)."""
         if self.embedder is None:
             return None
-        cached = self._query_vectors.get(query)
-        if cached is None:
-            try:
-                cached = self.embedder.encode([query])[0]
-            except Exception as exc:
-                self.model_error = f"embedding model unavailable ({type(exc).__name__}: {exc}); searching lexically"
-                return None
-            self.model_error = None
-            self._query_vectors[query] = cached
-            if len(self._query_vectors) > 512:
-                self._query_vectors.popitem(last=False)
-        return cached
+        try:
+            vector = self._query_vectors(query)
+        except Exception as exc:  # not cached: the next query tries the model again
+            self.model_error = f"embedding model unavailable ({type(exc).__name__}: {exc}); searching lexically"
+            return None
+        self.model_error = None
+        return vector
 
     def rank(self, query: str, kinds: list[str], connection: str | None = None, pool: int = POOL) -> list[Candidate]:
         """Score candidates from every lane on one scale; best first, floor not applied."""

@@ -1,6 +1,6 @@
 """Build and query speed on one project, in-process and through a real MCP stdio client.
 
-    python tests/benchmarks/latency.py [--project ../shared/corpora/orbit] [--queries 40] [--skip-mcp]
+    python tests/benchmarks/latency.py [--project tests/benchmarks/corpora/orbit] [--queries 40] [--skip-mcp]
 
 Measures: full rebuild with embeddings from an empty vector cache, no-op rebuild, re-indexing
 one changed file; warm p50/p95 of discover_data, wiki_search and dictionary_search with
@@ -100,7 +100,7 @@ async def through_mcp(project: Path, discover: list[str], wiki: list[str], value
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--project", type=Path, default=REPO.parent / "shared" / "corpora" / "orbit")
+    parser.add_argument("--project", type=Path, default=HERE / "corpora" / "orbit", help="copied to a temp folder first")
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--skip-mcp", action="store_true")
     args = parser.parse_args()

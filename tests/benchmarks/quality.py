@@ -1,26 +1,23 @@
 """Search quality on judged queries: ktx-index against a KTX-style baseline, in the same run.
 
-    python tests/benchmarks/quality.py [--corpora ../shared/corpora] [--only demo,orbit] [--json out.json]
+    python tests/benchmarks/quality.py [--corpora tests/benchmarks/corpora] [--only demo,bird-dev] [--json out.json]
 
-Each project is copied to a work folder and indexed with the real model (vectors are
-cached there between runs). Prints MRR@10, nDCG@10 and Recall@10 per tool and query type.
-Queries of type no_answer score 1 when nothing is returned, else 0.
+Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
+carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
+indexed with the real model (vectors are cached there between runs). Scoring is
+ktx_index.evaluation, the scorer of `ktx-index eval`. Prints MRR@10, nDCG@10, Recall@10
+(and Recall@10 of the judged tables alone) per tool and query type, per corpus, and per
+tag (bird-dev: per database). Queries of type no_answer score 1 when nothing is returned, else 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
-import statistics
 import sys
-import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -29,148 +26,139 @@ sys.path.insert(0, str(HERE))
 from ktx_baseline import KtxBaseline  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
+from ktx_index.evaluation import (  # noqa: E402
+    EvalReport,
+    GroupScore,
+    K,
+    QueryResult,
+    Returned,
+    Runner,
+    aggregate,
+    evaluate,
+    evaluate_index,
+)
+from ktx_index.judged import JudgedQuery, load_judged  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
-K = 10
+DEFAULT_CORPORA = HERE / "corpora"  # vendored; --corpora DIR reads another copy
+JUDGED_TABLE = "judged"  # the yaml corpora, summed as one table (as recorded in docs/benchmarks.md)
 
 
 def project_path(name: str, corpora: Path) -> Path:
     return REPO / "data" / "demo" if name == "demo" else corpora / name
 
 
-def dcg(gains: list[float]) -> float:
-    return sum(gain / math.log2(i + 2) for i, gain in enumerate(gains[:K]))
-
-
-def metrics(returned: list[set[str]], relevant: dict[str, int]) -> dict[str, float]:
-    """returned: per result, the ids it stands for (a ref and the twin merged into it).
-
-    A merged ref (a semantic-layer source carrying its scanned table) earns the gain of every
-    relevant id it stands for, since de-duplication is asked for; nDCG is capped at 1."""
-    if not relevant:
-        score = 1.0 if not returned else 0.0
-        return {"ndcg": score, "mrr": score, "recall": score}
-    seen: set[str] = set()
-    gains = []
-    for ids in returned[:K]:
-        hit = [i for i in ids if i in relevant and i not in seen]
-        seen.update(hit)
-        gains.append(float(sum(2 ** relevant[i] - 1 for i in hit)))
-    ideal = dcg([2.0**g - 1 for g in sorted(relevant.values(), reverse=True)])
-    first = next((rank for rank, g in enumerate(gains, 1) if g > 0), None)
-    return {
-        "ndcg": min(1.0, dcg(gains) / ideal) if ideal else 0.0,
-        "mrr": 1.0 / first if first else 0.0,
-        "recall": len(seen) / len(relevant),
-    }
-
-
-def ref_ids(ref: dict[str, Any]) -> set[str]:
-    ids = {f"{ref['kind']}:{ref.get('connectionId') or ''}:{ref['id']}"}
-    table = ref.get("tableRef")
-    if table:
-        display = ".".join(p for p in (table.get("catalog"), table.get("db"), table["name"]) if p)
-        conn = ref.get("connectionId") or ""
-        if ref["kind"] in ("sl_source", "table"):
-            ids.add(f"table:{conn}:{display}")
-        if ref.get("columnName"):
-            ids.add(f"column:{conn}:{display}.{ref['columnName']}")
-    return ids
-
-
-def run_ktx(service: KtxIndex, q: dict[str, Any]) -> tuple[list[set[str]], float]:
-    started = time.perf_counter()
-    if q["tool"] == "discover_data":
-        refs = service.discover_data(q["query"], q.get("connection"), q.get("kinds"), K).model_dump(mode="json")["refs"]
-        returned = [ref_ids(r) for r in refs]
-    elif q["tool"] == "wiki_search":
-        results = service.wiki_search(q["query"], K).results
-        returned = [{f"wiki::{r.key}"} for r in results]
-    else:
-        result = service.dictionary_search(q["values"], q.get("connection"))
-        returned = []
-        for value in result.results:
-            for m in value.matches:
-                t = m.tableRef
-                display = ".".join(p for p in (t.catalog, t.db, t.name) if p) if t else m.sourceName
-                returned.append({f"{m.connectionId}:{display}.{m.columnName}"})
-    return returned, (time.perf_counter() - started) * 1000
-
-
-def run_baseline(baseline: KtxBaseline, q: dict[str, Any]) -> list[set[str]]:
-    if q["tool"] == "discover_data":
-        return [
-            {f"{r.kind}:{r.connection_id or ''}:{r.id}"}
-            for r in baseline.discover(q["query"], q.get("connection"), q.get("kinds"), K)
-        ]
-    if q["tool"] == "wiki_search":
-        return [{f"wiki::{d.id}"} for d in baseline.wiki_search(q["query"], K)]
+def judged_corpora(corpora: Path) -> list[tuple[str, str, list[JudgedQuery]]]:
+    """(corpus, table it is reported in, questions): the yaml corpora share one table, a jsonl corpus has its own."""
     out = []
-    for value in q["values"]:
-        out.extend({f"{d.connection_id}:{d.display}"} for d in baseline.dictionary(value, q.get("connection")))
+    for path in sorted((HERE / "judged").glob("*.yaml")):
+        judged = load_judged(path)
+        out.append((judged.project or path.stem, JUDGED_TABLE, judged.queries))
+    for folder in sorted(p for p in corpora.iterdir() if p.is_dir()) if corpora.is_dir() else []:
+        files = sorted(folder.glob("judged-*.jsonl"))
+        if files:
+            out.append((folder.name, folder.name, [q for f in files for q in load_judged(f).queries]))
     return out
+
+
+def baseline_runner(baseline: KtxBaseline) -> Runner:
+    def run(q: JudgedQuery) -> Returned:
+        if q.tool == "discover_data":
+            return [
+                [f"{r.kind}:{r.connection_id or ''}:{r.id}"]
+                for r in baseline.discover(q.text, q.connection, q.kinds, K)
+            ]
+        if q.tool == "wiki_search":
+            return [[f"wiki::{d.id}"] for d in baseline.wiki_search(q.text, K)]
+        return [
+            [f"{d.connection_id}:{d.display}"] for v in q.values or [] for d in baseline.dictionary(v, q.connection)
+        ]
+
+    return run
+
+
+def run_corpus(name: str, source: Path, queries: list[JudgedQuery], work_root: Path) -> tuple[EvalReport, EvalReport]:
+    work = work_root / name
+    if work.exists():
+        shutil.rmtree(work / "wiki", ignore_errors=True)
+    shutil.copytree(source, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".ktx"))
+    service = KtxIndex(work)
+    try:
+        service.rebuild()
+        ours = evaluate_index(service, queries)
+    finally:
+        service.close()
+    theirs = evaluate(queries, baseline_runner(KtxBaseline(read_project(load_project(work)).documents)))
+    for report in (ours, theirs):
+        for result in report.queries:
+            result.tags = [f"@{name}", *result.tags]
+    return ours, theirs
+
+
+def fmt(value: float | None) -> str:
+    return "    -" if value is None else f"{value:5.3f}"
+
+
+def print_table(title: str, ours: list[GroupScore], theirs: list[GroupScore]) -> None:
+    base = {(g.tool, g.by, g.name): g for g in theirs}
+    print(f"\n{title}")
+    print(f"{'tool':<18} {'group':<24} {'n':>3}  {'nDCG@10':>12}  {'MRR@10':>12}  {'Recall@10':>12}  {'tblR@10':>12}")
+    print(" " * 48 + "  ".join(["ktx   base"] * 4))
+    for g in ours:
+        b = base[(g.tool, g.by, g.name)]
+        cells = [f"{fmt(getattr(g, m))} {fmt(getattr(b, m))}" for m in ("ndcg", "mrr", "recall", "table_recall")]
+        print(f"{g.tool:<18} {g.name:<24} {g.n:>3}  " + "  ".join(cells))
+    for g in ours:
+        if g.by == "all":
+            print(f"latency {g.tool:<18} p50 {g.p50_ms:6.1f} ms   (in-process, warm)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpora", type=Path, default=REPO.parent / "shared" / "corpora")
-    parser.add_argument("--only", default="")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"))
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help="folder holding the corpora")
+    parser.add_argument("--only", default="", help="comma-separated corpus names (demo,orbit,bird-dev,...)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="kept between runs")
+    parser.add_argument("--json", type=Path, help="write per-corpus, per-tool, per-type and per-tag figures here")
+    parser.add_argument("--show-misses", action="store_true", help="print questions below nDCG 0.75")
     args = parser.parse_args()
     only = {s for s in args.only.split(",") if s}
-    rows: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    latencies: dict[str, list[float]] = defaultdict(list)
-    for path in sorted((HERE / "judged").glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text())
-        name = spec["project"]
+    tables: dict[str, tuple[list[QueryResult], list[QueryResult]]] = {}
+    payload: dict[str, Any] = {"k": K, "corpora": {}, "tables": {}}
+    for name, table, queries in judged_corpora(args.corpora):
         if only and name not in only:
             continue
         source = project_path(name, args.corpora)
-        if not source.is_dir():
-            print(f"skip {name}: {source} not found", file=sys.stderr)
+        if not (source / "ktx.yaml").is_file():
+            print(f"skip {name}: no project at {source}", file=sys.stderr)
             continue
-        work = args.work / name
-        if work.exists():
-            shutil.rmtree(work / "wiki", ignore_errors=True)
-        shutil.copytree(source, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".ktx"))
-        service = KtxIndex(work)
-        service.rebuild()
-        baseline = KtxBaseline(read_project(load_project(work)).documents)
-        for q in spec["queries"]:
-            relevant = {str(k): int(v) for k, v in (q.get("relevant") or {}).items()}
-            returned, ms = run_ktx(service, q)
-            latencies[q["tool"]].append(ms)
-            ours = metrics(returned, relevant)
-            theirs = metrics(run_baseline(baseline, q), relevant)
-            for key in ((q["tool"], q["type"]), (q["tool"], "all"), (q["tool"], f"@{name}")):
-                for metric, value in ours.items():
-                    rows[key][f"ktx_{metric}"].append(value)
-                for metric, value in theirs.items():
-                    rows[key][f"base_{metric}"].append(value)
-            if args.show_misses and ours["ndcg"] < 0.75:
-                print(f"  [{name}] {q['id']} {q['type']} {q.get('query') or q.get('values')}: ndcg {ours['ndcg']:.2f}")
-                print(f"      got {[sorted(r)[0] for r in returned[:5]]}")
-                print(f"      want {relevant}")
-        service.close()
-    header = f"{'tool':<18} {'type':<11} {'n':>3}  {'nDCG@10':>15}  {'MRR@10':>15}  {'Recall@10':>15}"
-    print(header + "\n" + " " * 34 + "  ".join(["ktx-index  base"] * 3))
-    summary = {}
-    for (tool, qtype), values in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all", kv[0][1])):
-        n = len(values["ktx_ndcg"])
-        cells = [
-            f"{statistics.mean(values[f'ktx_{m}']):>9.3f} {statistics.mean(values[f'base_{m}']):>5.3f}"
-            for m in ("ndcg", "mrr", "recall")
-        ]
-        print(f"{tool:<18} {qtype:<11} {n:>3}  " + "  ".join(cells))
-        summary[f"{tool}/{qtype}"] = {k: round(statistics.mean(v), 4) for k, v in values.items()} | {"n": n}
-    for tool, values in sorted(latencies.items()):
-        print(
-            f"latency {tool:<18} p50 {statistics.median(values):6.1f} ms   max {max(values):6.1f} ms   (in-process, warm)"
+        ours, theirs = run_corpus(name, source, queries, args.work)
+        for qid, ids in ours.unknown_ids.items():
+            print(f"warning [{name}] {qid}: judged ids not in the index: {ids}", file=sys.stderr)
+        if args.show_misses:
+            for r in ours.queries:
+                if r.ndcg < 0.75:
+                    print(f"  [{name}] {r.id} {r.type} {r.text[:90]!r}: ndcg {r.ndcg:.2f}")
+                    print(f"      got  {r.returned[:5]}\n      want {r.relevant}")
+        mine, base = tables.setdefault(table, ([], []))
+        mine.extend(ours.queries)
+        base.extend(theirs.queries)
+        payload["corpora"][name] = {
+            "ktx": [g.model_dump() for g in ours.groups],
+            "base": [g.model_dump() for g in theirs.groups],
+        }
+    for table, (mine, base) in tables.items():
+        ours_groups, base_groups = aggregate(mine), aggregate(base)
+        print_table(
+            "judged corpora (yaml)" if table == JUDGED_TABLE else f"{table} (per tag: database)",
+            ours_groups,
+            base_groups,
         )
+        payload["tables"][table] = {
+            "ktx": [g.model_dump() for g in ours_groups],
+            "base": [g.model_dump() for g in base_groups],
+        }
     if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
+        args.json.write_text(json.dumps(payload, indent=2))
 
 
 if __name__ == "__main__":

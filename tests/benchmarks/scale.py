@@ -1,7 +1,7 @@
 """How build, index and query costs grow with the number of warehouse columns.
 
     python tests/benchmarks/scale.py --columns 10000 100000 [--include-1m] \
-        [--corpus ../shared/corpora/scale-stress] [--skip-mcp] [--reuse] [--cprofile DIR] [--markdown FILE]
+        [--corpus DIR/scale-stress] [--skip-mcp] [--reuse] [--cprofile DIR] [--markdown FILE]
 
 For each size a synthetic project is generated with synth.py (cached under
 /tmp/ktx-scale/<N>; a corpus is copied to /tmp/ktx-scale/<name>), then:

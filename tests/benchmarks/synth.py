@@ -3,7 +3,7 @@
     python tests/benchmarks/synth.py --columns 100000 --out /tmp/ktx-scale/100000 [--seed 7]
 
 Writes what a ktx scan plus a little human curation leaves on disk (layout as in
-../shared/corpora/README.md and the reference §1.3-1.5):
+tests/benchmarks/corpora/README.md and the reference §1.3-1.5):
 
 - ``ktx.yaml`` with 1-3 warehouse connections (postgres / snowflake);
 - per connection one scan snapshot ``raw-sources/<conn>/live-database/<syncId>/`` with

@@ -1,6 +1,6 @@
 """Choose the fusion constants of ktx_index/search/scoring.py on the judged queries.
 
-    python tests/benchmarks/tune_fusion.py [--corpora ../shared/corpora] [--work /tmp/ktx-index-quality]
+    python tests/benchmarks/tune_fusion.py [--corpora tests/benchmarks/corpora] [--work /tmp/ktx-index-quality]
 
 Lane scores (lexical, semantic, exact) are computed once per query; each parameter set is
 then scored offline (fusion, floor, de-duplication, top 10) and the grid is ranked by mean
@@ -22,9 +22,10 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from quality import REPO, metrics, project_path  # noqa: E402
+from quality import DEFAULT_CORPORA, project_path  # noqa: E402
 
 from indexers.models import SEARCH_KINDS  # noqa: E402
+from ktx_index.evaluation import metrics  # noqa: E402
 from ktx_index.search import scoring  # noqa: E402
 from ktx_index.search.discover import TWINS, physical_key  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
@@ -109,13 +110,13 @@ def evaluate(cases: list[dict], params: dict[str, float]) -> dict[str, float]:
                 break
         m = metrics(returned[:10], case["relevant"])
         for group in (case["tool"], f"{case['tool']}/{case['type']}", f"{case['project']}/{case['tool']}"):
-            by_group.setdefault(group, []).append(m["ndcg"])
+            by_group.setdefault(group, []).append(m.ndcg)
     return {k: statistics.mean(v) for k, v in by_group.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpora", type=Path, default=REPO.parent / "shared" / "corpora")
+    parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"))
     args = parser.parse_args()
     scoring.COS_LOW = 0.1  # collect generously; the grid raises it again

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, Tool
 
-from indexers.base import SAFE_ID
+from indexers.files import SAFE_ID
 from ktx_index.mcp import build_server
 from ktx_index.mcp.server import TOOL_NAMES
 from ktx_index.service import KtxIndex
