@@ -84,10 +84,28 @@ def _expanded_size(value: Any, memo: dict[int, int]) -> int:
     return total
 
 
+def _yaml12_loader() -> type:
+    """The safe loader with YAML 1.2 booleans (only true/false), as KTX's own parser reads its files:
+    under YAML 1.1 a join's ``on:`` key became ``True`` and ``status: no`` a boolean."""
+    base = yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader
+    loader = type("Yaml12Loader", (base,), {})
+    loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
+    return loader
+
+
+YAML_LOADER = _yaml12_loader()
+
+
 def parse_yaml(text: str) -> Any:
     """Safe YAML parse that turns every failure, alias bombs included, into a SourceError."""
     try:
-        data = yaml.load(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader)
+        data = yaml.load(text, Loader=YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

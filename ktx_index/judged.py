@@ -153,9 +153,10 @@ def bird_id(raw: str, tool: str) -> tuple[str, str, bool]:
 def bird_query(data: dict[str, Any], n: int) -> dict[str, Any]:
     """One BIRD-shaped JSON object as a ``JudgedQuery`` dict.
 
-    The question is asked of its database (the ``connection``) when every gold id lies in one, as an
-    agent answering a BIRD question knows which database it is about; the tag is the database of
-    the first (most central) id, or the note's first word when there are none."""
+    The question is asked of the whole project, without a ``connection``: an agent asking it does not
+    say which database holds the answer, so another database's look-alike tables compete, as they do
+    for real. The tag is the database of the first (most central) id, or the note's first word when
+    there are none."""
     tool = data.get("tool", "discover_data")
     relevant: dict[str, int] = {}
     conns = []
@@ -170,7 +171,7 @@ def bird_query(data: dict[str, Any], n: int) -> dict[str, Any]:
         "tool": tool,
         "query": data.get("query"),
         "values": data.get("values"),
-        "connection": conn if len(set(conns)) <= 1 else None,
+        "connection": None,
         "type": data.get("kind") or "all",
         "tags": [conn] if conn else [],
         "relevant": relevant,

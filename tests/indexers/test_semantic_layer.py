@@ -144,3 +144,11 @@ def test_folder_without_ktx_yaml_entry_is_indexed(make_project):
     assert project.connections["finance"].declared is False
     assert project.connections["warehouse"].declared is True  # declared but empty is fine
     assert any(d.connection_id == "finance" for d in read_project(project).documents)
+
+
+def test_yaml_booleans_follow_yaml_1_2_as_ktx_reads_them():
+    # under YAML 1.1 a join's `on:` key became True and its condition was lost
+    from indexers.files import parse_yaml
+
+    data = parse_yaml("joins:\n  - {to: customers, on: orders.customer_id = customers.id}\nflag: yes\nok: true\n")
+    assert data == {"joins": [{"to": "customers", "on": "orders.customer_id = customers.id"}], "flag": "yes", "ok": True}

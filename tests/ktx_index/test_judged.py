@@ -68,13 +68,13 @@ def test_bird_ids_and_grades(tmp_path):
     ]  # fmt: skip
     path = write(tmp_path, "judged-x.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n\n")
     discover, dictionary, empty = load_judged(path).queries
-    assert discover.id == "judged-x:1" and discover.connection == "db1" and discover.tags == ["db1"]
+    assert discover.id == "judged-x:1" and discover.connection is None and discover.tags == ["db1"]
     assert discover.type == "semantic"
     assert discover.relevant == {"table:db1:main.customers": 2, "column:db1:main.customers.Currency": 1}
     # a value whose gold columns span databases is searched everywhere
     assert dictionary.connection is None and dictionary.values == ["EUR"] and dictionary.tags == ["db1"]
     assert dictionary.relevant == {"db1:main.customers.Currency": 1, "db2:main.cards.currency": 1}
-    assert empty.connection == "db3" and empty.relevant == {}
+    assert empty.connection is None and empty.relevant == {}
 
 
 def test_bad_bird_lines(tmp_path):
