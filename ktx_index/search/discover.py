@@ -8,6 +8,7 @@ from ktx_index.errors import InvalidInput
 from ktx_index.search import scoring
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.models import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
+from ktx_index.search.signals import answerable
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.search.snippets import matched_on, snippet
 
@@ -63,7 +64,10 @@ def discover(
     if not query.strip() or not wanted:
         return DiscoverResult(refs=[])
     snap = engine.snapshot
-    ranked = [c for c in engine.rank(query, wanted, connection_id) if scoring.passes_floor(c.score)]
+    ranked = engine.rank(query, wanted, connection_id)
+    if not answerable(engine.lexical, query, ranked, "discover_data"):
+        return DiscoverResult(refs=[])
+    ranked = [c for c in ranked if scoring.passes_floor(c.score)]
     head = ranked[: limit * 3 + 10]
     docs = engine.store.get_many([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from rapidfuzz import process
@@ -21,6 +21,7 @@ from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring
+from ktx_index.search.signals import coherence, value_columns
 from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors
 from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
 from ktx_index.store import DocStore
@@ -36,6 +37,7 @@ VECTOR_RELOAD_SPACING = 4
 class Candidate:
     uid: str
     lexical: float = 0.0
+    terms: dict[str, float] = field(default_factory=dict)  # query term → its share of ``lexical``
     cosine: float | None = None  # best chunk cosine, None when the document has no vector
     semantic: float | None = None
     exact: bool = False
@@ -133,6 +135,8 @@ class Engine:
         kind_set = set(kinds)
         out = []
         self._add_parents(snap, candidates)
+        self._context(snap, candidates)
+        valued = value_columns(snap, query)
         for cand in candidates.values():
             idx = snap.uid_index.get(cand.uid)
             if idx is None or cand.uid in snap.shadowed:
@@ -147,11 +151,67 @@ class Engine:
                 scoring.fuse(cand.lexical, cand.semantic, cand.exact), SEARCH_KINDS[snap.doc_kind[idx]]
             )
             out.append(cand)
+        self._lift_values(snap, out, valued, kind_set, connection, per_doc)
         self._follow_links(snap, out, kind_set, connection, per_doc)
         self._propagate(snap, out)
         self._join_keys(snap, out, kind_set, per_doc)
+        coherence(snap, out)
+        for cand in out:  # a capped tie-breaker: a frequently queried source before a look-alike
+            bonus = snap.usage.get(snap.uid_index[cand.uid])
+            if bonus:
+                cand.score = min(1.0, cand.score * (1.0 + bonus))
         out.sort(key=lambda c: (-c.score, c.uid))
         return out
+
+    def _context(self, snap: Snapshot, candidates: dict[str, Candidate]) -> None:
+        """A member matches, at a discount, the query terms its container matches and it does not ('drivers'
+        for drivers.dob); a container, the terms its members match and it does not (a table covering a
+        question's several concepts through its columns)."""
+        members: dict[str, dict[str, float]] = {}
+        for cand in candidates.values():
+            idx = snap.uid_index.get(cand.uid)
+            parent = int(snap.doc_parent[idx]) if idx is not None else -1
+            if parent >= 0 and cand.terms:
+                best = members.setdefault(snap.doc_uids[parent], {})
+                for term, share in cand.terms.items():
+                    best[term] = max(best.get(term, 0.0), share)
+        for cand in candidates.values():
+            idx = snap.uid_index.get(cand.uid)
+            parent = int(snap.doc_parent[idx]) if idx is not None else -1
+            if parent >= 0:
+                container = candidates.get(snap.doc_uids[parent])
+                if container is not None:
+                    extra = sum(v for t, v in container.terms.items() if t not in cand.terms)
+                    cand.lexical += scoring.CONTAINER_CONTEXT * extra
+            elif cand.uid in members:
+                extra = sum(v for t, v in members[cand.uid].items() if t not in cand.terms)
+                cand.lexical += scoring.MEMBER_CONTEXT * extra
+
+    def _lift_values(
+        self,
+        snap: Snapshot,
+        ranked: list[Candidate],
+        valued: list[int],
+        kinds: set[str],
+        connection: str | None,
+        per_doc: np.ndarray | None,
+    ) -> None:
+        """A column holding a value the question names ('customers who pay in EUR') scores at least VALUE_SCORE."""
+        if not valued or scoring.VALUE_SCORE <= 0:
+            return
+        by_uid = {c.uid: c for c in ranked}
+        for idx in valued:
+            if SEARCH_KINDS[snap.doc_kind[idx]] not in kinds or snap.doc_uids[idx] in snap.shadowed:
+                continue
+            if connection is not None and not self._in_connection(snap, idx, connection):
+                continue
+            uid = snap.doc_uids[idx]
+            cand = by_uid.get(uid)
+            if cand is None:
+                cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, idx, per_doc))
+                cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
+                ranked.append(cand)
+            cand.score = max(cand.score, scoring.VALUE_SCORE)
 
     def _join_keys(self, snap: Snapshot, ranked: list[Candidate], kinds: set[str], per_doc: np.ndarray | None) -> None:
         """The key columns between two high-ranked tables (or sources) that join answer the question too:
@@ -248,7 +308,9 @@ class Engine:
             norm = weight * scoring.REFERENCE_BOOST
             for hit in self.lexical.search([term], kinds, connection, pool):
                 cand = out.setdefault(hit.uid, Candidate(hit.uid))
-                cand.lexical += weight * factor * scoring.term_score(hit.score, norm) / total
+                share = weight * factor * scoring.term_score(hit.score, norm) / total
+                cand.lexical += share
+                cand.terms[term] = share
 
     def _exact_uids(self, snap: Snapshot, query: str) -> list[str]:
         """Items whose name or id is the query; for a long identifier, also within one or two edits."""

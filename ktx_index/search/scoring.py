@@ -30,6 +30,19 @@ RELEVANCE_FLOOR = 0.18
 PARENT_SHARE = 0.9
 #: What a matching wiki page names (sl_refs, `identifiers`) scores at least this share of the page.
 LINK_SHARE = 0.7
+#: Share of its container's matched terms a member earns (and of its members' terms a container earns).
+CONTAINER_CONTEXT = 0.0
+MEMBER_CONTEXT = 0.3
+#: A column holding a value the question names scores at least this; 0 turns the value lane off.
+VALUE_SCORE = 0.0
+#: How much items of other connections lose when one connection holds the best answers (0: nothing).
+COHERENCE = 0.3
+COHERENCE_TOP = 10
+#: Per tool, (best score below which nothing answers, concept coverage needed, best score confident alone):
+#: a question about things the project does not contain returns nothing (signals.answerable).
+ANSWERABLE = {"discover_data": (0.32, 0.3, 0.5), "wiki_search": (0.3, 0.6, 0.45)}
+#: A source's usage digest (frequencyTier) breaks near-ties: its score and its members' times (1 + this).
+USAGE_BONUS = {"high": 0.03, "mid": 0.015, "low": 0.0, "unused": -0.03}
 #: Key columns between two of the JOIN_CONTAINERS best tables that join score at least this share of the weaker.
 JOIN_SHARE = 0.8
 JOIN_CONTAINERS = 4

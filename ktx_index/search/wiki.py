@@ -6,6 +6,7 @@ from ktx_index.analysis import query_terms
 from ktx_index.search import scoring
 from ktx_index.search.engine import POOL, Engine
 from ktx_index.search.models import WikiLane, WikiResult, WikiSearchResult
+from ktx_index.search.signals import answerable
 from ktx_index.search.snippets import snippet
 
 MAX_LIMIT = 50
@@ -15,7 +16,10 @@ def wiki_search(engine: Engine, query: str, limit: int = 10) -> WikiSearchResult
     limit = max(1, min(int(limit), MAX_LIMIT))
     if not query.strip():
         return WikiSearchResult(results=[], totalFound=0)
-    ranked = [c for c in engine.rank(query, ["wiki"]) if scoring.passes_floor(c.score)]
+    ranked = engine.rank(query, ["wiki"])
+    if not answerable(engine.lexical, query, ranked, "wiki_search"):
+        ranked = []
+    ranked = [c for c in ranked if scoring.passes_floor(c.score)]
     docs = engine.store.get_many([c.uid for c in ranked[:limit]])
     terms = set(query_terms(query))
     status, reason = engine.semantic_status()

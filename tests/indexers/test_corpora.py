@@ -54,4 +54,4 @@ def test_bird_dev_judged_ids_name_real_items():
             if uid not in uids:
                 unknown.append((q.id, rid))
     assert unknown == []
-    assert {q.connection for q in questions} - {None} == set(load_project(root).connections)
+    assert {q.tags[0] for q in questions} == set(load_project(root).connections)

@@ -19,7 +19,7 @@ QUESTIONS = DEMO / "judged-questions.yaml"
 @pytest.fixture
 def demo(tmp_path, monkeypatch):
     """A fresh demo copy; the CLI's default embedder becomes the deterministic HashEmbedder."""
-    monkeypatch.setattr(service_module, "MiniLMEmbedder", HashEmbedder)
+    monkeypatch.setattr(service_module, "MiniLMEmbedder", lambda **_settings: HashEmbedder())
     target = tmp_path / "demo"
     shutil.copytree(DEMO, target, ignore=shutil.ignore_patterns(".ktx"))
     return target

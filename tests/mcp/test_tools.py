@@ -96,7 +96,7 @@ async def invalid_params(client: Client, name: str, args: dict[str, Any]) -> str
 CANONICAL: dict[str, dict[str, Any]] = {
     "connection_list": {},
     "discover_data": {
-        "query": "monthly orders by customer",
+        "query": "customer orders",
         "connectionId": "warehouse",
         "kinds": ["sl_source", "table"],
     },
