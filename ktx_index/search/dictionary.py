@@ -7,6 +7,7 @@ separator-free form), so ``finanical services`` finds ``financial_services``.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -31,7 +32,33 @@ from ktx_index.search.models import (
 
 MAX_VALUES = 20
 MAX_MATCHES = 50
-TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3}
+TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4}
+#: Stored values that look like codes (upper-case letters, this long) can be matched by the words they abbreviate.
+CODE_LENGTHS = range(2, 7)
+CONNECTIVES = frozenset({"and", "of", "the", "&"})
+
+
+def abbreviates(code: str, words: list[str]) -> bool:
+    """Whether a code is made of the words' leading letters, in order, every word giving at least its first
+    ('Asia Pacific' → APAC, 'Europe, Middle East and Africa' → EMEA, 'Canadian dollars' → CAD); a single
+    word may also give its first letter and later ones ('Vermont' → VT, 'Quebec' → QC)."""
+    code = code.lower()
+    if len(words) == 1:
+        word = words[0]
+        if not word.isalpha() or code[0] != word[:1] or len(word) <= len(code):
+            return False
+        rest = iter(word[1:])
+        return all(c in rest for c in code[1:])
+
+    def fits(i: int, j: int) -> bool:
+        if j == len(words):
+            return i == len(code)
+        word = words[j]
+        return any(
+            code[i : i + n] == word[:n] and fits(i + n, j + 1) for n in range(1, min(len(word), len(code) - i) + 1)
+        )
+
+    return len(words) <= len(code) and fits(0, 0)
 
 
 @dataclass(frozen=True)
@@ -59,7 +86,10 @@ class DictionaryIndex:
         self.by_squashed: dict[str, list[int]] = {}
         self.by_word: dict[str, set[int]] = {}
         self.columns: dict[str, set[tuple[str, str]]] = {}
+        self.codes: dict[str, list[int]] = {}  # first letter → code-like values ('APAC', 'CAD', 'QC')
         for i, e in enumerate(entries):
+            if e.value.isalpha() and e.value.isupper() and len(e.value) in CODE_LENGTHS:
+                self.codes.setdefault(e.folded[0], []).append(i)
             self.by_value.setdefault(e.value, []).append(i)
             self.by_folded.setdefault(e.folded, []).append(i)
             self.by_squashed.setdefault(e.squashed, []).append(i)
@@ -123,6 +153,13 @@ class DictionaryIndex:
                 squashed, self.squashed, scorer=DamerauLevenshtein.distance, score_cutoff=budget, limit=200
             ):
                 add((i,), "fuzzy", 0.6 - 0.1 * distance / budget)
+        parts = [w for w in re.split(r"[\s,/\-]+", folded) if w and w not in CONNECTIVES]
+        if parts and not (len(parts) == 1 and len(parts[0]) in CODE_LENGTHS and value.isupper()):
+            add(
+                (i for i in self.codes.get(parts[0][0], ()) if abbreviates(self.entries[i].value, parts)),
+                "abbreviation",
+                0.5,
+            )
         ranked = [(self.entries[i], tier, score) for i, (tier, score) in found.items()]
         ranked.sort(key=lambda m: (TIER_ORDER[m[1]], -m[2], m[0].connection, m[0].source_name, m[0].column, m[0].value))
         return ranked[:MAX_MATCHES]

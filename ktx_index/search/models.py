@@ -127,8 +127,11 @@ class DictionaryMatch(Strict):
     tableRef: TableRefOut | SkipJsonSchema[None] = Field(
         default=None, exclude_if=_absent_if_none, description="The qualified table, unambiguous across schemas."
     )
-    matchType: Literal["exact", "folded", "token", "fuzzy"] | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="exact > folded (case/accents) > token > fuzzy."
+    matchType: Literal["exact", "folded", "token", "fuzzy", "abbreviation"] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description="exact > folded (case/accents) > token > fuzzy > abbreviation (a stored code the value's words "
+        "abbreviate: 'Asia Pacific' → APAC, 'Canadian dollars' → CAD, 'Vermont' → VT).",
     )
     score: float | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description="In [0, 1].")
     origin: Literal["profile", "dbt_enum"] | SkipJsonSchema[None] = Field(

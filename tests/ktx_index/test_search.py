@@ -144,3 +144,20 @@ def test_query_vectors_are_cached_per_engine_thread_safe_and_failures_retried(de
     assert all(v is not None and v.shape == (embedder.dim,) for v in vectors)
     assert (vectors[0] == embedder.encode(["question 0"])[0]).all()
     engine.close()
+
+
+def test_abbreviations_reach_stored_codes():
+    from ktx_index.search.dictionary import abbreviates
+
+    assert abbreviates("APAC", ["asia", "pacific"]) and abbreviates("EMEA", ["europe", "middle", "east", "africa"])
+    assert abbreviates("CAD", ["canadian", "dollars"]) and abbreviates("VT", ["vermont"])
+    assert not abbreviates("ON", ["quebec"]) and not abbreviates("CA", ["new", "hampshire"])
+
+
+def test_dictionary_finds_a_code_from_the_name_a_person_writes(demo_service):
+    result = demo_service.dictionary_search(["Vermont", "Canadian dollars"])
+    vermont, dollars = result.results
+    assert {(m.columnName, m.matchedValue, m.matchType) for m in vermont.matches} >= {
+        ("province_state", "VT", "abbreviation")
+    }
+    assert any(m.columnName == "currency" and m.matchedValue == "CAD" for m in dollars.matches)
