@@ -24,6 +24,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from ktx_baseline import KtxBaseline  # noqa: E402
+from naive import bm25_runner, cosine_runner  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
 from ktx_index.evaluation import (  # noqa: E402
@@ -77,7 +78,10 @@ def baseline_runner(baseline: KtxBaseline) -> Runner:
     return run
 
 
-def run_corpus(name: str, source: Path, queries: list[JudgedQuery], work_root: Path) -> tuple[EvalReport, EvalReport]:
+def run_corpus(
+    name: str, source: Path, queries: list[JudgedQuery], work_root: Path
+) -> tuple[EvalReport, EvalReport, dict[str, EvalReport]]:
+    """ktx-index, the KTX-style baseline, and the naive baselines (plain BM25, plain cosine) on one corpus."""
     work = work_root / name
     if work.exists():
         shutil.rmtree(work / "wiki", ignore_errors=True)
@@ -86,13 +90,17 @@ def run_corpus(name: str, source: Path, queries: list[JudgedQuery], work_root: P
     try:
         service.rebuild()
         ours = evaluate_index(service, queries)
+        naive = {
+            "bm25": evaluate(queries, bm25_runner(service)),
+            "cosine": evaluate(queries, cosine_runner(service)),
+        }
     finally:
         service.close()
     theirs = evaluate(queries, baseline_runner(KtxBaseline(read_project(load_project(work)).documents)))
-    for report in (ours, theirs):
+    for report in (ours, theirs, *naive.values()):
         for result in report.queries:
             result.tags = [f"@{name}", *result.tags]
-    return ours, theirs
+    return ours, theirs, naive
 
 
 def fmt(value: float | None) -> str:
@@ -123,6 +131,7 @@ def main() -> None:
     args = parser.parse_args()
     only = {s for s in args.only.split(",") if s}
     tables: dict[str, tuple[list[QueryResult], list[QueryResult]]] = {}
+    naive_tables: dict[tuple[str, str], list[QueryResult]] = {}
     payload: dict[str, Any] = {"k": K, "corpora": {}, "tables": {}}
     for name, table, queries in judged_corpora(args.corpora):
         if only and name not in only:
@@ -131,7 +140,7 @@ def main() -> None:
         if not (source / "ktx.yaml").is_file():
             print(f"skip {name}: no project at {source}", file=sys.stderr)
             continue
-        ours, theirs = run_corpus(name, source, queries, args.work)
+        ours, theirs, naive = run_corpus(name, source, queries, args.work)
         for qid, ids in ours.unknown_ids.items():
             print(f"warning [{name}] {qid}: judged ids not in the index: {ids}", file=sys.stderr)
         if args.show_misses:
@@ -142,6 +151,8 @@ def main() -> None:
         mine, base = tables.setdefault(table, ([], []))
         mine.extend(ours.queries)
         base.extend(theirs.queries)
+        for label, report in naive.items():
+            naive_tables.setdefault((table, label), []).extend(report.queries)
         payload["corpora"][name] = {
             "ktx": [g.model_dump() for g in ours.groups],
             "base": [g.model_dump() for g in theirs.groups],
@@ -157,6 +168,14 @@ def main() -> None:
             "ktx": [g.model_dump() for g in ours_groups],
             "base": [g.model_dump() for g in base_groups],
         }
+        print(f"naive baselines on the same index ({table}), nDCG@10 / Recall@10 per tool:")
+        for label in ("bm25", "cosine"):
+            groups = [g for g in aggregate(naive_tables.get((table, label), [])) if g.by == "all"]
+            cells = "  ".join(
+                f"{g.tool} {g.ndcg:.3f} / {g.recall:.3f}" for g in groups if g.tool != "dictionary_search"
+            )
+            print(f"  plain {label:<7} {cells}")
+            payload["tables"][table][label] = [g.model_dump() for g in groups]
     if args.json:
         args.json.write_text(json.dumps(payload, indent=2))
 
