@@ -18,8 +18,13 @@ FROZEN_PREFIXES = ("embeddings.word_embeddings.", "pooler.")
 ARTEFACT = Path(__file__).resolve().parent / "models" / "minilm-sql.safetensors"
 
 
+def artefact_digest(path: Path | None = None) -> str:
+    """Content digest of the shipped delta (OSError when it is missing or unreadable)."""
+    return _digest(path or ARTEFACT)
+
+
 @lru_cache(maxsize=4)
-def artefact_digest(path: Path = ARTEFACT) -> str:
+def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
@@ -36,10 +41,11 @@ def save_delta(transformer, path: Path) -> None:
     save_file(tensors, str(path), metadata={"base": "sentence-transformers/all-MiniLM-L6-v2"})
 
 
-def load_delta(transformer, path: Path = ARTEFACT) -> None:
+def load_delta(transformer, path: Path | None = None) -> None:
     """Overwrite a base transformer's parameters with the shipped ones (every one must match by name and shape)."""
     from safetensors.torch import load_file
 
+    path = path or ARTEFACT
     delta = load_file(str(path))
     state = transformer.state_dict()
     unknown = sorted(set(delta) - set(state))

@@ -109,24 +109,22 @@ def discover(
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     """How the tables and sources behind the returned refs join each other (refs given as the uids each
     stands for). Ids are the containers' ref ids: a table's display name, a source's name."""
-    containers: set[int] = set()
+    containers: set[str] = set()
     for uids in refs:
         for uid in uids:
             idx = snap.uid_index.get(uid)
-            if idx is None:
-                continue
-            parent = int(snap.doc_parent[idx])
-            containers.add(parent if parent >= 0 else idx)
+            if idx is not None:
+                parent = int(snap.doc_parent[idx])
+                containers.add(snap.doc_uids[parent] if parent >= 0 else uid)
     out: list[JoinOut] = []
-    seen: set[tuple[frozenset[int], str]] = set()
+    seen: set[tuple[frozenset[str], str]] = set()
     for container in sorted(containers):
-        for edge in snap.joins.get(container, []):
+        for edge in snap.facts.joins.get(container, []):
             key = (frozenset((container, edge.other)), edge.on.casefold())
             if edge.other not in containers or key in seen:
                 continue
             seen.add(key)
-            ref_id = lambda i: snap.doc_uids[i].split(":", 2)[2]  # noqa: E731
-            out.append(JoinOut(from_=ref_id(container), to=ref_id(edge.other), on=edge.on))
+            out.append(JoinOut(from_=container.split(":", 2)[2], to=edge.other.split(":", 2)[2], on=edge.on))
     return out
 
 

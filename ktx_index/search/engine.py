@@ -156,8 +156,10 @@ class Engine:
         self._propagate(snap, out)
         self._join_keys(snap, out, kind_set, per_doc)
         coherence(snap, out)
-        for cand in out:  # a capped tie-breaker: a frequently queried source before a look-alike
-            bonus = snap.usage.get(snap.uid_index[cand.uid])
+        usage = snap.facts.usage
+        for cand in out:  # a capped tie-breaker: a frequently queried source (and its members) before a look-alike
+            parent = int(snap.doc_parent[snap.uid_index[cand.uid]]) if usage else -1
+            bonus = usage.get(cand.uid) or (usage.get(snap.doc_uids[parent]) if parent >= 0 else None)
             if bonus:
                 cand.score = min(1.0, cand.score * (1.0 + bonus))
         out.sort(key=lambda c: (-c.score, c.uid))
@@ -217,21 +219,21 @@ class Engine:
         """The key columns between two high-ranked tables (or sources) that join answer the question too:
         a question spanning both needs the JOIN. Lifted to JOIN_SHARE of the weaker table's score."""
         by_uid = {c.uid: c for c in ranked}
+        joins = snap.facts.joins
         top = sorted(
-            (c for c in ranked if snap.uid_index[c.uid] in snap.joins and c.score >= scoring.RELEVANCE_FLOOR),
-            key=lambda c: -c.score,
+            (c for c in ranked if c.uid in joins and c.score >= scoring.RELEVANCE_FLOOR), key=lambda c: -c.score
         )[: scoring.JOIN_CONTAINERS]
-        scores = {snap.uid_index[c.uid]: c.score for c in top}
+        scores = {c.uid: c.score for c in top}
         for container, score in scores.items():
-            for edge in snap.joins[container]:
+            for edge in joins[container]:
                 other = scores.get(edge.other)
                 if other is None:
                     continue
                 lift = scoring.JOIN_SHARE * min(score, other)
-                for key in edge.keys:
-                    if SEARCH_KINDS[snap.doc_kind[key]] not in kinds:
+                for uid in edge.keys:
+                    key = snap.uid_index.get(uid)
+                    if key is None or SEARCH_KINDS[snap.doc_kind[key]] not in kinds:
                         continue
-                    uid = snap.doc_uids[key]
                     cand = by_uid.get(uid)
                     if cand is None:
                         cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, key, per_doc))

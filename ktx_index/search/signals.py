@@ -48,8 +48,8 @@ def value_columns(snap: Snapshot, query: str) -> list[int]:
     """Document indexes of the columns (or dimensions) holding a value the question names."""
     found: list[int] = []
     for phrase in value_phrases(query):
-        columns = snap.values.get(phrase)
-        if columns and len(columns) <= MAX_VALUE_COLUMNS:
+        columns = [i for i in (snap.uid_index.get(u) for u in snap.facts.values.get(phrase, ())) if i is not None]
+        if len(columns) <= MAX_VALUE_COLUMNS:
             found.extend(columns)
     return list(dict.fromkeys(found))
 

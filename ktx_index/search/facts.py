@@ -1,0 +1,90 @@
+"""What tables, sources and dictionary values add to ranking: joins, usage tiers, stored values.
+
+Keyed by document uid, so a commit that touched a few documents patches these from those
+documents alone (``update_facts``) instead of reading every table and value again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ktx_index.analysis import fold
+from ktx_index.search import scoring
+from ktx_index.search.joins import Edge, JoinEdge, join_graph, scan_edges, source_edges
+from ktx_index.store import DocStore, unpack
+
+KINDS = ("table", "sl_source", "dictionary_value")
+
+
+@dataclass
+class Facts:
+    edges: dict[str, list[Edge]] = field(default_factory=dict)  # table/source uid → the joins it declares
+    usage: dict[str, float] = field(default_factory=dict)  # source uid → usage tie-breaker
+    value_of: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # value uid → (folded, holders)
+    # derived from the three above
+    joins: dict[str, list[JoinEdge]] = field(default_factory=dict)  # container uid → how it joins others
+    values: dict[str, list[str]] = field(default_factory=dict)  # folded value → uids of the columns holding it
+
+
+def _rows(store: DocStore, uids: Iterable[str] | None) -> Iterator[tuple[str, str, str | None, dict]]:
+    if uids is None:
+        marks = ",".join("?" * len(KINDS))
+        sql = f"SELECT uid, kind, connection, body FROM docs WHERE kind IN ({marks})"
+        for uid, kind, conn, body in store.db.execute(sql, KINDS):
+            yield uid, kind, conn, unpack(body)
+        return
+    wanted = sorted(uids)
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        sql = f"SELECT uid, kind, connection, body FROM docs WHERE uid IN ({','.join('?' * len(batch))})"
+        for uid, kind, conn, body in store.db.execute(sql, batch):
+            if kind in KINDS:
+                yield uid, kind, conn, unpack(body)
+
+
+def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> None:
+    attrs = fields.get("attrs") or {}
+    if kind == "table":
+        facts.edges[uid] = scan_edges(uid, conn, fields)
+    elif kind == "sl_source":
+        facts.edges[uid] = source_edges(uid, conn, fields)
+        bonus = scoring.USAGE_BONUS.get(str(attrs.get("frequencyTier")), 0.0)
+        if bonus:
+            facts.usage[uid] = bonus
+    else:
+        holders = (
+            f"column:{conn or ''}:{fields.get('display', '')}",
+            f"sl_dimension:{conn or ''}:{attrs.get('sourceName')}.{fields.get('column_name')}",
+        )
+        facts.value_of[uid] = (fold(str(fields.get("id", ""))).strip(), holders)
+
+
+def _derive(facts: Facts) -> Facts:
+    facts.joins = join_graph([edge for edges in facts.edges.values() for edge in edges])
+    facts.values = {}
+    for value, holders in facts.value_of.values():
+        facts.values.setdefault(value, []).extend(h for h in holders if h not in facts.values[value])
+    return facts
+
+
+def load_facts(store: DocStore) -> Facts:
+    facts = Facts()
+    for row in _rows(store, None):
+        _read(facts, *row)
+    return _derive(facts)
+
+
+def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
+    """The facts after a commit that touched ``changed`` (the old ones when none of them matter)."""
+    relevant = {uid for uid in changed if uid.split(":", 1)[0] in KINDS}
+    if not relevant:
+        return old
+    facts = Facts(edges=dict(old.edges), usage=dict(old.usage), value_of=dict(old.value_of))
+    for uid in relevant:
+        facts.edges.pop(uid, None)
+        facts.usage.pop(uid, None)
+        facts.value_of.pop(uid, None)
+    for row in _rows(store, relevant):
+        _read(facts, *row)
+    return _derive(facts)
