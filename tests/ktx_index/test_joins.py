@@ -1,6 +1,6 @@
 """Join-aware answers: declared foreign keys and semantic-layer joins, never inferred (real store, fake embedder)."""
 
-from projects import column, scan_files
+from projects import column, scan_files, write_files
 
 from ktx_index.embedder import HashEmbedder
 from ktx_index.search.joins import join_graph
@@ -80,4 +80,28 @@ def test_semantic_layer_joins_resolve_to_dimensions(make_project):
     assert [(j.from_, j.to) for j in result.joins or []] == [("customers", "orders")]
     ids = [r.id for r in result.refs]
     assert "orders.customer_id" in ids and "customers.id" in ids
+    service.close()
+
+
+def test_facts_patched_from_changed_uids_equal_a_full_load(make_project):
+    from ktx_index.search.facts import load_facts, update_facts
+
+    root = make_project(scan_files("f1", SYNC, SHOP), config="connections:\n  f1:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    store = service.ensure_index().store
+    before = load_facts(store)
+    # a new table with a foreign key to drivers, and the results table no longer declaring one
+    tables = [*SHOP[:1], table("results", SHOP[1]["columns"]), SHOP[2]]
+    tables.append(
+        table("laps", [column("lap_driver", "integer", "number")], [fk("lap_driver", "drivers", "driver_id")])
+    )
+    write_files(root, scan_files("f1", SYNC, tables))
+    service.rebuild()
+    store = service.ensure_index().store
+    changed = {"table:f1:main.laps", "table:f1:main.results", "column:f1:main.laps.lap_driver"}
+    patched = update_facts(before, store, changed)
+    assert patched.joins == load_facts(store).joins
+    assert [e.other for e in patched.joins["table:f1:main.drivers"]] == ["table:f1:main.laps"]
+    assert update_facts(before, store, {"column:f1:main.drivers.dob"}) is before  # nothing that matters
     service.close()
