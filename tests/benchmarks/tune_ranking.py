@@ -28,14 +28,18 @@ sys.path.insert(0, str(HERE))
 
 from quality import DEFAULT_CORPORA, judged_corpora, project_path  # noqa: E402
 
+from indexers.models import SEARCH_KINDS  # noqa: E402
 from ktx_index.evaluation import Runner, metrics, service_runner  # noqa: E402
 from ktx_index.judged import JudgedQuery  # noqa: E402
+from ktx_index.search.signals import concept_coverage  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
 MODULES = {"scoring": "ktx_index.search.scoring", "discover": "ktx_index.search.discover"}
 
 
-def load(corpora: Path, work_root: Path, only: set[str]) -> list[tuple[Runner, JudgedQuery, str]]:
+def load(
+    corpora: Path, work_root: Path, only: set[str], services: dict[str, KtxIndex]
+) -> list[tuple[Runner, JudgedQuery, str]]:
     """(runner, question, group) for every judged discover_data / wiki_search question; a bird-dev question's
     group is its database, any other question's its project."""
     cases = []
@@ -50,8 +54,84 @@ def load(corpora: Path, work_root: Path, only: set[str]) -> list[tuple[Runner, J
         run = service_runner(service)
         for q in queries:
             if q.tool != "dictionary_search":
-                cases.append((run, q, f"bird/{q.tags[0]}" if name == "bird-dev" and q.tags else name))
+                group = f"bird/{q.tags[0]}" if name == "bird-dev" and q.tags else name
+                services[group] = service
+                cases.append((run, q, group))
     return cases
+
+
+def answer_features(cases: list[tuple[Runner, JudgedQuery, str]], services: dict[str, KtxIndex]) -> list[dict]:
+    """Per question, what signals.answerable looks at: the best score, whether it is exact, concept coverage."""
+    rows = []
+    for _run, q, group in cases:
+        engine = services[group].ensure_index()
+        kinds = ["wiki"] if q.tool == "wiki_search" else list(q.kinds or SEARCH_KINDS)
+        ranked = engine.rank(q.text, kinds, q.connection)
+        top = max(ranked, key=lambda c: c.score) if ranked else None
+        rows.append(
+            {
+                "group": group,
+                "tool": q.tool,
+                "no_answer": not q.relevant,
+                "top": top.score if top else 0.0,
+                "exact": bool(top and top.exact),
+                "coverage": concept_coverage(engine.lexical.doc_freq, engine.lexical.idf, q.text),
+            }
+        )
+    return rows
+
+
+def answers(row: dict, rule: tuple[float, float, float]) -> bool:
+    floor, coverage, confident = rule
+    return row["exact"] or (row["top"] >= floor and (row["top"] >= confident or row["coverage"] >= coverage))
+
+
+def tune_answerability(rows: list[dict], target: float = 0.9) -> None:
+    """Leave one group out: the rule that keeps the most answerable questions while answering at most
+    1 - target of the no-answer ones on the other groups, scored on the held-out group."""
+    grid = list(
+        itertools.product(
+            [x / 100 for x in range(20, 46, 2)], [x / 20 for x in range(0, 21)], [x / 100 for x in range(40, 81, 5)]
+        )
+    )
+    for tool in ("discover_data", "wiki_search"):
+        mine = [r for r in rows if r["tool"] == tool]
+        kept_total = blocked_total = answerable = unanswerable = 0
+        chosen_rules = []
+        for group in sorted({r["group"] for r in mine}):
+            train = [r for r in mine if r["group"] != group]
+            test = [r for r in mine if r["group"] == group]
+
+            def quality(rule: tuple[float, float, float], part: list[dict]) -> tuple[float, float]:
+                na = [r for r in part if r["no_answer"]]
+                ok = [r for r in part if not r["no_answer"]]
+                blocked = sum(not answers(r, rule) for r in na) / len(na) if na else 1.0
+                kept = sum(answers(r, rule) for r in ok) / len(ok) if ok else 1.0
+                return blocked, kept
+
+            feasible = [rule for rule in grid if quality(rule, train)[0] >= target] or grid
+            rule = max(feasible, key=lambda r: (quality(r, train)[1], quality(r, train)[0]))
+            chosen_rules.append(rule)
+            na = [r for r in test if r["no_answer"]]
+            ok = [r for r in test if not r["no_answer"]]
+            blocked_total += sum(not answers(r, rule) for r in na)
+            kept_total += sum(answers(r, rule) for r in ok)
+            unanswerable += len(na)
+            answerable += len(ok)
+        print(
+            f"answerability {tool:<14} held out: no-answer questions answered by nothing "
+            f"{blocked_total}/{unanswerable}, answerable questions kept {kept_total}/{answerable}"
+        )
+        everything = max(
+            (
+                r
+                for r in grid
+                if sum(not answers(x, r) for x in mine if x["no_answer"]) >= target * sum(x["no_answer"] for x in mine)
+            ),
+            key=lambda r: sum(answers(x, r) for x in mine if not x["no_answer"]),
+            default=None,
+        )
+        print(f"  per-fold rules {sorted(set(chosen_rules))}; on all groups: {everything}")
 
 
 def parse_grid(text: str) -> dict[str, list[float]]:
@@ -75,8 +155,13 @@ def main() -> None:
     parser.add_argument("--grid", default="")
     parser.add_argument("--only", default="")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--answerability", action="store_true", help="tune signals.answerable's rule instead")
     args = parser.parse_args()
-    cases = load(args.corpora, args.work, {s for s in args.only.split(",") if s})
+    services: dict[str, KtxIndex] = {}
+    cases = load(args.corpora, args.work, {s for s in args.only.split(",") if s}, services)
+    if args.answerability:
+        tune_answerability(answer_features(cases, services))
+        return
     grid = parse_grid(args.grid)
     settings = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())] or [{}]
     # per setting, per group: the metric values of its queries (discover and wiki kept apart)
