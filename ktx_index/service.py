@@ -173,8 +173,16 @@ class KtxIndex:
     def connection_list(self) -> ConnectionListResult:
         return reads.connection_list(self)
 
-    def wiki_search(self, query: str, limit: int = 10, on_progress: Progress | None = None) -> WikiSearchResult:
-        return wiki_search(self.ensure_index(on_progress), query, limit)
+    def wiki_search(
+        self, query: str, limit: int = 10, on_progress: Progress | None = None, connection_id: str | None = None
+    ) -> WikiSearchResult:
+        """Pages for a query; with connection_id, pages tagged with no connection or with this one (KTX's rule)."""
+        engine = self.ensure_index(on_progress)
+        if connection_id is not None and connection_id not in self.project.connections:
+            tagged = {c for conns in engine.snapshot.wiki_connections.values() for c in conns}
+            if connection_id not in tagged:
+                self.require_connection(connection_id)  # neither declared nor named by a page: say which are
+        return wiki_search(engine, query, limit, connection_id)
 
     def dictionary_search(
         self, values: list[str], connection_id: str | None = None, on_progress: Progress | None = None
