@@ -89,7 +89,7 @@ def wiki_read(service: KtxIndex, key: str) -> WikiPage:
         other = next((scope for scope, rel in candidates if scope != forced and (service.root / rel).is_file()), None)
         if other is not None:
             raise NotFound(f'Wiki page "{key}" was not found', f'a {other.lower()} page exists: send "{raw}"')
-    keys = sorted(set(service.engine.store.ids("wiki")))
+    keys = sorted(set(service.refreshed_engine().store.ids("wiki")))
     raise NotFound(f'Wiki page "{raw}" was not found', _hint(raw, keys))
 
 
@@ -98,7 +98,7 @@ def wiki_read(service: KtxIndex, key: str) -> WikiPage:
 
 def sl_read_source(service: KtxIndex, connection_id: str, source_name: str) -> SlSource:
     service.require_connection(connection_id)
-    store = service.engine.store
+    store = service.refreshed_engine().store
     doc = store.get(f"sl_source:{connection_id}:{source_name}")
     if doc is None:
         names = store.ids("sl_source", connection_id)
@@ -175,7 +175,7 @@ def entity_details(service: KtxIndex, connection_id: str, entities: list[dict[st
     service.require_connection(connection_id)
     if not 1 <= len(entities) <= MAX_ENTITIES:
         raise InvalidInput(f"{len(entities)} entities sent", f"send 1 to {MAX_ENTITIES} per call")
-    store = service.engine.store
+    store = service.refreshed_engine().store
     tables = [TableName(*row) for row in store.table_refs(connection_id)]
     out = []
     for entity in entities:

@@ -2,6 +2,12 @@
 
 ``KtxIndex`` opens a project, owns the writer side (rebuild) and the read side (a
 search engine over the committed index), and returns typed reports; it never prints.
+
+One writer per machine (the file lock in layout.py) and one per process: every write
+(rebuild, repair, a watcher batch, background embedding) runs under ``_write_lock``, so an
+MCP worker that finds the index damaged never repairs it while the watcher thread commits.
+Reads never write; ``refreshed_engine`` says in its name that it reloads the latest commit
+(and has a damaged index repaired, under that same lock).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ class KtxIndex:
         self._engine_lock = threading.Lock()
         self._builder: Builder | None = None
         self._writer_lock = WriterLock(self.layout)
+        self._write_lock = threading.RLock()  # every write path in this process, see the module docstring
 
     def close(self) -> None:
         if self._engine is not None:
@@ -56,53 +63,63 @@ class KtxIndex:
 
     def acquire_writer(self) -> Builder:
         """Hold the index writer (a watcher keeps it; a rebuild releases it when done)."""
-        if self._builder is None:
-            self._writer_lock.acquire()
-            try:
-                self._builder = Builder(self.root, self.layout, self.embedder, self.indexers)
-            except BaseException:
-                self._writer_lock.release()
-                raise
-        return self._builder
+        with self._write_lock:
+            if self._builder is None:
+                self._writer_lock.acquire()
+                try:
+                    self._builder = Builder(self.root, self.layout, self.embedder, self.indexers)
+                except BaseException:
+                    self._writer_lock.release()
+                    raise
+            return self._builder
 
     def release_writer(self) -> None:
-        if self._builder is not None:
-            self._builder.close()
-            self._builder = None
-        self._writer_lock.release()
+        with self._write_lock:  # waits for a write in progress: a batch is committed whole
+            if self._builder is not None:
+                self._builder.close()
+                self._builder = None
+            self._writer_lock.release()
+
+    @property
+    def writing(self) -> bool:
+        """True while this process holds the index writer."""
+        return self._builder is not None
 
     def rebuild(self, force: bool = False, on_progress: Progress = _noop, embed: bool = True) -> RebuildReport:
         """Bring the index up to date with the project files (incremental unless force).
 
         embed=False commits documents and the lexical index only; call embed_pending next
         (the watcher and ``serve`` do, so a large first build answers lexically at once)."""
-        held = self._builder is not None
-        builder = self.acquire_writer()
-        try:
-            report = builder.rebuild(force=force, on_progress=on_progress, embed=embed)
-        finally:
-            if not held:
-                self.release_writer()
-        self.project = load_project(self.root)
-        if self._engine is not None:
-            self._engine.refresh()
-        return report
+        with self._write_lock:
+            held = self._builder is not None
+            builder = self.acquire_writer()
+            try:
+                report = builder.rebuild(force=force, on_progress=on_progress, embed=embed)
+            finally:
+                if not held:
+                    self.release_writer()
+            self.project = load_project(self.root)
+            if self._engine is not None:
+                self._engine.refresh()
+            return report
 
     def embed_pending(
         self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
     ) -> tuple[int, str]:
         """Embed what rebuilds left pending (at most limit texts, within budget_s when given; status
         "pending" when more remain)."""
-        builder = self.acquire_writer()
-        result = builder.embed_pending(on_progress, limit, budget_s)
-        if self._engine is not None:
-            self._engine.refresh()
-        return result
+        with self._write_lock:
+            builder = self.acquire_writer()
+            result = builder.embed_pending(on_progress, limit, budget_s)
+            if self._engine is not None:
+                self._engine.refresh()
+            return result
 
     # ------------------------------------------------------------------ reading
 
-    @property
-    def engine(self) -> Engine:
+    def refreshed_engine(self) -> Engine:
+        """The read engine at the latest commit: opened on first use (a damaged index is repaired first,
+        under the write lock), then reloaded whenever a writer has committed since the last call."""
         if self._engine is None:
             with self._engine_lock:
                 if self._engine is None:
@@ -131,10 +148,11 @@ class KtxIndex:
 
     def _repair(self, reason: str) -> None:
         """Opening the writer repairs the index (integrity.py); another process writing will have done so."""
-        holder = self._writer_lock.holder_pid()
-        if self._builder is None and holder is not None:
-            raise IndexUnavailable(reason, f"a writer (PID {holder}) is repairing it; retry shortly")
-        self.rebuild()
+        with self._write_lock:  # a writer thread of this process (the watcher) finishes its batch first
+            holder = self._writer_lock.holder_pid()
+            if self._builder is None and holder is not None:
+                raise IndexUnavailable(reason, f"a writer (PID {holder}) is repairing it; retry shortly")
+            self.rebuild()
 
     def ensure_index(self, on_progress: Progress | None = None) -> Engine:
         """The engine, building the index first when there is none yet (a first call on a new project)."""
@@ -142,7 +160,7 @@ class KtxIndex:
             with self._engine_lock:
                 if not self.layout.exists():
                     self.rebuild(on_progress=on_progress or _noop)
-        return self.engine
+        return self.refreshed_engine()
 
     def require_connection(self, connection_id: str | None) -> None:
         if connection_id is not None and connection_id not in self.project.connections:
@@ -210,7 +228,7 @@ class KtxIndex:
         if by_conn is None:
             by_conn = {}
             if self.layout.exists():
-                for kind, conn, n in self.engine.store.counts():
+                for kind, conn, n in self.refreshed_engine().store.counts():
                     by_conn.setdefault(conn or "(wiki)", {})[kind] = n
         drivers = self._scan_drivers() if self.layout.exists() else {}
         return [
@@ -221,7 +239,7 @@ class KtxIndex:
         ]
 
     def _scan_drivers(self) -> dict[str, str]:
-        snapshots = self.engine.store.snapshot_attrs()
+        snapshots = self.refreshed_engine().store.snapshot_attrs()
         return {conn: attrs["driver"] for conn, attrs in snapshots.items() if attrs.get("driver")}
 
     def status(self) -> StatusReport:

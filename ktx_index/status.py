@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 def changed_paths(service: KtxIndex) -> list[str]:
     """Files whose scope fingerprint differs from the committed one (cheap: stats only)."""
     project = load_project(service.root)
-    stored = service.engine.store.scope_fingerprints()
-    stored_files = service.engine.store.scope_files()
+    stored = service.refreshed_engine().store.scope_fingerprints()
+    stored_files = service.refreshed_engine().store.scope_files()
     changed: set[str] = set()
     live: set[str] = set()
 
@@ -68,7 +68,7 @@ def build_status(service: KtxIndex) -> StatusReport:
         report.diagnostics = load_project(service.root).diagnostics
         report.connections = service.connections({})
         return report
-    engine = service.engine
+    engine = service.refreshed_engine()
     store = engine.store
     meta = store.meta()
     report.generation = int(meta.get("generation", 0))
