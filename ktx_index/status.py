@@ -10,7 +10,7 @@ from indexers import dedupe_diagnostics, default_indexers, load_project
 from indexers.models import Diagnostic
 from ktx_index.builder import file_stats, scope_fingerprint
 from ktx_index.layout import WriterLock
-from ktx_index.reports import StaleFile, StatusReport, WatcherInfo
+from ktx_index.reports import StaleFile, StatusReport, WatcherState
 
 if TYPE_CHECKING:
     from ktx_index.service import KtxIndex
@@ -38,19 +38,17 @@ def changed_paths(service: KtxIndex) -> list[str]:
     return sorted(changed)
 
 
-def _watcher(service: KtxIndex) -> WatcherInfo | None:
+def _watcher(service: KtxIndex) -> WatcherState | None:
+    """The watcher's own account; a PID that is gone means it no longer runs, whatever the file says."""
     try:
-        data = json.loads(service.layout.watcher.read_text())
+        state = WatcherState.model_validate_json(service.layout.watcher.read_text())
     except (OSError, ValueError):
         return None
-    pid = data.get("pid")
-    alive = isinstance(pid, int) and _alive(pid)
-    return WatcherInfo(
-        pid=pid if alive else None,
-        last_event=data.get("last_event"),
-        last_commit=data.get("last_commit"),
-        pending=data.get("pending", 0) if alive else 0,
-    )
+    if state.pid is not None and not _alive(state.pid):
+        state.pid, state.pending, state.retry_in_s = None, 0, None
+        if state.state != "failed":
+            state.state = "stopped"
+    return state
 
 
 def _alive(pid: int) -> bool:

@@ -91,11 +91,15 @@ def render_status(report: StatusReport) -> None:
         click.echo(f"writer       PID {report.writer_pid}")
     watcher = report.watcher
     if watcher is not None:
-        running = f"running (PID {watcher.pid})" if watcher.pid else "not running"
+        running = f"{watcher.state} (PID {watcher.pid})" if watcher.pid else f"not running ({watcher.state})"
         click.echo(
             f"watcher      {running}; last event {watcher.last_event or '-'}; "
-            f"last commit {watcher.last_commit or '-'}; pending {watcher.pending}"
+            f"last commit {watcher.last_commit or '-'}; pending {watcher.pending}; errors {watcher.errors}"
         )
+        if watcher.retry_in_s is not None:
+            click.echo(f"  retrying the failed batch in {watcher.retry_in_s:g}s")
+        for err in watcher.recent_errors:
+            click.echo(f"  error {err.at} during {err.during}: {err.error}")
     click.echo(f"diagnostics  {len(report.diagnostics)}")
     for diag in report.diagnostics:
         click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}")

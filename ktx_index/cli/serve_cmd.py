@@ -6,7 +6,7 @@ import threading
 
 import click
 
-from ktx_index.cli.common import open_service, project_option, user_errors
+from ktx_index.cli.common import log_options, open_service, project_option, setup_logging, user_errors
 from ktx_index.cli.index_cmds import terminal_progress
 from ktx_index.errors import IndexBusy
 from ktx_index.service import KtxIndex
@@ -25,11 +25,22 @@ from ktx_index.service import KtxIndex
 )
 @click.option("--no-build", is_flag=True, help="Do not bring the index up to date at start.")
 @click.option("--watch", is_flag=True, help="Also watch the project and re-index edits as they happen.")
+@log_options("INFO")
 @user_errors
 def serve_command(
-    project_dir: str | None, transport: str, host: str, port: int, token: str | None, no_build: bool, watch: bool
+    project_dir: str | None,
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    no_build: bool,
+    watch: bool,
+    log_level: str,
+    log_file: str | None,
 ) -> None:
-    """Serve the index to agents over MCP (stdio by default; HTTP at http://HOST:PORT/mcp)."""
+    """Serve the index to agents over MCP (stdio by default; HTTP at http://HOST:PORT/mcp).
+
+    Every tool call is logged as one JSON line (stderr, or --log-file)."""
     from ktx_index.mcp import build_server
     from ktx_index.mcp.http import is_loopback, serve_http
 
@@ -37,6 +48,7 @@ def serve_command(
         raise click.UsageError(
             f"refusing to serve on non-loopback address {host} without a token; pass --token or bind to 127.0.0.1"
         )
+    setup_logging(log_level, log_file)
     service = open_service(project_dir)
     watcher = None
     if watch:
@@ -44,7 +56,13 @@ def serve_command(
 
         watcher = Watcher(service)
         watcher.start_in_thread()  # raises IndexBusy (exit 1) when another watcher holds the index
-        watcher.ready.wait(timeout=600)
+        watcher.wait_ready()  # the first catch-up, committed or failed; never a dead thread
+        if watcher.state.state != "running":
+            click.echo(
+                f"ktx-index: the watcher is {watcher.state.state} ({watcher.state.last_error}); serving the last "
+                "commit, see `ktx-index status`",
+                err=True,
+            )
     elif not no_build:
         _catch_up(service)
     server = build_server(service)

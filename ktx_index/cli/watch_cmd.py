@@ -6,7 +6,7 @@ import signal
 
 import click
 
-from ktx_index.cli.common import open_service, project_option, user_errors
+from ktx_index.cli.common import log_options, open_service, project_option, setup_logging, user_errors
 from ktx_index.reports import RebuildReport
 from ktx_index.watcher import Watcher
 
@@ -14,13 +14,15 @@ from ktx_index.watcher import Watcher
 @click.command("watch")
 @project_option
 @click.option("--quiet", "-q", is_flag=True, help="Do not print a line per commit.")
+@log_options("WARNING")
 @user_errors
-def watch_command(project_dir: str | None, quiet: bool) -> None:
+def watch_command(project_dir: str | None, quiet: bool, log_level: str, log_file: str | None) -> None:
     """Watch wiki/, semantic-layer/, raw-sources/ and ktx.yaml; re-index each batch of edits.
 
     Holds the index writer: a second watcher (or a rebuild) on the same project is refused
     while this one runs; `ktx-index serve` beside it serves each commit read-only.
     """
+    setup_logging(log_level, log_file)
     service = open_service(project_dir)
 
     def report(batch: RebuildReport) -> None:
