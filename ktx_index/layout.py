@@ -34,6 +34,7 @@ class IndexLayout:
         self.vectors = self.dir / "vectors.f16"
         self.lock = self.dir / "write.lock"
         self.watcher = self.dir / "watcher.json"
+        self.errors = self.dir / "errors.json"  # the MCP server's last tool errors, for status
 
     def exists(self) -> bool:
         return self.store.is_file()

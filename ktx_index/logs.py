@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -59,7 +61,7 @@ class JsonLines(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "ts": _stamp(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "event": record.getMessage(),
@@ -85,3 +87,35 @@ def configure(level: str = "WARNING", path: str | Path | None = None) -> logging
     logger.setLevel(level.upper())
     logger.propagate = False
     return handler
+
+
+#: Tool errors kept for ``status`` (the newest last).
+RECENT_ERRORS = 10
+_errors_lock = threading.Lock()
+
+
+def record_error(path: Path, tool: str, kind: str, message: str) -> None:
+    """Keep the last tool errors in a small file beside the index, so ``status`` (another process) can
+    show them. Only on errors; a file that cannot be written is logged, never raised."""
+    entry = {"at": _stamp(time.time()), "pid": os.getpid(), "tool": tool, "kind": kind, "message": cut(message)}
+    with _errors_lock:
+        try:
+            recent = json.loads(path.read_text()) if path.is_file() else []
+            recent = [*(recent if isinstance(recent, list) else []), entry][-RECENT_ERRORS:]
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(recent))
+            os.replace(tmp, path)
+        except (OSError, ValueError) as exc:
+            log_event(logging.getLogger(ROOT), logging.WARNING, "errors.unwritable", error=str(exc))
+
+
+def recent_errors(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    return data if isinstance(data, list) else []
+
+
+def _stamp(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch * 1000) % 1000:03d}Z"

@@ -88,6 +88,14 @@ class WatcherState(BaseModel):
     recent_errors: list[WatcherError] = Field(default_factory=list, description="The last few errors, oldest first.")
 
 
+class ToolCallError(BaseModel):
+    at: str
+    pid: int | None = None
+    tool: str
+    kind: str = Field(description="Error kind: NotFound, InvalidParams, IndexUnavailable, …")
+    message: str
+
+
 class StatusReport(BaseModel):
     project: str
     index_path: str
@@ -106,5 +114,9 @@ class StatusReport(BaseModel):
     changed_paths: list[str] = Field(default_factory=list)
     writer_pid: int | None = Field(None, description="PID of a rebuild or watcher holding the writer.")
     watcher: WatcherState | None = None
+    recent_errors: list[ToolCallError] = Field(
+        default_factory=list,
+        description="The MCP server's last tool errors (newest last); watcher errors are in watcher.",
+    )
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     stale: list[StaleFile] = Field(default_factory=list)

@@ -10,7 +10,8 @@ from indexers import dedupe_diagnostics, default_indexers, load_project
 from indexers.models import Diagnostic
 from ktx_index.builder import file_stats, scope_fingerprint
 from ktx_index.layout import WriterLock
-from ktx_index.reports import StaleFile, StatusReport, WatcherState
+from ktx_index.logs import recent_errors
+from ktx_index.reports import StaleFile, StatusReport, ToolCallError, WatcherState
 
 if TYPE_CHECKING:
     from ktx_index.service import KtxIndex
@@ -81,6 +82,7 @@ def build_status(service: KtxIndex) -> StatusReport:
     report.changed_paths = changed_paths(service)
     report.changed_files = len(report.changed_paths)
     report.watcher = _watcher(service)
+    report.recent_errors = [ToolCallError.model_validate(e) for e in recent_errors(service.layout.errors)]
     repairs = [
         Diagnostic(path=str(service.layout.dir), message=m, code="repaired")
         for m in json.loads(meta.get("last_repairs") or "[]")

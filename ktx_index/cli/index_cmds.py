@@ -100,6 +100,10 @@ def render_status(report: StatusReport) -> None:
             click.echo(f"  retrying the failed batch in {watcher.retry_in_s:g}s")
         for err in watcher.recent_errors:
             click.echo(f"  error {err.at} during {err.during}: {err.error}")
+    if report.recent_errors:
+        click.echo(f"tool errors  last {len(report.recent_errors)}")
+        for err in report.recent_errors:
+            click.echo(f"  {err.at} {err.tool}: {err.kind}: {err.message}")
     click.echo(f"diagnostics  {len(report.diagnostics)}")
     for diag in report.diagnostics:
         click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}")
