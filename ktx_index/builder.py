@@ -22,6 +22,7 @@ from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, safe_read
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
 from ktx_index.embedder import Embedder
+from ktx_index.errors import Stopped
 from ktx_index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
 from ktx_index.reports import RebuildReport, StaleFile
@@ -81,8 +82,16 @@ class _Changes:
 class Builder:
     """Owns the write side of one project's index while it holds the writer lock."""
 
-    def __init__(self, root, layout: IndexLayout, embedder: Embedder | None, indexers: list[Indexer] | None = None):
+    def __init__(
+        self,
+        root,
+        layout: IndexLayout,
+        embedder: Embedder | None,
+        indexers: list[Indexer] | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+    ):
         self.root = root
+        self.should_stop = should_stop  # checked between parsed scopes and between embedded batches
         self.layout = layout
         self.embedder = embedder
         self.indexers = indexers or default_indexers()
@@ -128,6 +137,8 @@ class Builder:
         todo = [(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp]
         parse_started = time.perf_counter()
         for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
+            if self.should_stop():  # nothing is committed yet: the whole batch is discarded
+                raise Stopped(f"stopped while reading files ({done - 1}/{len(todo)} scopes read); nothing committed")
             result = safe_read(indexer, project, scope)
             self._diff_scope(scope, result.documents, result.diagnostics, changes, report)
             changes.scopes.append((scope, fingerprint, result.diagnostics))
@@ -274,8 +285,8 @@ class Builder:
         deadline = None if budget_s is None else time.perf_counter() + budget_s
         try:
             for start in range(0, len(keys), step):
-                if deadline is not None and done and time.perf_counter() > deadline:
-                    return done, "pending"
+                if (deadline is not None and done and time.perf_counter() > deadline) or self.should_stop():
+                    return done, "pending"  # every batch embedded so far is committed; the rest waits
                 batch = keys[start : start + step]
                 matrix = self.embedder.encode([texts[k] for k in batch])
                 vectors.write(next_row, np.asarray(matrix, dtype=np.float32))

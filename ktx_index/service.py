@@ -13,6 +13,7 @@ Reads never write; ``refreshed_engine`` says in its name that it reloads the lat
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from indexers import Indexer, ProjectRead, default_indexers, load_project, read_project
@@ -52,12 +53,53 @@ class KtxIndex:
         self._builder: Builder | None = None
         self._writer_lock = WriterLock(self.layout)
         self._write_lock = threading.RLock()  # every write path in this process, see the module docstring
+        self._stop = threading.Event()  # a requested stop: writers finish their batch and return
+        self._background: list[threading.Thread] = []
 
-    def close(self) -> None:
+    def request_stop(self) -> None:
+        """Ask writers to stop at a safe point: a parse not yet committed is discarded, embedding stops
+        after the batch in hand (committed). Safe from a signal handler; ``close`` completes the stop."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def resume(self) -> None:
+        """Forget a stop request once the writer that had to stop has (a stopped watcher, a closed service)."""
+        self._stop.clear()
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop background work at a safe point, wait for it, release the writer and the model's sessions."""
+        self._stop.set()
+        for thread in self._background:
+            thread.join(timeout)
+        self._background = [t for t in self._background if t.is_alive()]
         if self._engine is not None:
             self._engine.close()
             self._engine = None
         self.release_writer()
+        close_model = getattr(self.embedder, "close", None)
+        if close_model is not None:
+            close_model()
+        self.resume()  # the object stays usable (tests and benchmarks reopen it)
+
+    def embed_in_background(self, on_done: Callable[[int, str], None] | None = None) -> threading.Thread:
+        """Embed pending texts in a thread that ``close`` stops and joins (serve does this after its catch-up
+        commit, so a large first build answers lexically at once); the writer is released when it ends."""
+
+        def work() -> None:
+            try:
+                result = self.embed_pending()
+                if on_done is not None:
+                    on_done(*result)
+            finally:
+                self.release_writer()
+
+        thread = threading.Thread(target=work, name="ktx-index-embed", daemon=True)
+        self._background.append(thread)
+        thread.start()
+        return thread
 
     # ------------------------------------------------------------------ writing
 
@@ -67,7 +109,9 @@ class KtxIndex:
             if self._builder is None:
                 self._writer_lock.acquire()
                 try:
-                    self._builder = Builder(self.root, self.layout, self.embedder, self.indexers)
+                    self._builder = Builder(
+                        self.root, self.layout, self.embedder, self.indexers, should_stop=self._stop.is_set
+                    )
                 except BaseException:
                     self._writer_lock.release()
                     raise

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import watchfiles
 
+from ktx_index.errors import Stopped
 from ktx_index.logs import log_event
 from ktx_index.reports import BatchSummary, RebuildReport, WatcherError, WatcherState
 from ktx_index.service import KtxIndex
@@ -120,17 +121,21 @@ class Watcher:
         return True
 
     def request_stop(self) -> None:
+        """Stop at the next safe point (safe from a signal handler): a batch being read is discarded,
+        one being committed completes, an embedding slice ends after its batch."""
         self._stop.set()
+        self.service.request_stop()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
+    def stop(self, timeout: float = 60.0) -> None:
+        self.request_stop()
         if self._thread is not None:
             self._thread.join(timeout)
         if self.state.state != "failed":
             self.state.state = "stopped"
         self.state.retry_in_s = None
         self._write_state(pid=None)
-        self.service.release_writer()
+        self.service.release_writer()  # waits for a commit still in progress: it is never cut in half
+        self.service.resume()
 
     # ------------------------------------------------------------------ loop
 
@@ -193,6 +198,8 @@ class Watcher:
         """Run one batch step; on failure record it and schedule the retry (falsy result), else clear the error."""
         try:
             result = step()
+        except Stopped:
+            return None  # a requested stop, not a failure: the loop ends at its next wake-up
         except Exception as exc:
             self._record_failure(during, exc)
             return None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -76,3 +78,24 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
     return wrapper
+
+
+@contextlib.contextmanager
+def stop_on_signals(*stoppers: Callable[[], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM ask for a stop at a safe point (the stoppers run, and must return at once);
+    a second signal interrupts at once (KeyboardInterrupt)."""
+    received = []
+
+    def handler(_signum: int, _frame: object) -> None:
+        received.append(_signum)
+        for stop in stoppers:
+            stop()
+        if len(received) > 1:
+            raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
