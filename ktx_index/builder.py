@@ -112,7 +112,9 @@ class Builder:
         stamp = self.store.get_meta("format")
         if stamp is not None and stamp != format_stamp():
             self.store.close()
-            self.layout.wipe()
+            # vectors that describe themselves outlive a new format (their keys say which texts they embed)
+            dim = self.embedder.dim if self.embedder is not None else 0
+            self.layout.wipe(keep_vectors=bool(dim) and VectorFile(self.layout.vectors, dim).has_keys())
             self.store = DocStore(self.layout.store)
         self.store.set_meta({"format": format_stamp()})
 
@@ -289,7 +291,7 @@ class Builder:
                     return done, "pending"  # every batch embedded so far is committed; the rest waits
                 batch = keys[start : start + step]
                 matrix = self.embedder.encode([texts[k] for k in batch])
-                vectors.write(next_row, np.asarray(matrix, dtype=np.float32))
+                vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
                 self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
                 next_row += len(batch)
                 done += len(batch)
