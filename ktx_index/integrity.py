@@ -65,7 +65,7 @@ def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, li
 def rederive(lexical: LexicalIndex, store: DocStore) -> None:
     writer = lexical.writer()
     writer.delete_all_documents()
-    for doc in store.iter_docs(SEARCH_KINDS):
+    for doc in store.iter_docs(SEARCH_KINDS, write_order=True):  # the order a clean build adds them in
         lexical.add(writer, doc)
     lexical.set_generation(writer, store.generation())
     writer.commit()

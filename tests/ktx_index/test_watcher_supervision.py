@@ -60,6 +60,7 @@ def test_a_batch_that_raises_is_visible_within_a_second_then_retried(make_projec
         )
         seen_after = time.monotonic() - raised_at[0]
         assert seen_after < 1.0, seen_after
+        print(f"failing batch visible in status after {seen_after * 1000:.0f} ms")
         assert status.watcher.errors >= 1 and "No space left on device" in status.watcher.last_error
         assert status.watcher.recent_errors[0].during == "commit" and status.watcher.pid is not None
         wait_for(lambda: reader.wiki_search("zorblax").totalFound == 1, "the retried batch to commit")
@@ -128,6 +129,7 @@ def test_serve_watch_answers_within_5s_when_the_watcher_cannot_start(make_projec
 
     answered = anyio.run(main)
     assert answered < 5.0, answered
+    print(f"serve --watch answered {answered:.2f} s after start with a watcher that cannot start")
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     assert any(line["event"] == "watcher.error" and "Permission denied" in line["error"] for line in lines)
     status = KtxIndex(root, embedder=None).status()
