@@ -121,3 +121,59 @@ def test_twenty_stops_mid_burst_and_mid_embedding_exit_clean_and_converge(make_p
     assert report["embedded"] == keys - keys_before  # only what no stopped run had committed
     print(f"{TRIALS} stops ({mid_embedding} mid-embedding): exit codes {sorted({c for _, _, c in outcomes})}; "
           f"final start embedded {report['embedded']} of {keys} texts")  # fmt: skip
+
+
+def test_rebuild_stopped_by_sigint_exits_0_and_the_next_one_finishes_the_rest(make_project) -> None:
+    root = make_project({f"wiki/global/p-{i:03d}.md": page(i, 7) for i in range(300)})  # several batches
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [str(KTX_INDEX), "rebuild", "--project", str(root), "--json", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (root / ".ktx/index/vectors.f16").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)  # the first batch is embedded: stop in the middle of the rest
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert not [a for a in ABORT_TEXT if a in err], err
+    first = json.loads(out)
+    _chunks, _embedded, keys, rows = vector_state(root)
+    assert first["embedding_status"] == "pending" and "stopped while embedding" in err
+    assert first["embedded"] == keys == rows
+    again = subprocess.run(
+        [str(KTX_INDEX), "rebuild", "--project", str(root), "--json", "--quiet"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    second = json.loads(again.stdout)
+    _chunks, _embedded, keys, rows = vector_state(root)
+    assert second["embedding_status"] == "ready" and first["embedded"] + second["embedded"] == keys == rows
+
+
+def test_http_server_stopped_by_sigterm_exits_0(make_project, tmp_path: Path) -> None:
+    import socket
+
+    root = make_project({f"wiki/global/p-{i:02d}.md": page(i, 3) for i in range(10)})
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    log = tmp_path / "http.log"
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [str(KTX_INDEX), "serve", "--project", str(root), "--transport", "http", "--port", str(port), "--watch"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while "serving MCP at" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not [a for a in ABORT_TEXT if a in log.read_text()], log.read_text()
