@@ -177,3 +177,21 @@ def test_http_server_stopped_by_sigterm_exits_0(make_project, tmp_path: Path) ->
             proc.kill()
             proc.wait()
     assert not [a for a in ABORT_TEXT if a in log.read_text()], log.read_text()
+
+
+def test_a_read_command_stopped_by_sigterm_exits_0(make_project) -> None:
+    """`search` on a project without an index builds it first (with the model): a stop then is clean too."""
+    root = make_project({f"wiki/global/p-{i:03d}.md": page(i, 5) for i in range(200)})
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [str(KTX_INDEX), "search", "refund", "--project", str(root)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (root / ".ktx/index/store.sqlite").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert not [a for a in ABORT_TEXT if a in err], err
