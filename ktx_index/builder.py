@@ -32,6 +32,9 @@ from ktx_index.vectors import VectorFile, vector_key
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 256
+#: Time a rebuild that does not embed (serve's and the watcher's catch-up) still spends re-embedding what a
+#: repair lost, before its commit is served; the rest, if any, follows in the background.
+REPAIR_EMBED_S = 60.0
 #: Batch size under a time budget: a long wiki chunk takes ~15 ms, so a batch never overruns by much.
 BUDGETED_BATCH = 8
 
@@ -91,6 +94,7 @@ class Builder:
         should_stop: Callable[[], bool] = lambda: False,
     ):
         self.root = root
+        self.lost_vectors = 0  # vectors a repair forgot: embedded again before the first commit is served
         self.should_stop = should_stop  # checked between parsed scopes and between embedded batches
         self.layout = layout
         self.embedder = embedder
@@ -100,7 +104,8 @@ class Builder:
         self.lexical, lexical_repairs = open_lexical(layout, self.store)
         self.repairs += lexical_repairs
         if embedder is not None:
-            self.repairs += check_vectors(layout, self.store, embedder.dim)
+            vector_repairs, self.lost_vectors = check_vectors(layout, self.store, embedder.dim)
+            self.repairs += vector_repairs
         self.store.set_meta({"last_repairs": json.dumps(self.repairs)})  # what the latest writer had to repair
 
     def close(self) -> None:
@@ -168,8 +173,13 @@ class Builder:
         embed_started = time.perf_counter()
         if embed:
             report.embedded, report.embedding_status = self.embed_pending(on_progress)
+        elif self.lost_vectors:
+            # a repair lost vectors: embed them now (within a budget) so answers after the repair are a clean
+            # build's, rather than lexical-first while a background catch-up runs
+            report.embedded, report.embedding_status = self.embed_pending(on_progress, budget_s=REPAIR_EMBED_S)
         else:
             report.embedding_status = "pending"
+        self.lost_vectors = 0
         report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
         report.generation = self.store.generation()
         repaired = [Diagnostic(path=str(self.layout.dir), message=m, code="repaired") for m in self.repairs]

@@ -73,19 +73,21 @@ def rederive(lexical: LexicalIndex, store: DocStore) -> None:
     lexical.reload()
 
 
-def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> list[str]:
+def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[str], int]:
     """Make the store's key → row map and the vector file agree, losing no vector that can be trusted.
 
     References past the end of the file (truncated or replaced) are forgotten; rows whose checksum fails
     are forgotten (only those texts are embedded again); rows the sidecar names but the store does not
     (a store rebuilt from the project files, a build that crashed before its store commit) are
-    re-attached, so their texts are not embedded again. A lost sidecar is rewritten from the store."""
+    re-attached, so their texts are not embedded again. A lost sidecar is rewritten from the store.
+    Returns the repairs made and how many vectors were lost (to be embedded again)."""
     vectors = VectorFile(layout.vectors, dim)
     repairs: list[str] = []
     rows = vectors.rows()
     referenced = store.max_vector_row() + 1
+    lost = 0
     if referenced > rows:
-        store.db.execute("DELETE FROM vectors WHERE row >= ?", (rows,))
+        lost += store.db.execute("DELETE FROM vectors WHERE row >= ?", (rows,)).rowcount
         repairs.append(
             f"vector file holds {rows} rows but the store references {referenced}; "
             "the missing vectors will be embedded again"
@@ -93,7 +95,7 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> list[str]:
     key_of_row = {row: key for key, row in store.db.execute("SELECT key, row FROM vectors")}
     records = vectors.records()
     if rows and (len(records) != rows or any(records[r][0] != k for r, k in key_of_row.items() if r < len(records))):
-        lost = rows - min(len(records), rows)
+        missing = rows - min(len(records), rows)
         fixed = [
             (
                 key_of_row.get(i, records[i][0] if i < len(records) else None),
@@ -103,13 +105,14 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> list[str]:
         ]
         vectors.rewrite_keys(fixed)
         records = vectors.records()
-        if lost:
-            repairs.append(f"vector key file lacked {lost} of {rows} records; rewritten from the store")
+        if missing:
+            repairs.append(f"vector key file lacked {missing} of {rows} records; rewritten from the store")
     damaged = vectors.damaged_rows(records) if records else []
     if damaged:
         bad = set(damaged)
         forget = [(row,) for row in key_of_row if row in bad]
         store.db.executemany("DELETE FROM vectors WHERE row = ?", forget)
+        lost += len(forget)
         repairs.append(
             f"{len(damaged)} vector rows failed their checksum; {len(forget)} texts will be embedded again (only those)"
         )
@@ -123,4 +126,4 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> list[str]:
     if adopt:
         store.put_vectors(adopt)
         repairs.append(f"re-attached {len(adopt)} vectors from the vector file's own keys (nothing re-embedded)")
-    return repairs
+    return repairs, lost

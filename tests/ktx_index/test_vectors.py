@@ -158,3 +158,25 @@ def test_a_new_format_keeps_self_describing_vectors_and_drops_old_ones(demo: Pat
     again = KtxIndex(demo, embedder=embedder)
     assert again.rebuild().embedded == len({k for k, _ in VectorFile(layout.vectors, embedder.dim).records()}) > 0
     again.close()
+
+
+def test_vectors_a_repair_lost_are_embedded_before_a_catch_up_commit_is_served(demo: Path, tmp_path: Path):
+    """serve and the watcher commit without embedding (new texts follow in the background), but what a repair
+    lost is embedded at once, so answers right after the repair are a clean build's."""
+    clean_root = tmp_path / "clean"
+    shutil.copytree(demo, clean_root)
+    clean, _ = build(clean_root)
+    service, _ = build(demo)
+    service.close()
+    vectors = IndexLayout(demo).vectors
+    with open(vectors, "r+b") as fh:
+        fh.truncate(vectors.stat().st_size // 2)
+    embedder = HashEmbedder()
+    again = KtxIndex(demo, embedder=embedder)
+    report = again.rebuild(embed=False)  # as serve's catch-up does
+    assert report.embedded > 0 and report.embedding_status == "ready"
+    assert any("will be embedded again" in d.message for d in report.diagnostics)
+    assert top10(again) == top10(clean)
+    assert again.rebuild(embed=False).embedding_status == "pending"  # new texts still wait for the background
+    clean.close()
+    again.close()
