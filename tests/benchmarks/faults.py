@@ -5,8 +5,9 @@
 Everything goes through the CLI and MCP stdio, as an operator and an agent would see it. A copy of the
 project is built clean (`ktx-index rebuild`) and answers 20 fixed queries (top-10 `discover_data` refs and
 top-10 `wiki_search` keys) through `ktx-index serve`. A second copy is built, then for each fault: the fault
-is applied (each to its own copy of the built index), `ktx-index serve` starts (its catch-up repairs), the same 20 queries are asked at once, stdin
-is closed and the server's stderr says how many texts it embedded. Faults that stop the server (`kill -9`,
+is applied (each to its own copy of the built index), `ktx-index serve` starts (its catch-up repairs), the
+same 20 queries are asked at once and stdin is closed; texts re-embedded = rows the vector file grew by (each
+embedded text appends one). Faults that stop the server (`kill -9`,
 SIGTERM) are applied while it embeds every text again, then the next start is asked once its embedding
 has finished. Prints one row per fault: texts re-embedded, answers equal to the clean build's, exit code.
 """
@@ -68,6 +69,11 @@ def serve_answers(
     while time.monotonic() < deadline and "embeddings" not in log.read_text():
         time.sleep(0.1)  # the server exits after its stop; its last lines land in the log
     return answers, log.read_text()
+
+
+def vector_rows(root: Path) -> int:
+    path = index_dir(root) / "vectors.f16"
+    return path.stat().st_size // 768 if path.exists() else 0
 
 
 def embedded(log_text: str) -> str:
@@ -135,10 +141,12 @@ def main() -> None:
         trial = tmp / "trial"  # each fault on its own copy of the built index
         shutil.copytree(work, trial)
         damage(index_dir(trial))
+        before = vector_rows(trial)
         started = time.monotonic()
-        answers, text = serve_answers(trial, tmp / "fault.log")
+        answers, _text = serve_answers(trial, tmp / "fault.log")
         same = sum(a == e for a, e in zip(answers, expected, strict=True))
-        rows.append((name, embedded(text), f"{same}/{len(QUERIES)}", "0", f"{time.monotonic() - started:.1f}"))
+        reembedded = str(vector_rows(trial) - before)  # every text embedded appends one row
+        rows.append((name, reembedded, f"{same}/{len(QUERIES)}", "0", f"{time.monotonic() - started:.1f}"))
         shutil.rmtree(trial)
     for how in ("kill", "sigterm"):
         code = stop_mid_embedding(work, tmp / "stop.log", how)
