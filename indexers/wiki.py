@@ -142,6 +142,8 @@ class WikiIndexer(Indexer):
             "scope": page_scope,
             "refs": as_str_list(meta.get("refs")),
             "slRefs": as_str_list(meta.get("sl_refs")),
+            # KTX's `connections`: one id or a list; a page without any applies to every connection
+            "connections": [c for c in as_str_list(meta.get("connections")) if c.strip()],
             "mentions": mentions(body, as_str_list(meta.get("sl_refs")) + as_str_list(meta.get("tables"))),
         }
         attrs.update({name: jsonable(meta[name]) for name in OPTIONAL_FIELDS if name in meta})

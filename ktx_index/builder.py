@@ -23,6 +23,7 @@ from indexers.base import Scope, safe_read
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
 from indexers.project import Project
 from ktx_index.embedder import Embedder
+from ktx_index.errors import Stopped
 from ktx_index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
 from ktx_index.reports import RebuildReport, StaleFile
@@ -32,6 +33,9 @@ from ktx_index.vectors import VectorFile, vector_key
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 256
+#: Time a rebuild that does not embed (serve's and the watcher's catch-up) still spends re-embedding what a
+#: repair lost, before its commit is served; the rest, if any, follows in the background.
+REPAIR_EMBED_S = 60.0
 #: Batch size under a time budget: a long wiki chunk takes ~15 ms, so a batch never overruns by much.
 BUDGETED_BATCH = 8
 
@@ -111,8 +115,17 @@ class _Changes:
 class Builder:
     """Owns the write side of one project's index while it holds the writer lock."""
 
-    def __init__(self, root, layout: IndexLayout, embedder: Embedder | None, indexers: list[Indexer] | None = None):
+    def __init__(
+        self,
+        root,
+        layout: IndexLayout,
+        embedder: Embedder | None,
+        indexers: list[Indexer] | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+    ):
         self.root = root
+        self.lost_vectors = 0  # vectors a repair forgot: embedded again before the first commit is served
+        self.should_stop = should_stop  # checked between parsed scopes and between embedded batches
         self.layout = layout
         self.embedder = embedder
         self.indexers = indexers or default_indexers()
@@ -121,7 +134,8 @@ class Builder:
         self.lexical, lexical_repairs = open_lexical(layout, self.store)
         self.repairs += lexical_repairs
         if embedder is not None:
-            self.repairs += check_vectors(layout, self.store, embedder.dim)
+            vector_repairs, self.lost_vectors = check_vectors(layout, self.store, embedder.dim)
+            self.repairs += vector_repairs
         self.store.set_meta({"last_repairs": json.dumps(self.repairs)})  # what the latest writer had to repair
 
     def close(self) -> None:
@@ -133,7 +147,9 @@ class Builder:
         stamp = self.store.get_meta("format")
         if stamp is not None and stamp != format_stamp():
             self.store.close()
-            self.layout.wipe()
+            # vectors that describe themselves outlive a new format (their keys say which texts they embed)
+            dim = self.embedder.dim if self.embedder is not None else 0
+            self.layout.wipe(keep_vectors=bool(dim) and VectorFile(self.layout.vectors, dim).has_keys())
             self.store = DocStore(self.layout.store)
         self.store.set_meta({"format": format_stamp()})
 
@@ -152,6 +168,8 @@ class Builder:
         report.scopes = len(listed)
         parse_started = time.perf_counter()
         for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
+            if self.should_stop():  # nothing is committed yet: the whole batch is discarded
+                raise Stopped(f"stopped while reading files ({done - 1}/{len(todo)} scopes read); nothing committed")
             result = safe_read(indexer, project, scope)
             self._diff_scope(scope, result.documents, result.diagnostics, changes, report)
             changes.scopes.append((scope, fingerprint, result.diagnostics))
@@ -177,8 +195,13 @@ class Builder:
         embed_started = time.perf_counter()
         if embed:
             report.embedded, report.embedding_status = self.embed_pending(on_progress)
+        elif self.lost_vectors:
+            # a repair lost vectors: embed them now (within a budget) so answers after the repair are a clean
+            # build's, rather than lexical-first while a background catch-up runs
+            report.embedded, report.embedding_status = self.embed_pending(on_progress, budget_s=REPAIR_EMBED_S)
         else:
             report.embedding_status = "pending"
+        self.lost_vectors = 0
         report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
         report.generation = self.store.generation()
         repaired = [Diagnostic(path=str(self.layout.dir), message=m, code="repaired") for m in self.repairs]
@@ -296,11 +319,11 @@ class Builder:
         deadline = None if budget_s is None else time.perf_counter() + budget_s
         try:
             for start in range(0, len(keys), step):
-                if deadline is not None and done and time.perf_counter() > deadline:
-                    return done, "pending"
+                if (deadline is not None and done and time.perf_counter() > deadline) or self.should_stop():
+                    return done, "pending"  # every batch embedded so far is committed; the rest waits
                 batch = keys[start : start + step]
                 matrix = self.embedder.encode([texts[k] for k in batch])
-                vectors.write(next_row, np.asarray(matrix, dtype=np.float32))
+                vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
                 self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
                 next_row += len(batch)
                 done += len(batch)

@@ -112,6 +112,13 @@ class MiniLMEmbedder:
                 return None
         return self._onnx[role]
 
+    def close(self) -> None:
+        """Release the ONNX Runtime sessions (and the PyTorch model) before the process exits, so no
+        runtime thread is torn down by the interpreter's exit; they are loaded again on next use."""
+        with self._lock:
+            self._onnx.clear()
+            self._model = None
+
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -26,3 +26,7 @@ class IndexBusy(KtxIndexError):
 
 class IndexUnavailable(KtxIndexError):
     """The index cannot be opened (and could not be rebuilt)."""
+
+
+class Stopped(KtxIndexError):
+    """A stop was requested (a signal, the end of stdin) before the work could be committed: nothing was."""

@@ -1,8 +1,9 @@
 """Opening the index for writing: detect damage, repair it from what is intact, say what was done.
 
 The store is the source of truth: a damaged store is rebuilt from the project files; a
-damaged or out-of-step lexical index is re-derived from the store; vector rows the vector
-file does not hold are forgotten and re-embedded. Each repair is returned as a sentence for
+damaged or out-of-step lexical index is re-derived from the store; the vector file keeps a
+key and checksum per row, so vectors are re-attached to a rebuilt store and only rows that
+are missing or fail their checksum are embedded again. Each repair is returned as a sentence for
 the rebuild report and ``status``.
 """
 
@@ -29,7 +30,7 @@ def open_store(layout: IndexLayout) -> tuple[DocStore, list[str]]:
             raise sqlite3.DatabaseError(verdict)
         return store, []
     except sqlite3.DatabaseError as exc:
-        layout.wipe()
+        layout.wipe(keep_vectors=True)  # they describe themselves (vectors.py): re-attached by check_vectors
         return DocStore(layout.store), [f"document store was damaged ({exc}); rebuilt from the project files"]
 
 
@@ -64,7 +65,7 @@ def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, li
 def rederive(lexical: LexicalIndex, store: DocStore) -> None:
     writer = lexical.writer()
     writer.delete_all_documents()
-    for doc in store.iter_docs(SEARCH_KINDS):
+    for doc in store.iter_docs(SEARCH_KINDS, write_order=True):  # the order a clean build adds them in
         lexical.add(writer, doc)
     lexical.set_generation(writer, store.generation())
     writer.commit()
@@ -72,14 +73,57 @@ def rederive(lexical: LexicalIndex, store: DocStore) -> None:
     lexical.reload()
 
 
-def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> list[str]:
-    """Forget vector rows the file does not hold (truncated or replaced file); they are embedded again."""
-    rows_in_file = VectorFile(layout.vectors, dim).rows()
+def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[str], int]:
+    """Make the store's key → row map and the vector file agree, losing no vector that can be trusted.
+
+    References past the end of the file (truncated or replaced) are forgotten; rows whose checksum fails
+    are forgotten (only those texts are embedded again); rows the sidecar names but the store does not
+    (a store rebuilt from the project files, a build that crashed before its store commit) are
+    re-attached, so their texts are not embedded again. A lost sidecar is rewritten from the store.
+    Returns the repairs made and how many vectors were lost (to be embedded again)."""
+    vectors = VectorFile(layout.vectors, dim)
+    repairs: list[str] = []
+    rows = vectors.rows()
     referenced = store.max_vector_row() + 1
-    if referenced <= rows_in_file:
-        return []
-    store.db.execute("DELETE FROM vectors WHERE row >= ?", (rows_in_file,))
-    return [
-        f"vector file holds {rows_in_file} rows but the store references {referenced}; "
-        "the missing vectors will be embedded again"
-    ]
+    lost = 0
+    if referenced > rows:
+        lost += store.db.execute("DELETE FROM vectors WHERE row >= ?", (rows,)).rowcount
+        repairs.append(
+            f"vector file holds {rows} rows but the store references {referenced}; "
+            "the missing vectors will be embedded again"
+        )
+    key_of_row = {row: key for key, row in store.db.execute("SELECT key, row FROM vectors")}
+    records = vectors.records()
+    if rows and (len(records) != rows or any(records[r][0] != k for r, k in key_of_row.items() if r < len(records))):
+        missing = rows - min(len(records), rows)
+        fixed = [
+            (
+                key_of_row.get(i, records[i][0] if i < len(records) else None),
+                records[i][1] if i < len(records) else None,
+            )
+            for i in range(rows)
+        ]
+        vectors.rewrite_keys(fixed)
+        records = vectors.records()
+        if missing:
+            repairs.append(f"vector key file lacked {missing} of {rows} records; rewritten from the store")
+    damaged = vectors.damaged_rows(records) if records else []
+    if damaged:
+        bad = set(damaged)
+        forget = [(row,) for row in key_of_row if row in bad]
+        store.db.executemany("DELETE FROM vectors WHERE row = ?", forget)
+        lost += len(forget)
+        repairs.append(
+            f"{len(damaged)} vector rows failed their checksum; {len(forget)} texts will be embedded again (only those)"
+        )
+    else:
+        bad = set()
+    known = set(key_of_row.values())
+    adopt: dict[str, int] = {}
+    for row, (key, _crc) in enumerate(records[:rows]):
+        if key is not None and row not in bad and key not in known and key not in adopt:
+            adopt[key] = row
+    if adopt:
+        store.put_vectors(adopt)
+        repairs.append(f"re-attached {len(adopt)} vectors from the vector file's own keys (nothing re-embedded)")
+    return repairs, lost

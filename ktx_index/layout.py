@@ -12,8 +12,9 @@ from ktx_index.analysis import ANALYSIS_VERSION
 from ktx_index.errors import IndexBusy
 from ktx_index.texts import TEMPLATE_VERSION
 
-#: Bump when the store schema or document JSON changes incompatibly: the index is rebuilt on mismatch.
-FORMAT_VERSION = 2
+#: Bump when the store schema, document JSON or vector files change incompatibly: the index is rebuilt on
+#: mismatch (3: the vector file's key sidecar).
+FORMAT_VERSION = 3
 GITIGNORE_LINE = "index/"
 
 
@@ -34,6 +35,7 @@ class IndexLayout:
         self.vectors = self.dir / "vectors.f16"
         self.lock = self.dir / "write.lock"
         self.watcher = self.dir / "watcher.json"
+        self.errors = self.dir / "errors.json"  # the MCP server's last tool errors, for status
 
     def exists(self) -> bool:
         return self.store.is_file()
@@ -48,17 +50,15 @@ class IndexLayout:
                     fh.write("\n")
                 fh.write(f"# ktx-index's search index (rebuilt from the project files)\n{GITIGNORE_LINE}\n")
 
-    def wipe(self) -> None:
-        """Remove the derived data (not the lock held by the caller)."""
+    def wipe(self, keep_vectors: bool = False) -> None:
+        """Remove the derived data (not the lock held by the caller). keep_vectors keeps the vector file and
+        its key sidecar, which describe themselves: a new store re-attaches what still matches."""
         for path in (self.lexical,):
             shutil.rmtree(path, ignore_errors=True)
-        for path in (
-            self.store,
-            self.store.with_suffix(".sqlite-wal"),
-            self.store.with_suffix(".sqlite-shm"),
-            self.vectors,
-            self.dir / "vectors.f32",  # format 1's float32 file
-        ):
+        paths = [self.store, self.store.with_suffix(".sqlite-wal"), self.store.with_suffix(".sqlite-shm")]
+        if not keep_vectors:
+            paths += [self.vectors, self.vectors.with_suffix(".keys"), self.dir / "vectors.f32"]  # f32: format 1
+        for path in paths:
             path.unlink(missing_ok=True)
 
 

@@ -127,10 +127,24 @@ class LexicalIndex:
                 out[term] = max(out.get(term, 0), count)
         return out
 
+    def count(self, terms: list[str], kinds: list[str]) -> int:
+        """How many documents of these kinds hold any of the analyzed terms, in any field: posting lists
+        are counted, no document is loaded or scored (cheap whatever the number of matches)."""
+        query = self._query(terms, kinds, None)
+        return 0 if query is None else self.searcher.search(query, 1, count=True).count
+
     def search(
         self, terms: list[str], kinds: list[str], connection: str | None = None, limit: int = 100
     ) -> list[LexicalHit]:
         """Top hits for analyzed terms (OR over boosted fields), filtered by kind and connection."""
+        query = self._query(terms, kinds, connection)
+        if query is None:
+            return []
+        searcher = self.searcher  # one searcher per search: reload() may swap it (addresses are per searcher)
+        result = searcher.search(query, limit, count=False)
+        return [LexicalHit(searcher.doc(addr).get_first("uid"), score) for score, addr in result.hits]
+
+    def _query(self, terms: list[str], kinds: list[str], connection: str | None) -> tantivy.Query | None:
         schema = self.schema
         clauses = [
             (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(schema, field, term), boost))
@@ -138,7 +152,7 @@ class LexicalIndex:
             for field, boost in FIELD_BOOSTS.items()
         ]
         if not clauses:
-            return []
+            return None
         filters = [(tantivy.Occur.Must, tantivy.Query.boolean_query(clauses))]
         filters.append((tantivy.Occur.Must, _const(tantivy.Query.term_set_query(schema, "kind", kinds))))
         if connection is not None:
@@ -149,9 +163,7 @@ class LexicalIndex:
                 ]
             )
             filters.append((tantivy.Occur.Must, _const(scoped)))
-        searcher = self.searcher  # one searcher per search: reload() may swap it (addresses are per searcher)
-        result = searcher.search(tantivy.Query.boolean_query(filters), limit, count=False)
-        return [LexicalHit(searcher.doc(addr).get_first("uid"), score) for score, addr in result.hits]
+        return tantivy.Query.boolean_query(filters)
 
 
 def _const(query: tantivy.Query) -> tantivy.Query:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from indexers.models import Diagnostic
@@ -51,11 +53,47 @@ class RebuildReport(BaseModel):
     stale: list[StaleFile] = Field(default_factory=list)
 
 
-class WatcherInfo(BaseModel):
-    pid: int | None = Field(description="PID of the running watcher, or null when none runs.")
+class BatchSummary(BaseModel):
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    kept_stale: int = 0
+    generation: int = 0
+
+
+class WatcherError(BaseModel):
+    at: str
+    during: str = Field(description="What raised: commit, embed, watch or state.")
+    error: str = Field(description="Exception type and message.")
+
+
+class WatcherState(BaseModel):
+    """``.ktx/index/watcher.json``: written by the watcher at each change of state, read by ``status``."""
+
+    pid: int | None = Field(None, description="PID of the running watcher, or null when none runs.")
+    started: str | None = None
+    state: Literal["starting", "running", "retrying", "failed", "stopped"] = Field(
+        "starting",
+        description="running; retrying (a batch raised and is retried with backoff); failed (the watcher "
+        "cannot go on: edits are no longer indexed); stopped.",
+    )
     last_event: str | None = None
     last_commit: str | None = None
     pending: int = Field(0, description="Changed files seen but not committed yet.")
+    embedding_backlog: bool = Field(False, description="Texts committed but not embedded yet (a burst's tail).")
+    last_report: BatchSummary | None = None
+    errors: int = Field(0, description="Batches (or watch restarts) that raised since the watcher started.")
+    last_error: str | None = None
+    retry_in_s: float | None = Field(None, description="Backoff before the failed batch is tried again.")
+    recent_errors: list[WatcherError] = Field(default_factory=list, description="The last few errors, oldest first.")
+
+
+class ToolCallError(BaseModel):
+    at: str
+    pid: int | None = None
+    tool: str
+    kind: str = Field(description="Error kind: NotFound, InvalidParams, IndexUnavailable, …")
+    message: str
 
 
 class StatusReport(BaseModel):
@@ -75,6 +113,10 @@ class StatusReport(BaseModel):
     changed_files: int = Field(0, description="Files changed since the last commit (run rebuild or watch).")
     changed_paths: list[str] = Field(default_factory=list)
     writer_pid: int | None = Field(None, description="PID of a rebuild or watcher holding the writer.")
-    watcher: WatcherInfo | None = None
+    watcher: WatcherState | None = None
+    recent_errors: list[ToolCallError] = Field(
+        default_factory=list,
+        description="The MCP server's last tool errors (newest last); watcher errors are in watcher.",
+    )
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     stale: list[StaleFile] = Field(default_factory=list)

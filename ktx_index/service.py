@@ -2,11 +2,18 @@
 
 ``KtxIndex`` opens a project, owns the writer side (rebuild) and the read side (a
 search engine over the committed index), and returns typed reports; it never prints.
+
+One writer per machine (the file lock in layout.py) and one per process: every write
+(rebuild, repair, a watcher batch, background embedding) runs under ``_write_lock``, so an
+MCP worker that finds the index damaged never repairs it while the watcher thread commits.
+Reads never write; ``refreshed_engine`` says in its name that it reloads the latest commit
+(and has a damaged index repaired, under that same lock).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from indexers import Indexer, ProjectRead, default_indexers, load_project, read_project
@@ -46,64 +53,118 @@ class KtxIndex:
         self._engine_lock = threading.Lock()
         self._builder: Builder | None = None
         self._writer_lock = WriterLock(self.layout)
+        self._write_lock = threading.RLock()  # every write path in this process, see the module docstring
+        self._stop = threading.Event()  # a requested stop: writers finish their batch and return
+        self._background: list[threading.Thread] = []
 
-    def close(self) -> None:
+    def request_stop(self) -> None:
+        """Ask writers to stop at a safe point: a parse not yet committed is discarded, embedding stops
+        after the batch in hand (committed). Safe from a signal handler; ``close`` completes the stop."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def resume(self) -> None:
+        """Forget a stop request once the writer that had to stop has (a stopped watcher, a closed service)."""
+        self._stop.clear()
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop background work at a safe point, wait for it, release the writer and the model's sessions."""
+        self._stop.set()
+        for thread in self._background:
+            thread.join(timeout)
+        self._background = [t for t in self._background if t.is_alive()]
         if self._engine is not None:
             self._engine.close()
             self._engine = None
         self.release_writer()
+        close_model = getattr(self.embedder, "close", None)
+        if close_model is not None:
+            close_model()
+        self.resume()  # the object stays usable (tests and benchmarks reopen it)
+
+    def embed_in_background(self, on_done: Callable[[int, str], None] | None = None) -> threading.Thread:
+        """Embed pending texts in a thread that ``close`` stops and joins (serve does this after its catch-up
+        commit, so a large first build answers lexically at once); the writer is released when it ends."""
+
+        def work() -> None:
+            try:
+                result = self.embed_pending()
+                if on_done is not None:
+                    on_done(*result)
+            finally:
+                self.release_writer()
+
+        thread = threading.Thread(target=work, name="ktx-index-embed", daemon=True)
+        self._background.append(thread)
+        thread.start()
+        return thread
 
     # ------------------------------------------------------------------ writing
 
     def acquire_writer(self) -> Builder:
         """Hold the index writer (a watcher keeps it; a rebuild releases it when done)."""
-        if self._builder is None:
-            self._writer_lock.acquire()
-            try:
-                self._builder = Builder(self.root, self.layout, self.embedder, self.indexers)
-            except BaseException:
-                self._writer_lock.release()
-                raise
-        return self._builder
+        with self._write_lock:
+            if self._builder is None:
+                self._writer_lock.acquire()
+                try:
+                    self._builder = Builder(
+                        self.root, self.layout, self.embedder, self.indexers, should_stop=self._stop.is_set
+                    )
+                except BaseException:
+                    self._writer_lock.release()
+                    raise
+            return self._builder
 
     def release_writer(self) -> None:
-        if self._builder is not None:
-            self._builder.close()
-            self._builder = None
-        self._writer_lock.release()
+        with self._write_lock:  # waits for a write in progress: a batch is committed whole
+            if self._builder is not None:
+                self._builder.close()
+                self._builder = None
+            self._writer_lock.release()
+
+    @property
+    def writing(self) -> bool:
+        """True while this process holds the index writer."""
+        return self._builder is not None
 
     def rebuild(self, force: bool = False, on_progress: Progress = _noop, embed: bool = True) -> RebuildReport:
         """Bring the index up to date with the project files (incremental unless force).
 
         embed=False commits documents and the lexical index only; call embed_pending next
         (the watcher and ``serve`` do, so a large first build answers lexically at once)."""
-        held = self._builder is not None
-        builder = self.acquire_writer()
-        try:
-            report = builder.rebuild(force=force, on_progress=on_progress, embed=embed)
-        finally:
-            if not held:
-                self.release_writer()
-        self.project = load_project(self.root)
-        if self._engine is not None:
-            self._engine.refresh()
-        return report
+        with self._write_lock:
+            held = self._builder is not None
+            builder = self.acquire_writer()
+            try:
+                report = builder.rebuild(force=force, on_progress=on_progress, embed=embed)
+            finally:
+                if not held:
+                    self.release_writer()
+            self.project = load_project(self.root)
+            if self._engine is not None:
+                self._engine.refresh()
+            return report
 
     def embed_pending(
         self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
     ) -> tuple[int, str]:
         """Embed what rebuilds left pending (at most limit texts, within budget_s when given; status
         "pending" when more remain)."""
-        builder = self.acquire_writer()
-        result = builder.embed_pending(on_progress, limit, budget_s)
-        if self._engine is not None:
-            self._engine.refresh()
-        return result
+        with self._write_lock:
+            builder = self.acquire_writer()
+            result = builder.embed_pending(on_progress, limit, budget_s)
+            if self._engine is not None:
+                self._engine.refresh()
+            return result
 
     # ------------------------------------------------------------------ reading
 
-    @property
-    def engine(self) -> Engine:
+    def refreshed_engine(self) -> Engine:
+        """The read engine at the latest commit: opened on first use (a damaged index is repaired first,
+        under the write lock), then reloaded whenever a writer has committed since the last call."""
         if self._engine is None:
             with self._engine_lock:
                 if self._engine is None:
@@ -132,10 +193,11 @@ class KtxIndex:
 
     def _repair(self, reason: str) -> None:
         """Opening the writer repairs the index (integrity.py); another process writing will have done so."""
-        holder = self._writer_lock.holder_pid()
-        if self._builder is None and holder is not None:
-            raise IndexUnavailable(reason, f"a writer (PID {holder}) is repairing it; retry shortly")
-        self.rebuild()
+        with self._write_lock:  # a writer thread of this process (the watcher) finishes its batch first
+            holder = self._writer_lock.holder_pid()
+            if self._builder is None and holder is not None:
+                raise IndexUnavailable(reason, f"a writer (PID {holder}) is repairing it; retry shortly")
+            self.rebuild()
 
     def ensure_index(self, on_progress: Progress | None = None) -> Engine:
         """The engine, building the index first when there is none yet (a first call on a new project)."""
@@ -143,7 +205,7 @@ class KtxIndex:
             with self._engine_lock:
                 if not self.layout.exists():
                     self.rebuild(on_progress=on_progress or _noop)
-        return self.engine
+        return self.refreshed_engine()
 
     def require_connection(self, connection_id: str | None) -> None:
         if connection_id is not None and connection_id not in self.project.connections:
@@ -163,22 +225,30 @@ class KtxIndex:
         return discover(self.ensure_index(on_progress), query, connection_id, kinds, limit, explain)
 
     def wiki_read(self, key: str) -> WikiPage:
-        return reads.wiki_read(self.project, key, lambda: self.engine.store.ids("wiki"))
+        return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store.ids("wiki"))
 
     def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
         self.require_connection(connection_id)
-        return reads.sl_read_source(self.engine.store, connection_id, source_name)
+        return reads.sl_read_source(self.refreshed_engine().store, connection_id, source_name)
 
     def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
         self.require_connection(connection_id)
         reads.check_entity_count(entities)
-        return reads.entity_details(self.engine.store, connection_id, entities)
+        return reads.entity_details(self.refreshed_engine().store, connection_id, entities)
 
     def connection_list(self) -> ConnectionListResult:
         return reads.connection_list(self.connections())
 
-    def wiki_search(self, query: str, limit: int = 10, on_progress: Progress | None = None) -> WikiSearchResult:
-        return wiki_search(self.ensure_index(on_progress), query, limit)
+    def wiki_search(
+        self, query: str, limit: int = 10, on_progress: Progress | None = None, connection_id: str | None = None
+    ) -> WikiSearchResult:
+        """Pages for a query; with connection_id, pages tagged with no connection or with this one (KTX's rule)."""
+        engine = self.ensure_index(on_progress)
+        if connection_id is not None and connection_id not in self.project.connections:
+            tagged = {c for conns in engine.snapshot.wiki_connections.values() for c in conns}
+            if connection_id not in tagged:
+                self.require_connection(connection_id)  # neither declared nor named by a page: say which are
+        return wiki_search(engine, query, limit, connection_id)
 
     def dictionary_search(
         self, values: list[str], connection_id: str | None = None, on_progress: Progress | None = None
@@ -206,7 +276,7 @@ class KtxIndex:
         if by_conn is None:
             by_conn = {}
             if self.layout.exists():
-                for kind, conn, n in self.engine.store.counts():
+                for kind, conn, n in self.refreshed_engine().store.counts():
                     by_conn.setdefault(conn or "(wiki)", {})[kind] = n
         drivers = self._scan_drivers() if self.layout.exists() else {}
         return [
@@ -217,10 +287,10 @@ class KtxIndex:
         ]
 
     def _scan_drivers(self) -> dict[str, str]:
-        snapshots = self.engine.store.snapshot_attrs()
+        snapshots = self.refreshed_engine().store.snapshot_attrs()
         return {conn: attrs["driver"] for conn, attrs in snapshots.items() if attrs.get("driver")}
 
     def status(self) -> StatusReport:
-        engine = self.engine if self.layout.exists() else None
+        engine = self.refreshed_engine() if self.layout.exists() else None
         connections = self.connections({} if engine is None else None)
         return build_status(self.layout, self.project, engine, self.embedder, self.indexers, connections)

@@ -11,7 +11,8 @@ from indexers.project import Project
 from ktx_index.builder import plan_scopes
 from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout, WriterLock
-from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, WatcherInfo
+from ktx_index.logs import recent_errors
+from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallError, WatcherState
 from ktx_index.search.engine import Engine
 from ktx_index.store import DocStore
 
@@ -30,19 +31,17 @@ def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) ->
     return sorted(changed)
 
 
-def _watcher(layout: IndexLayout) -> WatcherInfo | None:
+def _watcher(layout: IndexLayout) -> WatcherState | None:
+    """The watcher's own account; a PID that is gone means it no longer runs, whatever the file says."""
     try:
-        data = json.loads(layout.watcher.read_text())
+        state = WatcherState.model_validate_json(layout.watcher.read_text())
     except (OSError, ValueError):
         return None
-    pid = data.get("pid")
-    alive = isinstance(pid, int) and _alive(pid)
-    return WatcherInfo(
-        pid=pid if alive else None,
-        last_event=data.get("last_event"),
-        last_commit=data.get("last_commit"),
-        pending=data.get("pending", 0) if alive else 0,
-    )
+    if state.pid is not None and not _alive(state.pid):
+        state.pid, state.pending, state.retry_in_s = None, 0, None
+        if state.state != "failed":
+            state.state = "stopped"
+    return state
 
 
 def _alive(pid: int) -> bool:
@@ -84,6 +83,7 @@ def build_status(
     report.changed_paths = changed_paths(load_project(project.root), store, indexers)
     report.changed_files = len(report.changed_paths)
     report.watcher = _watcher(layout)
+    report.recent_errors = [ToolCallError.model_validate(e) for e in recent_errors(layout.errors)]
     repairs = [
         Diagnostic(path=str(layout.dir), message=m, code="repaired")
         for m in json.loads(meta.get("last_repairs") or "[]")

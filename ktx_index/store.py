@@ -184,7 +184,11 @@ class DocStore:
                 out[row[0]] = _document(*row)
         return out
 
-    def iter_docs(self, kinds: Iterable[str] | None = None, connection: str | None = None) -> Iterator[Document]:
+    def iter_docs(
+        self, kinds: Iterable[str] | None = None, connection: str | None = None, write_order: bool = False
+    ) -> Iterator[Document]:
+        """Documents by uid, or with write_order in the order they were last written (the order a lexical
+        index built alongside holds them: re-deriving it in that order reproduces its tie-breaking)."""
         sql, args = f"SELECT {_DOC_COLUMNS} FROM docs WHERE 1=1", []
         if kinds is not None:
             kinds = list(kinds)
@@ -193,7 +197,7 @@ class DocStore:
         if connection is not None:
             sql += " AND connection = ?"
             args.append(connection)
-        for row in self.db.execute(sql + " ORDER BY uid", args):
+        for row in self.db.execute(sql + (" ORDER BY rowid" if write_order else " ORDER BY uid"), args):
             yield _document(*row)
 
     def fields(self, kind: str, connection: str | None = None) -> Iterator[tuple[str, str | None, dict]]:

@@ -4,12 +4,18 @@ Only ``wiki/``, ``semantic-layer/``, ``raw-sources/`` and ``ktx.yaml`` are watch
 ``.ktx/``). Events are batched (editors save through temp files and renames, git touches
 hundreds of files at once); each batch is one incremental rebuild and one commit, after
 which readers reload. The watcher holds the index writer for its whole life, and records
-its state in ``.ktx/index/watcher.json`` for ``status``.
+its state (one typed model, ``WatcherState``) in ``.ktx/index/watcher.json`` for ``status``.
+
+Supervised: a batch that raises (a full disk, a permission error) is logged, counted in the
+state file (``state: retrying``, ``last_error``) and tried again with backoff, so one bad
+batch never ends watching; the watch itself is restarted the same way a few times before the
+watcher says ``failed``. ``ready`` is set after the first catch-up attempt whatever its
+outcome, so ``serve --watch`` never waits on a watcher that cannot start.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 import threading
 import time
@@ -18,7 +24,9 @@ from pathlib import Path
 
 import watchfiles
 
-from ktx_index.reports import RebuildReport
+from ktx_index.errors import Stopped
+from ktx_index.logs import log_event
+from ktx_index.reports import BatchSummary, RebuildReport, WatcherError, WatcherState
 from ktx_index.service import KtxIndex
 
 TREES = ("wiki", "semantic-layer", "raw-sources")
@@ -32,7 +40,16 @@ EMBED_SLICE_S = 0.1
 MAX_EMBED_SLICE_S = 5.0
 #: How often the loop wakes without events: the pace at which a backlog's slices follow each other.
 IDLE_WAKE_MS = 50
+#: Backoff before a failed batch is tried again: doubles from FIRST_RETRY_S up to MAX_RETRY_S.
+FIRST_RETRY_S = 0.25
+MAX_RETRY_S = 30.0
+#: The watch itself (not a batch) failing this many times in a row ends the watcher (state: failed).
+MAX_WATCH_RESTARTS = 5
+RECENT_ERRORS = 5
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
+
+
+log = logging.getLogger("ktx_index.watcher")
 
 
 def _now() -> str:
@@ -70,12 +87,11 @@ class Watcher:
         self.on_batch = on_batch
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.state: dict[str, object] = {
-            "pid": os.getpid(), "started": _now(), "last_event": None, "last_commit": None, "pending": 0,
-            "embedding_backlog": False,  # texts committed but not embedded yet (a burst's tail)
-        }  # fmt: skip
+        self.state = WatcherState(pid=os.getpid(), started=_now())
         self._slice_s = EMBED_SLICE_S
-        self.error: BaseException | None = None
+        self._failures = 0  # consecutive failed attempts (batches or watch restarts)
+        self._retry_at = 0.0
+        self.error: BaseException | None = None  # what ended the watcher, when it failed
         self.ready = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
@@ -89,18 +105,37 @@ class Watcher:
     def _run_guarded(self) -> None:
         try:
             self.run()
-        except BaseException as exc:
-            self.error = exc
+        except BaseException as exc:  # whatever ends the thread is recorded, never lost
+            self._fail(exc)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Until the first catch-up was attempted (committed or failed) or the thread ended; never longer."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.ready.wait(0.05):
+            if not self.alive or (deadline is not None and time.monotonic() > deadline):
+                return self.ready.is_set()
+        return True
 
     def request_stop(self) -> None:
+        """Stop at the next safe point (safe from a signal handler): a batch being read is discarded,
+        one being committed completes, an embedding slice ends after its batch."""
         self._stop.set()
+        self.service.request_stop()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
+    def stop(self, timeout: float = 60.0) -> None:
+        self.request_stop()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.state.state != "failed":
+            self.state.state = "stopped"
+        self.state.retry_in_s = None
         self._write_state(pid=None)
-        self.service.release_writer()
+        self.service.release_writer()  # waits for a commit still in progress: it is never cut in half
+        self.service.resume()
 
     # ------------------------------------------------------------------ loop
 
@@ -109,61 +144,134 @@ class Watcher:
 
         The catch-up commit runs once watching has started (on the first wake-up), so an edit
         made while it runs is an event, not a loss; it runs again whenever a watched tree
-        appears or vanishes, since files already inside a new tree raise no event."""
+        appears or vanishes, since files already inside a new tree raise no event. A failure of
+        the watch itself restarts it (with a catch-up) after a backoff, MAX_WATCH_RESTARTS times."""
         self.service.acquire_writer()
+        self.state.state = "running"
+        self._write_state()
+        restarts = 0
+        while not self._stop.is_set():
+            try:
+                self._watch()
+                restarts = 0
+            except Exception as exc:
+                restarts += 1
+                if restarts > MAX_WATCH_RESTARTS:
+                    raise
+                self._record_failure("watch", exc)
+                self._stop.wait(self._retry_at - time.monotonic())
+
+    def _watch(self) -> None:
         catch_up = True
         backlog = False
         config_stat = self._config_stat()
-        while not self._stop.is_set():
-            trees = [self.root / t for t in TREES if (self.root / t).is_dir()]
-            for changes in watchfiles.watch(
-                *(trees or [self.root]),
-                watch_filter=lambda _change, path: relevant(self.root, path),
-                step=self.step_ms,
-                debounce=self.debounce_ms,
-                stop_event=self._stop,
-                yield_on_timeout=True,
-                rust_timeout=IDLE_WAKE_MS,
-                raise_interrupt=False,
-            ):
-                config_now = self._config_stat()
-                if changes or config_now != config_stat:
-                    config_stat = config_now
-                    self.state["last_event"] = _now()
-                    self.state["pending"] = len(changes) or 1
-                    self._write_state()
-                if changes or catch_up or self.state["pending"]:
+        trees = [self.root / t for t in TREES if (self.root / t).is_dir()]
+        for changes in watchfiles.watch(
+            *(trees or [self.root]),
+            watch_filter=lambda _change, path: relevant(self.root, path),
+            step=self.step_ms,
+            debounce=self.debounce_ms,
+            stop_event=self._stop,
+            yield_on_timeout=True,
+            rust_timeout=IDLE_WAKE_MS,
+            raise_interrupt=False,
+        ):
+            config_now = self._config_stat()
+            if changes or config_now != config_stat:
+                config_stat = config_now
+                self.state.last_event = _now()
+                self.state.pending = max(self.state.pending, len(changes) or 1)
+                self._write_state()
+            if (changes or catch_up or self.state.pending) and time.monotonic() >= self._retry_at:
+                # documents and lexical index: searchable now; an edit's own texts (one slice) are embedded
+                # at once, a burst's rest in idle slices
+                if self._attempt("commit", self._commit):
                     catch_up = False
-                    self._commit()  # documents and lexical index: searchable now
-                    self.ready.set()
-                    # an edit's own texts (one slice) are embedded at once; a burst's rest in idle slices
-                    backlog = self._embed_slice()
-                elif backlog:  # idle: embed a slice of what the commits left pending
-                    backlog = self._embed_slice()
-                if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
-                    catch_up = True
-                    break  # a tree appeared or vanished: watch the new set, then catch up
+                    backlog = bool(self._attempt("embed", self._embed_slice))
+                self.ready.set()
+            elif backlog and time.monotonic() >= self._retry_at:  # idle: embed what the commits left pending
+                backlog = bool(self._attempt("embed", self._embed_slice))
+            if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
+                return  # a tree appeared or vanished: watch the new set, then catch up
+
+    def _attempt(self, during: str, step: Callable[[], object]) -> object:
+        """Run one batch step; on failure record it and schedule the retry (falsy result), else clear the error."""
+        try:
+            result = step()
+        except Stopped:
+            return None  # a requested stop, not a failure: the loop ends at its next wake-up
+        except Exception as exc:
+            self._record_failure(during, exc)
+            return None
+        if self._failures:
+            self._failures = 0
+            self._retry_at = 0.0
+            self.state.state, self.state.retry_in_s = "running", None
+            log_event(log, logging.INFO, "watcher.recovered", during=during)
+            self._write_state()
+        return result if result is not None else True
+
+    def _record_failure(self, during: str, exc: BaseException) -> None:
+        self._failures += 1
+        delay = min(MAX_RETRY_S, FIRST_RETRY_S * 2 ** (self._failures - 1))
+        self._retry_at = time.monotonic() + delay
+        message = f"{type(exc).__name__}: {exc}"
+        state = self.state
+        state.errors += 1
+        state.state, state.last_error, state.retry_in_s = "retrying", message, delay
+        state.recent_errors = [*state.recent_errors, WatcherError(at=_now(), during=during, error=message)][
+            -RECENT_ERRORS:
+        ]
+        log_event(
+            log, logging.ERROR, "watcher.error", during=during, error_kind=type(exc).__name__, error=str(exc),
+            errors=state.errors, retry_in_s=delay,
+        )  # fmt: skip
+        self._write_state()
+        self.ready.set()  # a catch-up that failed still ends the wait: the server answers from the last commit
+
+    def _fail(self, exc: BaseException) -> None:
+        self.error = exc
+        message = f"{type(exc).__name__}: {exc}"
+        self.state.state, self.state.last_error, self.state.retry_in_s = "failed", message, None
+        self.state.errors += 1
+        self.state.recent_errors = [*self.state.recent_errors, WatcherError(at=_now(), during="watch", error=message)][
+            -RECENT_ERRORS:
+        ]
+        log_event(
+            log, logging.CRITICAL, "watcher.failed", error_kind=type(exc).__name__, error=str(exc),
+            next_step="edits are no longer indexed; restart the server (or `ktx-index watch`) once fixed",
+        )  # fmt: skip
+        self._write_state()
+        self.ready.set()  # nobody waits on a dead thread
 
     def _embed_slice(self) -> bool:
         """Embed one slice of pending texts; True while some remain (recorded for status readers)."""
         started = time.perf_counter()
-        backlog = self.service.embed_pending(limit=EMBED_SLICE, budget_s=self._slice_s)[1] == "pending"
+        done, status = self.service.embed_pending(limit=EMBED_SLICE, budget_s=self._slice_s)
+        backlog = status == "pending"
         fixed_costs = time.perf_counter() - started - self._slice_s
         self._slice_s = min(MAX_EMBED_SLICE_S, max(EMBED_SLICE_S, 2 * fixed_costs))
-        if backlog != self.state["embedding_backlog"]:
-            self.state["embedding_backlog"] = backlog
+        if done:
+            log_event(log, logging.DEBUG, "watcher.embed", embedded=done, status=status,
+                      ms=round((time.perf_counter() - started) * 1000, 1))  # fmt: skip
+        if backlog != self.state.embedding_backlog:
+            self.state.embedding_backlog = backlog
             self._write_state()
         return backlog
 
     def _commit(self) -> None:
         report = self.service.rebuild(embed=False)
-        self.state["last_commit"] = _now()
-        self.state["pending"] = 0
-        self.state["last_report"] = {
-            "added": report.added, "updated": report.updated, "deleted": report.deleted,
-            "kept_stale": report.kept_stale, "generation": report.generation,
-        }  # fmt: skip
+        self.state.last_commit = _now()
+        self.state.pending = 0
+        self.state.last_report = BatchSummary(
+            added=report.added, updated=report.updated, deleted=report.deleted,
+            kept_stale=report.kept_stale, generation=report.generation,
+        )  # fmt: skip
         self._write_state()
+        log_event(
+            log, logging.INFO, "watcher.commit", generation=report.generation, added=report.added,
+            updated=report.updated, deleted=report.deleted, kept_stale=report.kept_stale, ms=report.duration_ms,
+        )  # fmt: skip
         if self.on_batch is not None:
             self.on_batch(report)
 
@@ -175,8 +283,12 @@ class Watcher:
         return (st.st_size, st.st_mtime_ns)
 
     def _write_state(self, **overrides: object) -> None:
+        """Replace watcher.json atomically; a state that cannot be written (full disk) is logged, not fatal."""
         path = self.service.layout.watcher
-        data = {**self.state, **overrides}
+        data = self.state.model_copy(update=overrides)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(data.model_dump_json())
+            os.replace(tmp, path)
+        except OSError as exc:
+            log_event(log, logging.WARNING, "watcher.state_unwritable", error=f"{type(exc).__name__}: {exc}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import click
 
 from ktx_index import __version__
@@ -32,4 +34,12 @@ for command in (
 
 
 def main() -> None:
+    """SIGINT/SIGTERM are a requested stop (exit 0): a read just ends; rebuild, watch and serve install their
+    own handlers while they write, to stop at a safe point (cli/common.py stop_on_signals)."""
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise SystemExit(0)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
     cli()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -11,6 +13,7 @@ from pydantic import BaseModel
 
 from indexers.project import ProjectNotFound, find_project_root
 from ktx_index.errors import KtxIndexError
+from ktx_index.logs import LEVELS, configure
 from ktx_index.service import KtxIndex
 
 project_option = click.option(
@@ -21,6 +24,34 @@ project_option = click.option(
     help="Project folder (default: nearest ancestor with ktx.yaml, else the current directory).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+
+
+def log_options(default_level: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--log-level and --log-file: the call log (JSON lines, see ktx_index/logs.py) on stderr or in a file."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn = click.option(
+            "--log-file",
+            type=click.Path(dir_okay=False, writable=True),
+            default=None,
+            help="Append the log (one JSON object per line) to this file instead of stderr.",
+        )(fn)
+        return click.option(
+            "--log-level",
+            type=click.Choice(LEVELS, case_sensitive=False),
+            default=default_level,
+            show_default=True,
+            help="INFO: one line per tool call and watcher commit; WARNING: errors and retries only.",
+        )(fn)
+
+    return decorate
+
+
+def setup_logging(level: str, path: str | None) -> None:
+    try:
+        configure(level, path)
+    except OSError as exc:
+        raise click.ClickException(f"cannot open log file {path}: {exc.strerror or exc}") from exc
 
 
 def open_service(project_dir: str | None, **kwargs: Any) -> KtxIndex:
@@ -47,3 +78,24 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
     return wrapper
+
+
+@contextlib.contextmanager
+def stop_on_signals(*stoppers: Callable[[], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM ask for a stop at a safe point (the stoppers run, and must return at once);
+    a second signal interrupts at once (KeyboardInterrupt)."""
+    received = []
+
+    def handler(_signum: int, _frame: object) -> None:
+        received.append(_signum)
+        for stop in stoppers:
+            stop()
+        if len(received) > 1:
+            raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import click
 
-from ktx_index.cli.common import echo_json, json_option, open_service, project_option, user_errors
+from ktx_index.cli.common import echo_json, json_option, open_service, project_option, stop_on_signals, user_errors
+from ktx_index.errors import Stopped
 from ktx_index.reports import RebuildReport, StatusReport
 
 STAGE_LABEL = {"parse": "Reading files ", "index": "Indexing      ", "embed": "Embedding     "}
@@ -63,10 +64,16 @@ def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: 
     service = open_service(project_dir)
     update, finish = terminal_progress(quiet or as_json)
     try:
-        report = service.rebuild(force=force, on_progress=update)
+        with stop_on_signals(service.request_stop):  # SIGINT/SIGTERM: stop at a safe point, exit 0
+            report = service.rebuild(force=force, on_progress=update)
+    except Stopped as exc:
+        click.echo(f"ktx-index: {exc.message}", err=True)
+        return
     finally:
         finish()
         service.close()
+    if report.embedding_status == "pending":
+        click.echo("ktx-index: stopped while embedding; the rest is embedded by the next rebuild or serve", err=True)
     echo_json(report) if as_json else render_rebuild(report)
 
 
@@ -91,11 +98,19 @@ def render_status(report: StatusReport) -> None:
         click.echo(f"writer       PID {report.writer_pid}")
     watcher = report.watcher
     if watcher is not None:
-        running = f"running (PID {watcher.pid})" if watcher.pid else "not running"
+        running = f"{watcher.state} (PID {watcher.pid})" if watcher.pid else f"not running ({watcher.state})"
         click.echo(
             f"watcher      {running}; last event {watcher.last_event or '-'}; "
-            f"last commit {watcher.last_commit or '-'}; pending {watcher.pending}"
+            f"last commit {watcher.last_commit or '-'}; pending {watcher.pending}; errors {watcher.errors}"
         )
+        if watcher.retry_in_s is not None:
+            click.echo(f"  retrying the failed batch in {watcher.retry_in_s:g}s")
+        for err in watcher.recent_errors:
+            click.echo(f"  error {err.at} during {err.during}: {err.error}")
+    if report.recent_errors:
+        click.echo(f"tool errors  last {len(report.recent_errors)}")
+        for err in report.recent_errors:
+            click.echo(f"  {err.at} {err.tool}: {err.kind}: {err.message}")
     click.echo(f"diagnostics  {len(report.diagnostics)}")
     for diag in report.diagnostics:
         click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}")

@@ -63,7 +63,12 @@ def render_dictionary(result: DictionarySearchResult) -> None:
 @click.option(
     "--kinds", "kinds", multiple=True, type=click.Choice(SEARCH_KINDS), help="discover_data kind filter (repeatable)."
 )
-@click.option("--connection", "connection_id", default=None, help="Connection id to search in.")
+@click.option(
+    "--connection",
+    "connection_id",
+    default=None,
+    help="Connection id to search in (wiki_search: unscoped pages plus pages tagged with it).",
+)
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
 @json_option
 @click.option("--explain", is_flag=True, help="Add each result's lane scores.")
@@ -84,7 +89,7 @@ def search_command(
         if tool == "dictionary_search":
             result = service.dictionary_search(list(words), connection_id)
         elif tool == "wiki_search":
-            result = service.wiki_search(" ".join(words), limit)
+            result = service.wiki_search(" ".join(words), limit, connection_id=connection_id)
         else:
             result = service.discover_data(" ".join(words), connection_id, list(kinds) or None, limit, explain)
     finally:

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 import threading
+from typing import TYPE_CHECKING
 
 import click
 
-from ktx_index.cli.common import open_service, project_option, user_errors
+from ktx_index.cli.common import (
+    log_options,
+    open_service,
+    project_option,
+    setup_logging,
+    stop_on_signals,
+    user_errors,
+)
 from ktx_index.cli.index_cmds import terminal_progress
-from ktx_index.errors import IndexBusy
+from ktx_index.errors import IndexBusy, Stopped
 from ktx_index.service import KtxIndex
+
+if TYPE_CHECKING:
+    from ktx_index.watcher import Watcher
 
 
 @click.command("serve")
@@ -25,11 +39,22 @@ from ktx_index.service import KtxIndex
 )
 @click.option("--no-build", is_flag=True, help="Do not bring the index up to date at start.")
 @click.option("--watch", is_flag=True, help="Also watch the project and re-index edits as they happen.")
+@log_options("INFO")
 @user_errors
 def serve_command(
-    project_dir: str | None, transport: str, host: str, port: int, token: str | None, no_build: bool, watch: bool
+    project_dir: str | None,
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    no_build: bool,
+    watch: bool,
+    log_level: str,
+    log_file: str | None,
 ) -> None:
-    """Serve the index to agents over MCP (stdio by default; HTTP at http://HOST:PORT/mcp)."""
+    """Serve the index to agents over MCP (stdio by default; HTTP at http://HOST:PORT/mcp).
+
+    Every tool call is logged as one JSON line (stderr, or --log-file)."""
     from ktx_index.mcp import build_server
     from ktx_index.mcp.http import is_loopback, serve_http
 
@@ -37,27 +62,77 @@ def serve_command(
         raise click.UsageError(
             f"refusing to serve on non-loopback address {host} without a token; pass --token or bind to 127.0.0.1"
         )
+    setup_logging(log_level, log_file)
     service = open_service(project_dir)
-    watcher = None
-    if watch:
-        from ktx_index.watcher import Watcher
+    stopper = Stopper(service)  # from here on a signal stops at a safe point and exits 0, even while starting
+    with stop_on_signals(stopper.stop_and_exit_soon):
+        try:
+            if watch:
+                from ktx_index.watcher import Watcher
 
-        watcher = Watcher(service)
-        watcher.start_in_thread()  # raises IndexBusy (exit 1) when another watcher holds the index
-        watcher.ready.wait(timeout=600)
-    elif not no_build:
-        _catch_up(service)
-    server = build_server(service)
-    try:
-        if transport == "stdio":
-            server.run("stdio")
-        else:
-            click.echo(f"ktx-index: serving MCP at http://{host}:{port}/mcp", err=True)
-            serve_http(server, host, port, token)
-    finally:
-        if watcher is not None:
-            watcher.stop()
-        service.close()
+                stopper.watcher = Watcher(service)
+                stopper.watcher.start_in_thread()  # raises IndexBusy (exit 1) when another watcher holds the index
+                stopper.watcher.wait_ready()  # the first catch-up, committed or failed; never a dead thread
+                if stopper.watcher.state.state != "running":
+                    state = stopper.watcher.state
+                    click.echo(
+                        f"ktx-index: the watcher is {state.state} ({state.last_error}); serving the last commit, "
+                        "see `ktx-index status`",
+                        err=True,
+                    )
+            elif not no_build:
+                _catch_up(service)
+            server = build_server(service)
+            if transport == "stdio":
+                server.run("stdio")  # returns at the end of stdin
+            else:
+                click.echo(f"ktx-index: serving MCP at http://{host}:{port}/mcp", err=True)
+                serve_http(server, host, port, token)
+        finally:
+            stopper.stop()
+
+
+class Stopper:
+    """Stops a server's writers at a safe point: the watcher's batch committed or discarded whole, background
+    embedding after its batch, the writer released, the ONNX sessions closed.
+
+    At the end of stdin the server returns and the process exits normally. On SIGINT/SIGTERM the stdio
+    transport cannot return (the SDK's reader thread is blocked reading stdin and cannot be cancelled), so
+    the stop runs in a thread and the process then exits with code 0 without waiting for that reader; the
+    work that matters has been stopped and committed by then."""
+
+    def __init__(self, service: KtxIndex) -> None:
+        self.service = service
+        self.watcher: Watcher | None = None
+        self._lock = threading.Lock()
+        self._done = False
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.service.request_stop()
+            if self.watcher is not None:
+                self.watcher.stop()
+            self.service.close()
+            self._done = True
+
+    def stop_and_exit_soon(self) -> None:
+        """From a signal handler: do no work here, hand it to a thread that exits when it is done."""
+        threading.Thread(target=self._stop_and_exit, name="ktx-index-stop", daemon=True).start()
+
+    def _stop_and_exit(self) -> None:
+        code = 0
+        try:
+            self.stop()
+            click.echo("ktx-index: stopped", err=True)
+        except BaseException as exc:  # the exit must still happen; say why it is not a clean one
+            click.echo(f"ktx-index: stop failed: {type(exc).__name__}: {exc}", err=True)
+            code = 1
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _catch_up(service: KtxIndex) -> None:
@@ -70,6 +145,8 @@ def _catch_up(service: KtxIndex) -> None:
     except IndexBusy as exc:
         click.echo(f"ktx-index: {exc.message}; serving its commits read-only", err=True)
         return
+    except Stopped:  # a signal arrived while reading files: the stop in progress exits
+        return
     finally:
         finish()
     click.echo(
@@ -78,11 +155,8 @@ def _catch_up(service: KtxIndex) -> None:
         err=True,
     )
 
-    def embed_then_release() -> None:
-        try:
-            done, status = service.embed_pending()
-            click.echo(f"ktx-index: embeddings {status} ({done} texts embedded)", err=True)
-        finally:
-            service.release_writer()
+    def done(count: int, status: str) -> None:
+        stopped = " (stopped: the rest is embedded on the next start)" if service.stopping else ""
+        click.echo(f"ktx-index: embeddings {status} ({count} texts embedded){stopped}", err=True)
 
-    threading.Thread(target=embed_then_release, name="ktx-index-embed", daemon=True).start()
+    service.embed_in_background(done)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import signal
-
 import click
 
-from ktx_index.cli.common import open_service, project_option, user_errors
+from ktx_index.cli.common import (
+    log_options,
+    open_service,
+    project_option,
+    setup_logging,
+    stop_on_signals,
+    user_errors,
+)
 from ktx_index.reports import RebuildReport
 from ktx_index.watcher import Watcher
 
@@ -14,13 +19,15 @@ from ktx_index.watcher import Watcher
 @click.command("watch")
 @project_option
 @click.option("--quiet", "-q", is_flag=True, help="Do not print a line per commit.")
+@log_options("WARNING")
 @user_errors
-def watch_command(project_dir: str | None, quiet: bool) -> None:
+def watch_command(project_dir: str | None, quiet: bool, log_level: str, log_file: str | None) -> None:
     """Watch wiki/, semantic-layer/, raw-sources/ and ktx.yaml; re-index each batch of edits.
 
     Holds the index writer: a second watcher (or a rebuild) on the same project is refused
     while this one runs; `ktx-index serve` beside it serves each commit read-only.
     """
+    setup_logging(log_level, log_file)
     service = open_service(project_dir)
 
     def report(batch: RebuildReport) -> None:
@@ -36,12 +43,12 @@ def watch_command(project_dir: str | None, quiet: bool) -> None:
                     click.echo(f"  {diag.path}: {diag.message}", err=True)
 
     watcher = Watcher(service, on_batch=report)
-    signal.signal(signal.SIGTERM, lambda *_: watcher.request_stop())
     service.acquire_writer()  # IndexBusy (exit 1) leaves the running watcher and its status alone
     try:
-        click.echo(f"ktx-index: watching {service.root} (Ctrl-C to stop)", err=True)
-        watcher.run()
-    except KeyboardInterrupt:
+        with stop_on_signals(watcher.request_stop):  # the loop ends at its next wake-up, a batch whole
+            click.echo(f"ktx-index: watching {service.root} (Ctrl-C to stop)", err=True)
+            watcher.run()
+    except KeyboardInterrupt:  # a second signal: stop now
         pass
     finally:
         watcher.stop()

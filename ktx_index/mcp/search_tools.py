@@ -29,6 +29,12 @@ ConnectionArg = Annotated[
     Field(description="Optional connection id. Pass it when user intent pins a specific warehouse."),
 ]
 
+WikiConnectionArg = Annotated[
+    Annotated[str, Field(min_length=1)] | SkipJsonSchema[None],
+    BeforeValidator(_none_if_blank),
+    Field(description="Optional connection id: unscoped pages plus pages whose `connections` frontmatter lists it."),
+]
+
 DISCOVER = """Search across ktx wiki pages, semantic-layer sources, measures, dimensions, raw tables, and columns, \
 ranked on one relevance scale (hybrid BM25 + embeddings; exact names rank first; nothing is returned when nothing \
 is relevant). Follow up with wiki_read (kind wiki), sl_read_source (sl_*: the source is the part of id before the \
@@ -69,8 +75,9 @@ def register(server: MCPServer, service: KtxIndex) -> None:
         ],
         ctx: Context,
         limit: Annotated[int, Field(description="Maximum wiki pages to return.", ge=1, le=50)] = 10,
+        connectionId: WikiConnectionArg = None,
     ) -> Annotated[CallToolResult, WikiSearchResult]:
-        return await call(ctx, service.wiki_search, query, limit, on_progress=None)
+        return await call(ctx, service.wiki_search, query, limit, on_progress=None, connection_id=connectionId)
 
     @server.tool(name="dictionary_search", title="Dictionary Search", description=DICTIONARY, annotations=READ_ONLY)
     async def dictionary_search(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -10,6 +12,7 @@ from mcp.types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from ktx_index import __version__
+from ktx_index.logs import log_event, record_error
 from ktx_index.mcp import read_tools, search_tools
 from ktx_index.service import KtxIndex
 
@@ -23,17 +26,71 @@ class KtxMCPServer(MCPServer):
     """MCPServer whose argument errors stay JSON-RPC InvalidParams errors (the polish spec), with the
     validation message saying which field is wrong, instead of becoming tool results."""
 
+    #: Set by build_server: where the last tool errors are kept for ``status`` (None: not kept).
+    errors_path = None
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        tool = self._tool_manager.get_tool(name)
-        if tool is not None:
-            try:
-                tool.fn_metadata.validate_arguments(arguments)
-            except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
-                )
-                raise MCPError(INVALID_PARAMS, f"invalid arguments for {name}: {problems}") from exc
-        return await super().call_tool(name, arguments, context)
+        """Validate, run, and log the call (one JSON line: tool, arguments cut, duration, count, error kind)."""
+        started = time.perf_counter()
+        try:
+            tool = self._tool_manager.get_tool(name)
+            if tool is not None:
+                try:
+                    tool.fn_metadata.validate_arguments(arguments)
+                except ValidationError as exc:
+                    problems = "; ".join(
+                        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+                    )
+                    raise MCPError(INVALID_PARAMS, f"invalid arguments for {name}: {problems}") from exc
+            result = await super().call_tool(name, arguments, context)
+        except Exception as exc:
+            kind, message = error_kind(exc), str(exc if isinstance(exc, MCPError) else _origin(exc))
+            log_event(
+                log, logging.WARNING, "tool.call", tool=name, arguments=arguments, ms=_ms(started),
+                error_kind=kind, error=message,
+            )  # fmt: skip
+            if self.errors_path is not None:
+                record_error(self.errors_path, tool=name, kind=kind, message=message)
+            raise
+        log_event(
+            log, logging.INFO, "tool.call", tool=name, arguments=arguments, ms=_ms(started),
+            results=result_count(result),
+        )  # fmt: skip
+        return result
+
+
+log = logging.getLogger("ktx_index.mcp")
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)
+
+
+def _origin(exc: BaseException) -> BaseException:
+    """The library error behind the SDK's wrappers (NotFound, IndexUnavailable…), else exc itself."""
+    cause = exc.__cause__
+    while cause is not None and type(cause).__module__.startswith("mcp."):
+        cause = cause.__cause__
+    return cause or exc
+
+
+def error_kind(exc: BaseException) -> str:
+    if isinstance(exc, MCPError) and exc.code == INVALID_PARAMS:
+        return "InvalidParams"
+    return type(_origin(exc)).__name__
+
+
+def result_count(result: Any) -> int | None:
+    """How many items a result holds: refs, pages, value matches, entities or connections."""
+    data = getattr(result, "structured_content", None)
+    if not isinstance(data, dict):
+        return None
+    if name := next((k for k in ("refs", "results", "entities", "connections") if isinstance(data.get(k), list)), None):
+        items = data[name]
+        if name == "results" and items and isinstance(items[0], dict) and "matches" in items[0]:
+            return sum(len(item.get("matches") or []) for item in items)  # dictionary_search: matches found
+        return len(items)
+    return 1
 
 
 def instructions(service: KtxIndex) -> str:
@@ -56,6 +113,7 @@ def build_server(service: KtxIndex) -> KtxMCPServer:
     server = KtxMCPServer(
         name="ktx-index", instructions=instructions(service), version=__version__, log_level="WARNING"
     )
+    server.errors_path = service.layout.errors
     search_tools.register(server, service)
     read_tools.register(server, service)
     for tool in server._tool_manager.list_tools():  # unknown arguments are an error, not silently dropped

@@ -42,6 +42,8 @@ class Snapshot:
     links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
     facts: Facts = field(default_factory=Facts)  # joins, usage tiers and stored values, by uid
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
+    wiki_connections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tagged pages → their connections
+    derived: dict[str, object] = field(default_factory=dict)  # per-snapshot caches of searches (reset with vectors)
     uid_index: dict[str, int] = field(default_factory=dict)
 
 
@@ -106,6 +108,10 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
     for key in snap.exact:
         snap.exact_by_length.setdefault(len(key), []).append(key)
     snap.links = resolve_links(wiki, snap)
+    for uid, fields in wiki.items():
+        tagged = (fields.get("attrs") or {}).get("connections")
+        if tagged:
+            snap.wiki_connections[uid] = tuple(tagged)
     snap.doc_parent = np.full(len(rows), -1, dtype=np.int64)
     for i, (_uid, kind, conn, name, ref_id, display, _scope) in enumerate(rows):
         parent = parent_uid(kind, conn, name, ref_id, display)
@@ -168,6 +174,7 @@ def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | 
         error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
     snap.matrix = matrix
     snap.kind_masks = {}  # masks are over the embedded documents, which may have changed
+    snap.derived = {}
     snap.chunk_rows = chunk_to_row
     snap.chunk_starts = np.array(starts, dtype=np.int64)
     snap.chunk_docs = np.array(docs, dtype=np.int64)

@@ -1,25 +1,38 @@
-"""wiki_search: pages ranked by the same fused score, one result per key (USER shadows GLOBAL)."""
+"""wiki_search: pages ranked by the same fused score, one result per key (USER shadows GLOBAL).
+
+``totalFound`` is the number of pages above the relevance floor, however many. Ranking looks
+at the best POOL candidates per lane; when a lane could hold more matching pages than that
+(counted cheaply: tantivy posting lists for the lexical lane, the pages' cosines for the dense
+one), the pages are ranked again with a pool as large as the matches, so the count is exact.
+That second pass costs only on queries that match more than POOL pages.
+
+With a ``connection_id``, KTX's rule applies: pages whose frontmatter lists no ``connections``
+plus pages that list this one.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
+from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import query_terms
 from ktx_index.search import scoring
-from ktx_index.search.engine import POOL, Engine
+from ktx_index.search.engine import POOL, Candidate, Engine
 from ktx_index.search.models import WikiLane, WikiResult, WikiSearchResult
 from ktx_index.search.signals import answerable
+from ktx_index.search.snapshot import Snapshot
 from ktx_index.search.snippets import snippet
+from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
 
 MAX_LIMIT = 50
+WIKI = SEARCH_KINDS.index("wiki")
 
 
-def wiki_search(engine: Engine, query: str, limit: int = 10) -> WikiSearchResult:
+def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str | None = None) -> WikiSearchResult:
     limit = max(1, min(int(limit), MAX_LIMIT))
     if not query.strip():
         return WikiSearchResult(results=[], totalFound=0)
-    ranked = engine.rank(query, ["wiki"])
-    if not answerable(engine.lexical, query, ranked, "wiki_search"):
-        ranked = []
-    ranked = [c for c in ranked if scoring.passes_floor(c.score)]
+    ranked = matching_pages(engine, query, connection_id)
     docs = engine.store.get_many([c.uid for c in ranked[:limit]])
     terms = set(query_terms(query))
     status, reason = engine.semantic_status()
@@ -77,3 +90,54 @@ def wiki_search(engine: Engine, query: str, limit: int = 10) -> WikiSearchResult
             )
         )
     return WikiSearchResult(results=results, totalFound=len(ranked))
+
+
+def matching_pages(engine: Engine, query: str, connection_id: str | None = None) -> list[Candidate]:
+    """Every page above the floor (applicable to the connection when one is given), best first."""
+    snap = engine.snapshot
+    pages = int(np.count_nonzero(snap.doc_kind == WIKI))
+    ranked = engine.rank(query, ["wiki"])
+    if not answerable(engine.lexical, query, ranked, "wiki_search"):
+        return []
+    if pages > POOL and _pool_may_be_full(engine, snap, query):
+        ranked = engine.rank(query, ["wiki"], pool=pages)
+    return [c for c in ranked if scoring.passes_floor(c.score) and _applies(snap, c.uid, connection_id)]
+
+
+def _applies(snap: Snapshot, uid: str, connection_id: str | None) -> bool:
+    tagged = snap.wiki_connections.get(uid)
+    return connection_id is None or not tagged or connection_id in tagged
+
+
+def _pool_may_be_full(engine: Engine, snap: Snapshot, query: str) -> bool:
+    """Could a lane have matched more than POOL pages (so ranking saw only part of them)?"""
+    lexical = engine.lexical
+    for term in query_terms(query):
+        if lexical.doc_freq(term) == 0:  # the engine searches a typo's correction instead
+            term = nearest_term(term, lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD)) or ""
+        if term and lexical.count([term], ["wiki"]) >= POOL:
+            return True
+    vector = engine.query_vector(query) if snap.matrix is not None and len(snap.matrix) else None
+    if vector is None:
+        return False
+    matrix, starts = _wiki_vectors(snap)
+    if not len(starts):
+        return False
+    best = np.maximum.reduceat(matrix @ vector, starts)
+    return int(np.count_nonzero(best > scoring.COS_LOW)) >= POOL
+
+
+def _wiki_vectors(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    """The wiki pages' chunk vectors (one matrix, pages' chunks contiguous) and each page's first row;
+    gathered once per snapshot, so counting dense matches costs one small product per query."""
+    cached = snap.derived.get("wiki_vectors")
+    if cached is None:
+        groups = np.flatnonzero(snap.doc_kind[snap.chunk_docs] == WIKI) if snap.chunk_docs is not None else []
+        ends = np.append(snap.chunk_starts[1:], len(snap.chunk_rows)) if len(groups) else []
+        rows, starts = [], []
+        for g in groups:
+            starts.append(len(rows))
+            rows.extend(snap.chunk_rows[snap.chunk_starts[g] : ends[g]])
+        matrix = snap.matrix[np.array(rows, dtype=np.int64)] if rows else np.zeros((0, 1), dtype=np.float32)
+        cached = snap.derived["wiki_vectors"] = (matrix, np.array(starts, dtype=np.int64))
+    return cached  # type: ignore[return-value]

@@ -100,7 +100,9 @@ async def through_mcp(project: Path, discover: list[str], wiki: list[str], value
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--project", type=Path, default=HERE / "corpora" / "orbit", help="copied to a temp folder first")
+    parser.add_argument(
+        "--project", type=Path, default=HERE / "corpora" / "orbit", help="copied to a temp folder first"
+    )
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--skip-mcp", action="store_true")
     args = parser.parse_args()

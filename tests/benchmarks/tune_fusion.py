@@ -50,7 +50,7 @@ def collect(corpora: Path, work_root: Path) -> list[dict]:
         shutil.copytree(source, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".ktx"))
         service = KtxIndex(work)
         service.rebuild()
-        engine = service.engine
+        engine = service.refreshed_engine()
         for q in spec["queries"]:
             if q["tool"] == "dictionary_search":
                 continue

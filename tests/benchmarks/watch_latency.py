@@ -9,7 +9,7 @@ through the MCP SDK's stdio client. Then:
    token (alternately a new page and a re-save of an existing one), then ``wiki_search`` for that
    token every ``--poll-ms`` until the page comes back. Latency = rename to the first answer listing the page (``limit=50``).
 2. A burst of ``--burst`` new pages written at once. Each page carries a group token (groups of 40,
-   so a group fits one ``limit=50`` answer; ``totalFound`` is capped by the candidate pool) and its
+   so a group fits one ``limit=50`` answer) and its
    own token. Time = first write to every page found through its group query; then each page is
    checked once through its own token. The watcher's batch (which embeds the pages after the
    commit that makes them searchable) is timed until watcher.json says it is done. Meanwhile a second task keeps issuing ``discover_data`` and

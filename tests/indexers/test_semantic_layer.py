@@ -151,4 +151,8 @@ def test_yaml_booleans_follow_yaml_1_2_as_ktx_reads_them():
     from indexers.files import parse_yaml
 
     data = parse_yaml("joins:\n  - {to: customers, on: orders.customer_id = customers.id}\nflag: yes\nok: true\n")
-    assert data == {"joins": [{"to": "customers", "on": "orders.customer_id = customers.id"}], "flag": "yes", "ok": True}
+    assert data == {
+        "joins": [{"to": "customers", "on": "orders.customer_id = customers.id"}],
+        "flag": "yes",
+        "ok": True,
+    }

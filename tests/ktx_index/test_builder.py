@@ -187,11 +187,11 @@ def test_searches_stay_consistent_while_embeddings_catch_up(project):
     service = service_for(project)
     service.rebuild(embed=False)
     service.embed_pending(limit=3)
-    partial = service.engine.snapshot.embedded_docs
-    assert 1 < partial < len(service.engine.snapshot.doc_uids)
+    partial = service.refreshed_engine().snapshot.embedded_docs
+    assert 1 < partial < len(service.refreshed_engine().snapshot.doc_uids)
     assert service.discover_data("churn cancellations").refs
     service.embed_pending()
-    assert service.engine.snapshot.embedded_docs > partial
+    assert service.refreshed_engine().snapshot.embedded_docs > partial
     refs = service.discover_data("churn cancellations").refs
     assert refs and refs[0].id == "churn"
     service.close()
@@ -222,7 +222,9 @@ def test_queries_during_commits_and_embedding_never_fail(project):
         thread.start()
     try:
         for i in range(25):
-            (project / f"wiki/global/page-{i}.md").write_text(PAGE.format(summary=f"Page {i} on churn", body="Refunds."))
+            (project / f"wiki/global/page-{i}.md").write_text(
+                PAGE.format(summary=f"Page {i} on churn", body="Refunds.")
+            )
             writer.rebuild(embed=False)  # documents first, vectors after: the snapshot changes twice
             writer.embed_pending()
     finally:
@@ -254,7 +256,7 @@ def test_vectors_catching_up_are_reloaded_at_a_bounded_rate(project):
         (project / f"wiki/global/extra-{i}.md").write_text(PAGE.format(summary=f"Extra {i}", body="More text."))
     service = service_for(project)
     service.rebuild(embed=False)
-    engine = service.engine
+    engine = service.refreshed_engine()
     service.embed_pending(limit=5)
     first = engine.snapshot.embedded_docs
     engine._next_vector_load = time.monotonic() + 60  # as if loading vectors had taken seconds

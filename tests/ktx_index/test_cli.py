@@ -43,6 +43,10 @@ def test_search_json_is_exactly_the_tool_object(project):
     assert json.loads(out.output) == service.discover_data("order_count", limit=3).model_dump(mode="json")
     wiki = json.loads(run("search", "refunds", "--tool", "wiki_search", "--project", project, "--json").output)
     assert wiki["results"][0]["key"] == "revenue"
+    scoped = run("search", "refunds", "--tool", "wiki_search", "--connection", "warehouse", "--project", project)
+    assert scoped.exit_code == 0 and "revenue" in scoped.output
+    unknown = run("search", "refunds", "--tool", "wiki_search", "--connection", "nope", "--project", project)
+    assert unknown.exit_code == 1 and "unknown connection 'nope'" in unknown.output
     values = json.loads(run("search", "PAID", "--tool", "dictionary_search", "--project", project, "--json").output)
     assert values["results"][0]["matches"][0]["matchedValue"] == "paid"
     service.close()

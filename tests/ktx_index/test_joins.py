@@ -27,7 +27,7 @@ SHOP = [
             column("finish_position", "integer", "number", "finishing position of the driver in the race"),
         ],
         [fk("driver_ref", "drivers", "driver_id")],
-    ),  # fmt: skip
+    ),
     table("weather", [column("rain_mm", "integer", "number", "rainfall")]),
 ]
 

@@ -5,10 +5,10 @@ raise them when the ranking gets better, never lower them to make a change pass.
 """
 
 import pytest
+from projects import REPO
 
 from ktx_index.evaluation import evaluate_index
 from ktx_index.judged import load_judged
-from projects import REPO
 
 JUDGED = REPO / "tests" / "benchmarks" / "judged" / "demo.yaml"
 #: (tool, group by, group name) → the lowest acceptable nDCG@10 (or share of no-answer questions answered by nothing)

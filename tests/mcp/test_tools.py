@@ -239,6 +239,16 @@ async def test_wiki_search_limit(client, tools) -> None:
     assert len(data["results"]) == 1
 
 
+async def test_wiki_search_connection_id(client, tools) -> None:
+    """KTX's newer optional connectionId: the demo's pages are unscoped, so all of them still apply."""
+    plain = await call_ok(client, tools, "wiki_search", {"query": "refund policy"})
+    scoped = await call_ok(client, tools, "wiki_search", {"query": "refund policy", "connectionId": "warehouse"})
+    assert scoped == plain
+    assert "unknown connection 'nope'" in tool_error(
+        await client.call_tool("wiki_search", {"query": "refund policy", "connectionId": "nope"})
+    )
+
+
 # ------------------------------------------------------------------ wiki_read
 
 

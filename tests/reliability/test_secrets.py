@@ -1,6 +1,7 @@
 """ktx.yaml secrets (env: references, passwords in URLs, API keys) never reach a tool result, a report or a log."""
 
 import json
+import logging
 
 import anyio
 import pytest
@@ -9,6 +10,7 @@ from mcp import Client
 
 from ktx_index.cli import cli
 from ktx_index.embedder import HashEmbedder
+from ktx_index.logs import configure
 from ktx_index.mcp import build_server
 from ktx_index.service import KtxIndex
 
@@ -44,7 +46,9 @@ def assert_clean(text: str) -> None:
         assert secret not in text
 
 
-def test_no_secret_in_any_tool_result_report_or_cli_output(project, capsys, caplog):
+def test_no_secret_in_any_tool_result_report_or_cli_output(project, capsys, caplog, tmp_path):
+    log_file = tmp_path / "calls.log"
+    handler = configure("DEBUG", log_file)  # the call log at its most verbose
     service = KtxIndex(project, embedder=HashEmbedder())
     assert_clean(service.rebuild().model_dump_json())
     assert_clean(service.status().model_dump_json())
@@ -56,6 +60,7 @@ def test_no_secret_in_any_tool_result_report_or_cli_output(project, capsys, capl
             for name, args in [
                 ("connection_list", {}),
                 ("discover_data", {"query": "url password api key token"}),
+                ("discover_data", {"query": f"postgres://analyst:{SECRETS[0]}@db.internal:5432/prod"}),
                 ("wiki_search", {"query": "password"}),
                 ("dictionary_search", {"values": ["postgres", "analyst"]}),
                 ("entity_details", {"connectionId": "warehouse", "entities": [{"table": "orders"}]}),
@@ -72,4 +77,9 @@ def test_no_secret_in_any_tool_result_report_or_cli_output(project, capsys, capl
         result = CliRunner().invoke(cli, [*command, "--project", str(project)])
         assert_clean(result.output)
     assert_clean(capsys.readouterr().err + caplog.text)
+    logging.getLogger("ktx_index").removeHandler(handler)
+    handler.close()
+    logged = log_file.read_text()
+    assert logged.count('"tool.call"') == 8  # every call logged, none with a secret
+    assert_clean(logged)
     service.close()

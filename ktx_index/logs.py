@@ -1,0 +1,121 @@
+"""The call log: one JSON line per event (a tool call, a watcher batch or error), via stdlib logging.
+
+The library only emits records (``log_event``) on loggers under ``ktx_index``; where they go
+is decided by the commands (``configure``): stderr by default, or ``--log-file PATH``, at
+``--log-level``. Arguments are cut (long values) and scrubbed (anything that looks like a
+token, password or connection secret never reaches the log).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = "ktx_index"
+#: Longest string value kept whole in a log line; longer ones are cut with a marker of their length.
+MAX_VALUE = 200
+MAX_ITEMS = 20
+SECRET_KEY = re.compile(r"token|secret|password|passwd|authorization|api[_-]?key|credential|dsn|url", re.I)
+#: Secrets embedded in values: bearer tokens and credentials in connection URLs (scheme://user:pass@host).
+SECRET_VALUE = [
+    (re.compile(r"(?i)\bbearer\s+\S+"), "Bearer [redacted]"),
+    (re.compile(r"(\w+://[^/\s:@]+):[^@\s/]+@"), r"\1:[redacted]@"),
+]
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def log_event(logger: logging.Logger, level: int, event: str, **fields: Any) -> None:
+    """Emit one structured record; cheap when the level is off (nothing is formatted)."""
+    if logger.isEnabledFor(level):
+        logger.log(level, event, extra={"ktx_fields": fields})
+
+
+def cut(value: Any, depth: int = 0) -> Any:
+    """A log-safe copy: long strings and lists cut, secret-looking keys and values redacted."""
+    if isinstance(value, str):
+        for pattern, replacement in SECRET_VALUE:
+            value = pattern.sub(replacement, value)
+        return value if len(value) <= MAX_VALUE else f"{value[:MAX_VALUE]}…[{len(value)} chars]"
+    if isinstance(value, dict):
+        if depth > 3:
+            return "{…}"
+        return {
+            str(k): "[redacted]" if SECRET_KEY.search(str(k)) else cut(v, depth + 1) for k, v in list(value.items())
+        }
+    if isinstance(value, list | tuple):
+        items = [cut(v, depth + 1) for v in list(value)[:MAX_ITEMS]]
+        return [*items, f"…[{len(value)} items]"] if len(value) > MAX_ITEMS else items
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return cut(str(value), depth)
+
+
+class JsonLines(logging.Formatter):
+    """``{"ts", "level", "logger", "event", ...fields}`` on one line; a plain record keeps its message."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "ts": _stamp(record.created),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "event": record.getMessage(),
+        }
+        fields = getattr(record, "ktx_fields", None)
+        if fields:
+            line.update(cut(fields))
+        if record.exc_info:
+            line["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def configure(level: str = "WARNING", path: str | Path | None = None) -> logging.Handler:
+    """Send ktx_index's records to stderr (or append them to path) as JSON lines; returns the handler."""
+    logger = logging.getLogger(ROOT)
+    for old in [h for h in logger.handlers if getattr(h, "ktx_index", False)]:
+        logger.removeHandler(old)
+        old.close()
+    handler: logging.Handler = logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler()
+    handler.ktx_index = True  # type: ignore[attr-defined]
+    handler.setFormatter(JsonLines())
+    logger.addHandler(handler)
+    logger.setLevel(level.upper())
+    logger.propagate = False
+    return handler
+
+
+#: Tool errors kept for ``status`` (the newest last).
+RECENT_ERRORS = 10
+_errors_lock = threading.Lock()
+
+
+def record_error(path: Path, tool: str, kind: str, message: str) -> None:
+    """Keep the last tool errors in a small file beside the index, so ``status`` (another process) can
+    show them. Only on errors; a file that cannot be written is logged, never raised."""
+    entry = {"at": _stamp(time.time()), "pid": os.getpid(), "tool": tool, "kind": kind, "message": cut(message)}
+    with _errors_lock:
+        try:
+            recent = json.loads(path.read_text()) if path.is_file() else []
+            recent = [*(recent if isinstance(recent, list) else []), entry][-RECENT_ERRORS:]
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(recent))
+            os.replace(tmp, path)
+        except (OSError, ValueError) as exc:
+            log_event(logging.getLogger(ROOT), logging.WARNING, "errors.unwritable", error=str(exc))
+
+
+def recent_errors(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    return data if isinstance(data, list) else []
+
+
+def _stamp(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch * 1000) % 1000:03d}Z"

@@ -1,0 +1,89 @@
+"""The call log: one JSON line per tool call (and per watcher commit), long values cut, secrets never
+written; the last tool errors reach ``status``."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from ktx_index.cli import cli
+from ktx_index.embedder import HashEmbedder
+from ktx_index.logs import MAX_VALUE, configure, cut
+from ktx_index.mcp import build_server
+from ktx_index.service import KtxIndex
+
+FILES = {
+    "wiki/global/revenue.md": "---\nsummary: Revenue definition\n---\nRevenue is net of refunds.\n",
+    "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: public.orders\ncolumns: [{name: id, type: string}]\n",
+}
+
+
+@pytest.fixture
+def log_file(tmp_path):
+    path = tmp_path / "calls.log"
+    handler = configure("INFO", path)
+    yield path
+    logging.getLogger("ktx_index").removeHandler(handler)
+    handler.close()
+
+
+def lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_cut_shortens_long_values_and_redacts_secrets():
+    assert cut("x" * 1000).startswith("x" * MAX_VALUE) and cut("x" * 1000).endswith("[1000 chars]")
+    assert cut({"token": "abc", "Authorization": "Bearer abc", "query": "q"}) == {
+        "token": "[redacted]",
+        "Authorization": "[redacted]",
+        "query": "q",
+    }
+    assert "hunter2" not in cut("see postgres://analyst:hunter2@db.internal:5432/prod")
+    assert cut("header Bearer s3cr3t seen") == "header Bearer [redacted] seen"
+    assert cut(list(range(50)))[-1] == "…[50 items]"
+
+
+def test_one_line_per_tool_call_with_duration_count_and_error_kind(make_project, log_file):
+    service = KtxIndex(make_project(FILES), embedder=HashEmbedder())
+    service.rebuild()
+    long_query = "revenue " + "very long question " * 40
+
+    async def calls() -> None:
+        async with Client(build_server(service)) as client:
+            await client.call_tool("wiki_search", {"query": long_query})
+            await client.call_tool("discover_data", {"query": "orders", "limit": 3})
+            await client.call_tool("discover_data", {"query": "orders", "connectionId": "nope"})
+            with pytest.raises(MCPError):
+                await client.call_tool("wiki_search", {"query": "x", "limit": 99})
+
+    anyio.run(calls)
+    calls_logged = [line for line in lines(log_file) if line["event"] == "tool.call"]
+    assert [c["tool"] for c in calls_logged] == ["wiki_search", "discover_data", "discover_data", "wiki_search"]
+    wiki, discover, unknown, invalid = calls_logged
+    assert wiki["level"] == "info" and isinstance(wiki["results"], int) and wiki["ms"] > 0
+    assert wiki["arguments"]["query"].endswith(f"[{len(long_query)} chars]")
+    assert len(wiki["arguments"]["query"]) < MAX_VALUE + 20
+    assert discover["results"] >= 1 and discover["arguments"] == {"query": "orders", "limit": 3}
+    assert (unknown["level"], unknown["error_kind"]) == ("warning", "NotFound") and "nope" in unknown["error"]
+    assert invalid["error_kind"] == "InvalidParams"
+    status = service.status()
+    assert [(e.tool, e.kind) for e in status.recent_errors] == [
+        ("discover_data", "NotFound"),
+        ("wiki_search", "InvalidParams"),
+    ]
+    rendered = CliRunner().invoke(cli, ["status", "--project", str(service.root)]).output
+    assert "tool errors  last 2" in rendered and "discover_data: NotFound: unknown connection 'nope'" in rendered
+    service.close()
+
+
+def test_cli_log_options(make_project, tmp_path):
+    root = make_project(FILES)
+    bad = CliRunner().invoke(cli, ["watch", "--project", str(root), "--log-file", str(tmp_path / "no/such/dir/x")])
+    assert bad.exit_code == 1 and "cannot open log file" in bad.output
+    assert "--log-level" in CliRunner().invoke(cli, ["serve", "--help"]).output

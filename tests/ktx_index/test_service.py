@@ -1,0 +1,73 @@
+"""KtxIndex: one writer per process as well as per machine."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from ktx_index.builder import Builder
+from ktx_index.embedder import HashEmbedder
+from ktx_index.service import KtxIndex
+
+
+def test_every_write_path_of_one_process_runs_alone(make_project, monkeypatch):
+    """Rebuilds, repairs and embedding slices from several threads (an MCP worker beside the watcher thread)
+    never overlap: each waits for the write in progress instead of writing beside it."""
+    files = {f"wiki/global/page-{i}.md": f"---\nsummary: Page {i}\n---\nText {i} about refunds.\n" for i in range(20)}
+    root = make_project(files)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    inside: dict[int, int] = {}  # thread → nesting depth (a rebuild embeds through embed_pending itself)
+    overlaps: list[int] = []
+    guard = threading.Lock()
+
+    def watched(method):
+        def run(self, *args, **kwargs):
+            me = threading.get_ident()
+            with guard:
+                inside[me] = inside.get(me, 0) + 1
+                overlaps.append(len(inside))
+            time.sleep(0.005)  # widen the window a second writer would use
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                with guard:
+                    inside[me] -= 1
+                    if not inside[me]:
+                        del inside[me]
+
+        return run
+
+    monkeypatch.setattr(Builder, "rebuild", watched(Builder.rebuild))
+    monkeypatch.setattr(Builder, "embed_pending", watched(Builder.embed_pending))
+    service.acquire_writer()  # held, as the watcher holds it
+
+    def writer(n: int) -> None:
+        for i in range(5):
+            (root / f"wiki/global/page-{n}.md").write_text(f"---\nsummary: Page {n}\n---\nEdit {i} of {n}.\n")
+            service.rebuild(embed=False)
+            service.embed_pending(limit=4)
+            service._repair("test: a reader found damage")
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(overlaps) >= 4 * 5 * 3 and max(overlaps) == 1
+    service.close()
+
+
+def test_reads_refresh_without_writing(make_project):
+    root = make_project({"wiki/global/a.md": "---\nsummary: A\n---\nAlpha.\n"})
+    writer = KtxIndex(root, embedder=HashEmbedder())
+    writer.rebuild()
+    reader = KtxIndex(root, embedder=HashEmbedder())
+    generation = reader.refreshed_engine().snapshot.generation
+    (root / "wiki/global/b.md").write_text("---\nsummary: B\n---\nBeta.\n")
+    assert reader.wiki_search("beta").totalFound == 0  # the reader does not index files: only writers do
+    assert not reader.writing and reader.refreshed_engine().snapshot.generation == generation
+    writer.rebuild()
+    assert reader.wiki_search("beta").totalFound == 1  # and sees the writer's commit on its next call
+    writer.close()
+    reader.close()

@@ -1,0 +1,70 @@
+"""wiki_search: true counts beyond the candidate pool, and KTX's connection scoping of pages."""
+
+from __future__ import annotations
+
+from ktx_index.embedder import HashEmbedder
+from ktx_index.errors import NotFound
+from ktx_index.search.engine import POOL
+from ktx_index.service import KtxIndex
+
+
+def _page(i: int, word: str, connections: str = "") -> str:
+    front = f"summary: Page {i} about a topic numbered {i}\n" + (f"connections: {connections}\n" if connections else "")
+    return f"---\n{front}---\nSection {i} on {word} and the plain topic {i}.\n"
+
+
+def test_total_found_counts_every_match_beyond_the_pool(make_project):
+    files = {f"wiki/global/page-{i:03d}.md": _page(i, "glimmerquartz") for i in range(200)}
+    files.update({f"wiki/global/other-{i:03d}.md": _page(i, "basalt") for i in range(30)})
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    result = service.wiki_search("glimmerquartz", limit=5)
+    assert POOL < 200 and result.totalFound == 200
+    assert len(result.results) == 5 and all(r.key.startswith("page-") for r in result.results)
+    assert service.wiki_search("basalt").totalFound == 30  # under the pool: the first ranking is complete
+    assert service.wiki_search("glimmerquarz").totalFound == 200  # a typo is corrected, then counted the same
+    service.close()
+
+
+def test_total_found_is_true_on_a_lexical_only_index(make_project):
+    files = {f"wiki/global/page-{i:03d}.md": _page(i, "glimmerquartz") for i in range(150)}
+    service = KtxIndex(make_project(files), embedder=None)
+    service.rebuild()
+    assert service.wiki_search("glimmerquartz").totalFound == 150
+    service.close()
+
+
+def test_connection_id_keeps_unscoped_pages_and_pages_tagged_with_it(make_project):
+    files = {
+        "wiki/global/unscoped.md": _page(1, "refund"),
+        "wiki/global/tagged-warehouse.md": _page(2, "refund", "warehouse"),
+        "wiki/global/tagged-both.md": _page(3, "refund", "[warehouse, crm]"),
+        "wiki/global/tagged-crm.md": _page(4, "refund", "crm"),
+    }
+    config = "connections:\n  warehouse:\n    driver: postgres\n  crm:\n    driver: postgres\n"
+    service = KtxIndex(make_project(files, config), embedder=HashEmbedder())
+    service.rebuild()
+    keys = lambda conn: sorted(r.key for r in service.wiki_search("refund", connection_id=conn).results)  # noqa: E731
+    assert keys(None) == ["tagged-both", "tagged-crm", "tagged-warehouse", "unscoped"]
+    assert keys("warehouse") == ["tagged-both", "tagged-warehouse", "unscoped"]
+    assert keys("crm") == ["tagged-both", "tagged-crm", "unscoped"]
+    assert service.wiki_search("refund", connection_id="warehouse").totalFound == 3
+    try:
+        service.wiki_search("refund", connection_id="nope")
+    except NotFound as exc:
+        assert "warehouse" in str(exc)
+    else:
+        raise AssertionError("an unknown connection id is an error naming the known ones")
+    service.close()
+
+
+def test_a_connection_only_pages_name_is_accepted(make_project):
+    files = {"wiki/global/legacy.md": _page(1, "refund", "legacy-dw"), "wiki/global/plain.md": _page(2, "refund")}
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    assert sorted(r.key for r in service.wiki_search("refund", connection_id="legacy-dw").results) == [
+        "legacy",
+        "plain",
+    ]
+    assert [r.key for r in service.wiki_search("refund", connection_id="warehouse").results] == ["plain"]
+    service.close()
