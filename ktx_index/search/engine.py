@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 from rapidfuzz import process
@@ -21,6 +20,7 @@ from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring
+from ktx_index.search.candidate import Candidate
 from ktx_index.search.signals import coherence, value_columns
 from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors
 from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
@@ -31,17 +31,6 @@ POOL = 100
 #: While embeddings catch up, new vectors are loaded again only after this many times the last load took
 #: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
 VECTOR_RELOAD_SPACING = 4
-
-
-@dataclass
-class Candidate:
-    uid: str
-    lexical: float = 0.0
-    terms: dict[str, float] = field(default_factory=dict)  # query term → its share of ``lexical``
-    cosine: float | None = None  # best chunk cosine, None when the document has no vector
-    semantic: float | None = None
-    exact: bool = False
-    score: float = 0.0
 
 
 def _encode_query(embedder: Embedder, query: str) -> np.ndarray:

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, fold, query_terms
 from ktx_index.search import scoring
+from ktx_index.search.candidate import Candidate
+from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
 
 if TYPE_CHECKING:
     from ktx_index.lexical import LexicalIndex
-    from ktx_index.search.engine import Candidate
     from ktx_index.search.snapshot import Snapshot
 
 #: Longest value looked up, in words ('New York City').
@@ -84,14 +85,14 @@ def value_like(query: str) -> set[str]:
     return out
 
 
-def concept_coverage(doc_freq: Callable[[str], int], idf: Callable[[str], float], query: str) -> float:
+def concept_coverage(known: Callable[[str], bool], idf: Callable[[str], float], query: str) -> float:
     """The idf-weighted share of a question's concept terms that the project's vocabulary holds at all
     (1.0 when it has none): low when it asks about things the project never mentions."""
     data = value_like(query)
     terms = [t for t in query_terms(query) if t not in data]
     if not terms:
         return 1.0
-    weights = [(idf(t), doc_freq(t) > 0) for t in terms]
+    weights = [(idf(t), known(t)) for t in terms]
     total = sum(w for w, _ in weights)
     return sum(w for w, known in weights if known) / total if total else 1.0
 
@@ -108,4 +109,15 @@ def answerable(lexical: LexicalIndex, query: str, ranked: list[Candidate], tool:
     floor, coverage, confident = scoring.ANSWERABLE[tool]
     if top.score < floor:
         return False
-    return top.score >= confident or concept_coverage(lexical.doc_freq, lexical.idf, query) >= coverage
+    return top.score >= confident or concept_coverage(vocabulary(lexical), lexical.idf, query) >= coverage
+
+
+def vocabulary(lexical: LexicalIndex) -> Callable[[str], bool]:
+    """Whether the project knows a term: indexed, or a misspelling the lexical lane corrects."""
+
+    def known(term: str) -> bool:
+        if lexical.doc_freq(term) > 0:
+            return True
+        return nearest_term(term, lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD)) is not None
+
+    return known

@@ -31,7 +31,7 @@ from quality import DEFAULT_CORPORA, judged_corpora, project_path  # noqa: E402
 from indexers.models import SEARCH_KINDS  # noqa: E402
 from ktx_index.evaluation import Runner, metrics, service_runner  # noqa: E402
 from ktx_index.judged import JudgedQuery  # noqa: E402
-from ktx_index.search.signals import concept_coverage  # noqa: E402
+from ktx_index.search.signals import concept_coverage, vocabulary  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
 MODULES = {"scoring": "ktx_index.search.scoring", "discover": "ktx_index.search.discover"}
@@ -75,7 +75,7 @@ def answer_features(cases: list[tuple[Runner, JudgedQuery, str]], services: dict
                 "no_answer": not q.relevant,
                 "top": top.score if top else 0.0,
                 "exact": bool(top and top.exact),
-                "coverage": concept_coverage(engine.lexical.doc_freq, engine.lexical.idf, q.text),
+                "coverage": concept_coverage(vocabulary(engine.lexical), engine.lexical.idf, q.text),
             }
         )
     return rows

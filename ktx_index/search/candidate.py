@@ -1,0 +1,16 @@
+"""One scored document of a query, as the lanes and the structural steps build it up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Candidate:
+    uid: str
+    lexical: float = 0.0
+    terms: dict[str, float] = field(default_factory=dict)  # query term → its share of ``lexical``
+    cosine: float | None = None  # best chunk cosine, None when the document has no vector
+    semantic: float | None = None
+    exact: bool = False
+    score: float = 0.0
