@@ -40,10 +40,13 @@ CONNECTIVES = frozenset({"and", "of", "the", "&"})
 
 def abbreviates(code: str, words: list[str]) -> bool:
     """Whether a code is made of the words' leading letters, in order, every word giving at least its first
-    ('Asia Pacific' → APAC, 'Europe, Middle East and Africa' → EMEA, 'Canadian dollars' → CAD); a single
-    word may also give its first letter and later ones ('Vermont' → VT, 'Quebec' → QC)."""
+    ('Asia Pacific' → APAC or apac, 'Europe, Middle East and Africa' → EMEA, 'Canadian dollars' → CAD); a
+    single word may also give its first letter and later ones to an upper-case code ('Vermont' → VT)."""
+    upper = code.isupper()
     code = code.lower()
     if len(words) == 1:
+        if not upper:  # 'vet' is no abbreviation of 'Vermont'; 'VT' is
+            return False
         word = words[0]
         if not word.isalpha() or code[0] != word[:1] or len(word) <= len(code):
             return False
@@ -88,7 +91,7 @@ class DictionaryIndex:
         self.columns: dict[str, set[tuple[str, str]]] = {}
         self.codes: dict[str, list[int]] = {}  # first letter → code-like values ('APAC', 'CAD', 'QC')
         for i, e in enumerate(entries):
-            if e.value.isalpha() and e.value.isupper() and len(e.value) in CODE_LENGTHS:
+            if e.value.isalpha() and (e.value.isupper() or e.value.islower()) and len(e.value) in CODE_LENGTHS:
                 self.codes.setdefault(e.folded[0], []).append(i)
             self.by_value.setdefault(e.value, []).append(i)
             self.by_folded.setdefault(e.folded, []).append(i)

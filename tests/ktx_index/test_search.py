@@ -151,6 +151,7 @@ def test_abbreviations_reach_stored_codes():
 
     assert abbreviates("APAC", ["asia", "pacific"]) and abbreviates("EMEA", ["europe", "middle", "east", "africa"])
     assert abbreviates("CAD", ["canadian", "dollars"]) and abbreviates("VT", ["vermont"])
+    assert abbreviates("apac", ["asia", "pacific"]) and not abbreviates("vet", ["vermont"])
     assert not abbreviates("ON", ["quebec"]) and not abbreviates("CA", ["new", "hampshire"])
 
 
