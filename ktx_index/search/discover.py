@@ -15,7 +15,7 @@ from ktx_index.search.snippets import matched_on, snippet
 MAX_LIMIT = 50
 #: Members (measures, dimensions, columns) of one source or table kept among the results, so one
 #: table's columns do not crowd out everything else.
-MAX_PER_CONTAINER = 3
+MAX_PER_CONTAINER = 5
 #: A semantic-layer kind and the scan kind it duplicates when both describe one physical object.
 TWINS = {"sl_source": "table", "sl_dimension": "column"}
 

@@ -44,7 +44,7 @@ ANSWERABLE = {"discover_data": (0.38, 0.15, 0.55), "wiki_search": (0.2, 0.55, 0.
 #: A source's usage digest (frequencyTier) breaks near-ties: its score and its members' times (1 + this).
 USAGE_BONUS = {"high": 0.03, "mid": 0.015, "low": 0.0, "unused": -0.03}
 #: Key columns between two of the JOIN_CONTAINERS best tables that join score at least this share of the weaker.
-JOIN_SHARE = 0.8
+JOIN_SHARE = 0.9
 JOIN_CONTAINERS = 4
 #: Containers and curated definitions answer more questions than single columns do.
 KIND_PRIOR = {"wiki": 1.0, "sl_source": 1.0, "sl_measure": 1.0, "table": 0.97, "sl_dimension": 0.92, "column": 0.88}
