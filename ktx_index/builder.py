@@ -222,6 +222,8 @@ class Builder:
                     if doc.uid not in touched:
                         self.lexical.add(writer, doc)
             self._put_scopes(changes)
+            touched = [d.uid for d, _, _ in changes.put if not isinstance(d, _Stale)] + changes.delete
+            self.store.log_changes(generation, touched, everything=force)
             self.lexical.set_generation(writer, generation)
             writer.commit()
             writer.wait_merging_threads()
@@ -293,6 +295,7 @@ class Builder:
         for doc in self.store.iter_docs(SEARCH_KINDS):
             self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
         self.store.set_meta({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
+        self.store.bump_vector_epoch()
         self.store.commit()
 
     def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:

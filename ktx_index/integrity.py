@@ -78,7 +78,7 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> list[str]:
     referenced = store.max_vector_row() + 1
     if referenced <= rows_in_file:
         return []
-    store.db.execute("DELETE FROM vectors WHERE row >= ?", (rows_in_file,))
+    store.forget_vectors_from(rows_in_file)
     return [
         f"vector file holds {rows_in_file} rows but the store references {referenced}; "
         "the missing vectors will be embedded again"

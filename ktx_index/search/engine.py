@@ -6,6 +6,7 @@ when a writer committed.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections import OrderedDict
@@ -21,6 +22,7 @@ from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring
+from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors
 from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
 from ktx_index.store import DocStore
@@ -56,6 +58,7 @@ class Engine:
         self.model_error: str | None = None
         self.embedding_status = ""
         self._next_vector_load = 0.0
+        self.last_refresh = ""  # "full" or "delta": how the latest commit was taken in
         self.refresh()
 
     def close(self) -> None:
@@ -64,7 +67,9 @@ class Engine:
     # ------------------------------------------------------------------ loading
 
     def refresh(self, force: bool = False) -> bool:
-        """Reload what changed since the last query. Cheap when nothing did."""
+        """Take in what writers committed since the last query: cheap when nothing changed, a delta
+        (search/delta.py) for a commit of a few documents, a full load otherwise. The new snapshot
+        replaces the old one whole; queries already running keep ranking against the old one."""
         meta = self.store.meta()
         self.embedding_status = meta.get("embedding_status", "")
         generation = int(meta.get("generation", "0"))
@@ -80,20 +85,37 @@ class Engine:
         ):
             return False  # a backlog is being embedded in slices: take its new vectors at a bounded rate
         with self._lock:
-            if force or generation != snap.generation:
+            old = self.snapshot
+            changed: set[str] | None = set()
+            if force or generation != old.generation:
                 self.lexical.reload()
                 lexical_generation = self.lexical.generation()
                 if lexical_generation < generation:  # behind the store: never a state a writer commits
                     self.lexical_error = (
                         f"lexical index is at generation {lexical_generation}, the store at {generation}"
                     )
-                snap = load_documents(self.store, generation)
+                changed = None if force or old.generation < 0 else self.store.changes_since(old.generation, meta)
+                if changed is not None and len(changed) > MAX_DELTA_SHARE * max(1, len(old.doc_uids)):
+                    changed = None
+                if changed is None:
+                    snap = load_documents(self.store, generation)
+                    self.last_refresh = "full"
+                else:
+                    snap, old_to_new = apply_documents(old, self.store, generation, changed)
+                    self.last_refresh = "delta"
             else:
-                snap = Snapshot(**{**snap.__dict__})
+                snap, old_to_new = copy.copy(old), np.arange(len(old.doc_uids), dtype=np.int64)
             snap.vectors_version = vectors_version
             if self.embedder is not None:
                 started = time.monotonic()
-                self.vector_error = load_vectors(self.store, VectorFile(self.layout.vectors, self.embedder.dim), snap)
+                vectors = VectorFile(self.layout.vectors, self.embedder.dim)
+                applied = (
+                    changed is not None
+                    and self.vector_error is None
+                    and apply_vectors(old, snap, self.store, vectors, changed, old_to_new)
+                )
+                if not applied:
+                    self.vector_error = load_vectors(self.store, vectors, snap)
                 took = time.monotonic() - started
                 self._next_vector_load = started + took * (1 + VECTOR_RELOAD_SPACING) if took > 0.05 else 0.0
             self.snapshot = snap
