@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS docs (
 );
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(scope);
 CREATE INDEX IF NOT EXISTS docs_kind ON docs(kind, connection);
+CREATE INDEX IF NOT EXISTS docs_stale ON docs(stale) WHERE stale IS NOT NULL;
 CREATE TABLE IF NOT EXISTS chunks (
     uid TEXT NOT NULL, idx INTEGER NOT NULL, key TEXT NOT NULL, PRIMARY KEY (uid, idx)
 ) WITHOUT ROWID;
@@ -307,7 +308,8 @@ class DocStore:
 
     def uids_with_vectors_after(self, row: int) -> list[str]:
         """Documents with a chunk whose vector row is above ``row`` (embedded since a reader read them)."""
-        sql = "SELECT DISTINCT c.uid FROM vectors v JOIN chunks c ON c.key = v.key WHERE v.row > ?"
+        # CROSS JOIN keeps vectors (by its row index) as the outer loop: the few new rows, not every chunk
+        sql = "SELECT DISTINCT c.uid FROM vectors v CROSS JOIN chunks c ON c.key = v.key WHERE v.row > ?"
         return [uid for (uid,) in self.db.execute(sql, (row,))]
 
     def forget_vectors_from(self, row: int) -> None:

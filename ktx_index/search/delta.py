@@ -61,7 +61,7 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
     if gone or added:
         kept = [uid for uid in old.doc_uids if uid not in gone] if gone else old.doc_uids
         snap.doc_uids = sorted(kept + added) if added else kept  # two sorted runs: a linear merge
-        snap.uid_index = {uid: i for i, uid in enumerate(snap.doc_uids)}
+        snap.uid_index = dict(zip(snap.doc_uids, range(len(snap.doc_uids)), strict=True))
         is_added = np.zeros(len(snap.doc_uids), dtype=bool)
         is_added[[snap.uid_index[uid] for uid in added]] = True
         keep = np.ones(len(old.doc_uids), dtype=bool)
@@ -204,7 +204,7 @@ def apply_vectors(
         return False
     buffer, used = old.matrix_buffer, len(old.matrix)
     if buffer is None or len(buffer) < used + len(missing):
-        buffer = np.empty((int((used + len(missing)) * 1.25) + 64, vectors.dim), dtype=np.float32)
+        buffer = np.empty((used + len(missing) + used // 8 + 1024, vectors.dim), dtype=np.float32)
         buffer[:used] = old.matrix
     buffer[used : used + len(missing)] = block
     snap.matrix_buffer, snap.matrix = buffer, buffer[: used + len(missing)]

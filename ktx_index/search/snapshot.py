@@ -245,13 +245,14 @@ def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | 
         # twins (a source and its table, a dimension and its column) often share one vector row:
         # keep each row once and map chunks onto it
         unique, chunk_to_row = np.unique(np.array(vec_rows, dtype=np.int64), return_inverse=True)
-        matrix = vectors.read_rows(unique)
-        error = None
+        buffer = vectors.read_rows(unique, spare=len(unique) // 16 + 1024)
+        matrix, error = buffer[: len(unique)], None
     except ValueError as exc:  # never rank with vectors that do not match the manifest
         unique, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, vectors.dim), dtype=np.float32)
+        buffer = matrix
         chunk_to_row, doc_of_chunk = np.zeros(0, dtype=np.int64), []
         error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
-    snap.matrix = snap.matrix_buffer = matrix
+    snap.matrix, snap.matrix_buffer = matrix, buffer
     snap.matrix_file_rows = unique
     group_chunks(snap, np.array(doc_of_chunk, dtype=np.int64), chunk_to_row)
     return error

@@ -222,7 +222,9 @@ def test_queries_during_commits_and_embedding_never_fail(project):
         thread.start()
     try:
         for i in range(25):
-            (project / f"wiki/global/page-{i}.md").write_text(PAGE.format(summary=f"Page {i} on churn", body="Refunds."))
+            (project / f"wiki/global/page-{i}.md").write_text(
+                PAGE.format(summary=f"Page {i} on churn", body="Refunds.")
+            )
             writer.rebuild(embed=False)  # documents first, vectors after: the snapshot changes twice
             writer.embed_pending()
     finally:

@@ -18,7 +18,11 @@ def naive_keys(*names: str | None) -> set[str]:
 
 
 def test_dotted_suffixes_are_keys() -> None:
-    assert exact_keys("main.Sales.SalesOrderHeader") == {"mainsalessalesorderheader", "salessalesorderheader", "salesorderheader"}
+    assert exact_keys("main.Sales.SalesOrderHeader") == {
+        "mainsalessalesorderheader",
+        "salessalesorderheader",
+        "salesorderheader",
+    }
     assert exact_keys(None, "", "orders") == {"orders"}
 
 
