@@ -133,9 +133,12 @@ class Watcher:
                     self.state["pending"] = len(changes) or 1
                     self._write_state()
                 if changes or catch_up or self.state["pending"]:
+                    first = not self.ready.is_set()
                     catch_up = False
                     self._commit()  # documents and lexical index: searchable now
                     self.ready.set()
+                    if first:  # parse shared files ahead, while readers start; events meanwhile are queued
+                        self.service.acquire_writer().warm()
                     # an edit's own texts (one slice) are embedded at once; a burst's rest in idle slices
                     backlog = self._embed_slice()
                 elif backlog:  # idle: embed a slice of what the commits left pending
