@@ -9,6 +9,7 @@ and repairs by re-deriving the lexical index from the store (see integrity.py).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -40,30 +41,54 @@ def _noop(_stage: str, _done: int, _total: int) -> None:
     pass
 
 
-def file_stats(root: Path) -> Callable[[str], str]:
-    """A file's part of a scope fingerprint ('<rel>:(size, mtime_ns)', or ':None' when missing), each file
-    stat'ed and formatted once (the profile and shard files are shared by thousands of table scopes)."""
-    cache: dict[str, str] = {}
-    prefix = f"{root}{os.sep}"
+class FileStats:
+    """Files' parts of scope fingerprints ('<rel>:(size, mtime_ns)', or '<rel>:None' when missing), each file
+    stat'ed and formatted once per rebuild: the profile and shard files are shared by thousands of table
+    scopes, whose file lists end alike, so those tails are joined once too."""
 
-    def stat(rel: str) -> str:
-        part = cache.get(rel)
+    def __init__(self, root: Path) -> None:
+        self.prefix = f"{root}{os.sep}"
+        self.parts: dict[str, str] = {}
+        self.tails: dict[tuple[str, ...], str] = {}
+
+    def __call__(self, rel: str) -> str:
+        part = self.parts.get(rel)
         if part is None:
             try:
-                st = os.stat(prefix + rel)  # not pathlib: a large project stats ~100k files per rebuild
+                st = os.stat(self.prefix + rel)  # not pathlib: a large project stats ~100k files per rebuild
                 part = f"{rel}:{(st.st_size, st.st_mtime_ns)}"
             except OSError:
                 part = f"{rel}:None"
-            cache[rel] = part
+            self.parts[rel] = part
         return part
 
-    return stat
+    def joined(self, files: tuple[str, ...]) -> str:
+        if len(files) < 3:
+            return "\n".join(map(self, files))
+        tail = self.tails.get(files[1:])
+        if tail is None:
+            tail = self.tails[files[1:]] = "\n".join(map(self, files[1:]))
+        return self(files[0]) + "\n" + tail
 
 
-def scope_fingerprint(scope: Scope, stat: Callable[[str], str]) -> str:
+def file_stats(root: Path) -> FileStats:
+    return FileStats(root)
+
+
+def scope_fingerprint(scope: Scope, stat: FileStats) -> str:
     """Changes when any of the scope's files changes size or modification time, appears or vanishes."""
-    parts = [scope.key, json.dumps(scope.context, default=str), *map(stat, scope.files)]
+    try:
+        context = _context_json(scope.context)
+    except TypeError:  # an unhashable context: not cached
+        context = json.dumps(scope.context, default=str)
+    parts = [scope.key, context, stat.joined(scope.files)] if scope.files else [scope.key, context]
     return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _context_json(context: tuple) -> str:
+    """Thousands of table scopes share a few contexts (their connection's shard and profile lists)."""
+    return json.dumps(context, default=str)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ stay in the matrix unreferenced until the next full load.
 
 from __future__ import annotations
 
+import bisect
 import copy
 
 import numpy as np
@@ -35,6 +36,8 @@ MAX_DELTA_SHARE = 0.2
 #: Matrix rows no chunk references any more (deleted or re-embedded documents) beyond this share of
 #: the matrix make the next vector update a full load, which drops them.
 MAX_UNREFERENCED_SHARE = 0.25
+#: Up to this many documents in or out, the uid list and map are edited rather than rebuilt.
+SMALL_DELTA = 2000
 
 
 def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: set[str]) -> tuple[Snapshot, np.ndarray]:
@@ -43,9 +46,11 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
     snap = copy.copy(old)
     snap.generation = generation
     fresh = {row[0]: doc_entry(row) for row in snapshot_rows(store, changed)}
-    gone = {uid for uid in changed if uid in old.entries and uid not in fresh}
-    added = sorted(uid for uid in fresh if uid not in old.entries)
-    snap.entries = entries = dict(old.entries)
+    previous = {uid: old.entries[uid] for uid in changed if uid in old.entries}
+    gone = {uid for uid in previous if uid not in fresh}
+    added = sorted(uid for uid in fresh if uid not in previous)
+    # entries are read by deltas only, never by a query: updated in place, owned by the new snapshot from now
+    snap.entries = entries = old.entries
     for uid in gone:
         del entries[uid]
     entries.update(fresh)
@@ -59,9 +64,7 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
     snap.kind_masks = {}
 
     if gone or added:
-        kept = [uid for uid in old.doc_uids if uid not in gone] if gone else old.doc_uids
-        snap.doc_uids = sorted(kept + added) if added else kept  # two sorted runs: a linear merge
-        snap.uid_index = dict(zip(snap.doc_uids, range(len(snap.doc_uids)), strict=True))
+        _renumber(old, snap, gone, added)
         is_added = np.zeros(len(snap.doc_uids), dtype=bool)
         is_added[[snap.uid_index[uid] for uid in added]] = True
         keep = np.ones(len(old.doc_uids), dtype=bool)
@@ -85,13 +88,35 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
         for uid, entry in fresh.items():
             array[snap.uid_index[uid]] = value(snap, entry)
         setattr(snap, name, array)
-    _update_exact(old, snap, changed, fresh)
-    _update_parents(old, snap, old_to_new, gone, fresh, moved)
+    _update_exact(old, snap, previous, fresh)
+    _update_parents(old, snap, old_to_new, previous, gone, fresh, moved)
     derive_wiki(snap)
     return snap, old_to_new
 
 
-def _update_exact(old: Snapshot, snap: Snapshot, changed: set[str], fresh: dict[str, DocEntry]) -> None:
+def _renumber(old: Snapshot, snap: Snapshot, gone: set[str], added: list[str]) -> None:
+    """The sorted uid list and uid → index map with documents gone and added. For a few, the old list
+    is edited and only the indexes past the first change are rewritten; for many, both are rebuilt."""
+    if len(gone) + len(added) > SMALL_DELTA:
+        kept = [uid for uid in old.doc_uids if uid not in gone] if gone else old.doc_uids
+        snap.doc_uids = sorted(kept + added) if added else kept  # two sorted runs: a linear merge
+        snap.uid_index = dict(zip(snap.doc_uids, range(len(snap.doc_uids)), strict=True))
+        return
+    uids = list(old.doc_uids)
+    gone_at = sorted((old.uid_index[uid] for uid in gone), reverse=True)
+    for at in gone_at:
+        del uids[at]
+    for uid in added:
+        bisect.insort(uids, uid)
+    first = min([*gone_at, *(bisect.bisect_left(uids, uid) for uid in added)])
+    index = dict(old.uid_index)  # a C-level copy; before ``first`` nothing moved
+    for uid in gone:
+        del index[uid]
+    index.update(zip(uids[first:], range(first, len(uids)), strict=True))
+    snap.doc_uids, snap.uid_index = uids, index
+
+
+def _update_exact(old: Snapshot, snap: Snapshot, previous: dict[str, DocEntry], fresh: dict[str, DocEntry]) -> None:
     """Take changed documents' old keys out of the identifier map and put their new keys in (copied lists)."""
     snap.exact = exact = dict(old.exact)
     snap.exact_by_length = by_length = dict(old.exact_by_length)
@@ -110,11 +135,9 @@ def _update_exact(old: Snapshot, snap: Snapshot, changed: set[str], fresh: dict[
             copied_lengths.add(length)
         return by_length[length]
 
-    for uid in changed:
-        entry = old.entries.get(uid)
-        if entry is not None:
-            for key in entry.keys:
-                own(key).remove(uid)
+    for uid, entry in previous.items():
+        for key in entry.keys:
+            own(key).remove(uid)
     for uid, entry in fresh.items():
         for key in entry.keys:
             insort_new(own(key), uid)
@@ -131,13 +154,15 @@ def _update_exact(old: Snapshot, snap: Snapshot, changed: set[str], fresh: dict[
                     del by_length[len(key)]
 
 
-def _update_parents(old: Snapshot, snap: Snapshot, old_to_new: np.ndarray, gone: set[str], fresh, moved) -> None:
+def _update_parents(
+    old: Snapshot, snap: Snapshot, old_to_new: np.ndarray, previous: dict[str, DocEntry], gone: set[str], fresh, moved
+) -> None:
     """Container parents: old links renumbered, changed documents' recomputed, orphans adopted or made."""
     parents = old.doc_parent
     parents = moved(np.where(parents >= 0, old_to_new[np.maximum(parents, 0)], -1), -1)
     snap.orphans = orphans = {k: list(v) for k, v in old.orphans.items()}
     for uid in set(fresh) | gone:  # changed documents leave the orphan lists they were on
-        entry = old.entries.get(uid)
+        entry = previous.get(uid)
         if entry is not None and entry.parent in orphans and uid in orphans[entry.parent]:
             orphans[entry.parent].remove(uid)
             if not orphans[entry.parent]:

@@ -97,12 +97,19 @@ class Engine:
                 changed = None if force or old.generation < 0 else self.store.changes_since(old.generation, meta)
                 if changed is not None and len(changed) > MAX_DELTA_SHARE * max(1, len(old.doc_uids)):
                     changed = None
+                how = "full"
+                if changed is not None:
+                    try:
+                        snap, old_to_new = apply_documents(old, self.store, generation, changed)
+                        how = "delta"
+                    except Exception as exc:  # never serve a half-applied delta: the full load below repairs it
+                        how = f"full (delta failed: {type(exc).__name__}: {exc})"
+                        changed = None
+                    else:
+                        old.entries = {}  # handed over to the new snapshot; a later delta from `old` would be wrong
                 if changed is None:
                     snap = load_documents(self.store, generation)
-                    self.last_refresh = "full"
-                else:
-                    snap, old_to_new = apply_documents(old, self.store, generation, changed)
-                    self.last_refresh = "delta"
+                self.last_refresh = how
             else:
                 snap, old_to_new = copy.copy(old), np.arange(len(old.doc_uids), dtype=np.int64)
             snap.vectors_version = vectors_version
