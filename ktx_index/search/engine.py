@@ -86,6 +86,8 @@ class Engine:
             return False  # a backlog is being embedded in slices: take its new vectors at a bounded rate
         with self._lock:
             old = self.snapshot
+            if not force and generation == old.generation and vectors_version == old.vectors_version:
+                return False  # another thread took this commit in while we waited
             changed: set[str] | None = set()
             if force or generation != old.generation:
                 self.lexical.reload()

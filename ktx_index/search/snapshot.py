@@ -124,8 +124,9 @@ def snapshot_rows(store: DocStore, uids: Iterable[str] | None = None) -> list[tu
     wanted, rows = sorted(uids), []
     for start in range(0, len(wanted), 500):
         batch = wanted[start : start + 500]
-        sql = f"{_ROW_SQL} WHERE kind IN ({marks}) AND uid IN ({','.join('?' * len(batch))})"
-        rows.extend(store.db.execute(sql, [*SEARCH_KINDS, *batch]))
+        # by uid only: with a kind condition SQLite may walk the kind index, i.e. every document
+        sql = f"{_ROW_SQL} WHERE uid IN ({','.join('?' * len(batch))})"
+        rows.extend(row for row in store.db.execute(sql, batch) if row[1] in KIND_CODE)
     return sorted(rows)
 
 
