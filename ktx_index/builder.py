@@ -15,24 +15,27 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import tantivy
 
 from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, safe_read
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
+from indexers.project import Project
 from ktx_index.embedder import Embedder
 from ktx_index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
 from ktx_index.reports import RebuildReport, StaleFile
-from ktx_index.store import DocStore
+from ktx_index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.texts import embedding_texts
 from ktx_index.vectors import VectorFile, vector_key
 
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 256
+#: Texts read from the store at a time for embedding (their documents are loaded to get the texts).
+EMBED_GROUP = 8192
 #: Batch size under a time budget: a long wiki chunk takes ~15 ms, so a batch never overruns by much.
 BUDGETED_BATCH = 8
 
@@ -91,19 +94,74 @@ def _context_json(context: tuple) -> str:
     return json.dumps(context, default=str)
 
 
-@dataclass(frozen=True)
-class _Stale:
-    """Marker in the change list: keep this document as it is, flagged with the parse error."""
+class _Commit:
+    """One rebuild's writes, applied scope by scope as they are parsed, so memory holds one scope's
+    documents at a time (the SQLite transaction and tantivy's bounded writer heap take the rest).
 
-    uid: str
+    Nothing is visible before ``finish``: the store transaction commits last, after the lexical index
+    is stamped with the new generation, as a one-shot commit did. The tantivy writer is opened at the
+    first document change only, so files re-read without one just update their scope rows."""
 
+    def __init__(self, builder: Builder, force: bool, on_progress: Progress) -> None:
+        self.builder, self.store, self.lexical = builder, builder.store, builder.lexical
+        self.force, self.on_progress = force, on_progress
+        self.fingerprint = builder._embed_fingerprint()
+        self.writer: tantivy.IndexWriter | None = None
+        self.touched: set[str] = set()  # uids put or deleted, for readers' deltas (and a forced re-add)
+        self.log_all = force
+        self.writes = 0
+        self.store.begin()
 
-@dataclass
-class _Changes:
-    put: list[tuple[Document | _Stale, str, str | None]] = field(default_factory=list)  # doc, scope, stale reason
-    delete: list[str] = field(default_factory=list)
-    scopes: list[tuple[Scope, str, list[Diagnostic]]] = field(default_factory=list)
-    dropped_scopes: list[str] = field(default_factory=list)
+    def _lexical(self) -> tantivy.IndexWriter:
+        if self.writer is None:
+            self.writer = self.lexical.writer()
+            if self.force:
+                self.writer.delete_all_documents()
+        return self.writer
+
+    def _touch(self, uid: str) -> None:
+        if not self.log_all or self.force:
+            self.touched.add(uid)
+            if len(self.touched) > CHANGE_LOG_MAX and not self.force:
+                self.log_all, self.touched = True, set()  # readers will load everything anyway
+
+    def delete(self, uid: str) -> None:
+        self.store.delete_doc(uid)
+        self.lexical.delete(self._lexical(), uid)
+        self._touch(uid)
+
+    def put(self, doc: Document, scope_key: str) -> None:
+        writer = self._lexical()
+        self.store.put_doc(doc, scope_key)
+        self.lexical.delete(writer, doc.uid)
+        if doc.kind in SEARCH_KINDS:
+            self.lexical.add(writer, doc)
+        self.store.put_chunks(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
+        self._touch(doc.uid)
+        self.writes += 1
+
+    def finish(self, dropped_scopes: bool) -> None:
+        """Commit: a new generation when a document changed (or scopes vanished, or forced), else scope rows only."""
+        if self.writer is None and not dropped_scopes and not self.force:
+            self.store.commit()
+            return
+        writer = self._lexical()
+        generation = self.store.generation() + 1
+        if self.force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
+            for doc in self.store.iter_docs(SEARCH_KINDS):
+                if doc.uid not in self.touched:
+                    self.lexical.add(writer, doc)
+        self.store.log_changes(generation, self.touched, everything=self.log_all)
+        self.lexical.set_generation(writer, generation)
+        writer.commit()
+        writer.wait_merging_threads()
+        self.store.set_meta({"generation": str(generation)})
+        self.store.commit()
+        self.lexical.reload()
+        self.on_progress("index", self.writes, self.writes)
+
+    def abort(self) -> None:
+        self.store.rollback()  # an open tantivy writer is dropped uncommitted
 
 
 class Builder:
@@ -151,7 +209,6 @@ class Builder:
         project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
         stored = self.store.scope_fingerprints()
-        changes = _Changes()
         diagnostics: list[Diagnostic] = list(project.diagnostics)
         stat = file_stats(project.root)
         listed: list[tuple[Indexer, Scope, str]] = []
@@ -160,32 +217,12 @@ class Builder:
             diagnostics.extend(listing_diags)
             listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
         report.scopes = len(listed)
-        todo = [(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp]
-        parse_started = time.perf_counter()
-        for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
-            result = safe_read(indexer, project, scope)
-            self._diff_scope(scope, result.documents, result.diagnostics, changes, report)
-            changes.scopes.append((scope, fingerprint, result.diagnostics))
-            on_progress("parse", done, len(todo))
-        report.scopes_read = len(todo)
         report.files = len({f for _, sc, _ in listed for f in sc.files})
+        todo = [(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp]
         live = {sc.key for _, sc, _ in listed}
-        for key in stored:
-            if key not in live:
-                changes.dropped_scopes.append(key)
-                old = self.store.scope_docs(key)
-                changes.delete.extend(old)
-                report.deleted += len(old)
-        report.parse_ms = round((time.perf_counter() - parse_started) * 1000, 1)
-
-        lexical_started = time.perf_counter()
-        if changes.put or changes.delete or changes.dropped_scopes or force:
-            self._commit(changes, force, on_progress)
-        elif changes.scopes:  # files re-read without a document change (e.g. a new broken file): keep their diagnostics
-            self.store.begin()
-            self._put_scopes(changes)
-            self.store.commit()
-        report.lexical_ms = round((time.perf_counter() - lexical_started) * 1000, 1)
+        dropped = [key for key in stored if key not in live]
+        if todo or dropped or force:
+            self._stream(project, todo, dropped, force, report, on_progress)
 
         embed_started = time.perf_counter()
         if embed:
@@ -202,9 +239,44 @@ class Builder:
         self.store.set_meta({"last_rebuild": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
         return report
 
-    def _diff_scope(
-        self, scope: Scope, docs: list[Document], diags: list[Diagnostic], changes: _Changes, report: RebuildReport
+    def _stream(
+        self,
+        project: Project,
+        todo: list[tuple[Indexer, Scope, str]],
+        dropped: list[str],
+        force: bool,
+        report: RebuildReport,
+        on_progress: Progress,
     ) -> None:
+        """Parse each scope and write what changed at once (parse and write times are reported apart)."""
+        commit = _Commit(self, force, on_progress)
+        parse_s = 0.0
+        started = time.perf_counter()
+        try:
+            for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
+                parse_started = time.perf_counter()
+                result = safe_read(indexer, project, scope)
+                parse_s += time.perf_counter() - parse_started
+                self._apply_scope(scope, result.documents, result.diagnostics, commit, report)
+                self.store.put_scope(scope.key, scope.family, fingerprint, list(scope.files), result.diagnostics)
+                on_progress("parse", done, len(todo))
+            for key in dropped:
+                for uid in self.store.scope_docs(key):
+                    commit.delete(uid)
+                    report.deleted += 1
+                self.store.delete_scope(key)
+            commit.finish(bool(dropped))
+        except BaseException:
+            commit.abort()
+            raise
+        report.scopes_read = len(todo)
+        report.parse_ms = round(parse_s * 1000, 1)
+        report.lexical_ms = round((time.perf_counter() - started - parse_s) * 1000, 1)
+
+    def _apply_scope(
+        self, scope: Scope, docs: list[Document], diags: list[Diagnostic], commit: _Commit, report: RebuildReport
+    ) -> None:
+        """Write one scope's changed documents; a document whose file no longer parses is kept, marked stale."""
         old = self.store.scope_docs(scope.key)
         broken = {d.path: d.message for d in diags if d.code == "parse_error"}
         new = {d.uid: d for d in docs}
@@ -216,65 +288,17 @@ class Builder:
             else:
                 report.unchanged += 1
                 continue
-            changes.put.append((doc, scope.key, None))
+            commit.put(doc, scope.key)
         for uid, (_hash, path, _stale) in old.items():
             if uid in new:
                 continue
             reason = broken.get(path.split("#", 1)[0])
             if reason is not None:  # last good version stays searchable until the file parses again
-                changes.put.append((_Stale(uid), scope.key, reason))
+                self.store.mark_stale([uid], reason)
                 report.kept_stale += 1
             else:
-                changes.delete.append(uid)
+                commit.delete(uid)
                 report.deleted += 1
-
-    def _commit(self, changes: _Changes, force: bool, on_progress: Progress) -> None:
-        generation = self.store.generation() + 1
-        fingerprint = self._embed_fingerprint()
-        writer = self.lexical.writer()
-        self.store.begin()
-        try:
-            if force:
-                writer.delete_all_documents()
-            for uid in changes.delete:
-                self.store.delete_doc(uid)
-                self.lexical.delete(writer, uid)
-            total = len(changes.put)
-            for done, (doc, scope_key, stale) in enumerate(changes.put, 1):
-                if isinstance(doc, _Stale):
-                    self.store.mark_stale([doc.uid], stale)
-                    continue
-                self.store.put_doc(doc, scope_key, stale)
-                self.lexical.delete(writer, doc.uid)
-                if doc.kind in SEARCH_KINDS:
-                    self.lexical.add(writer, doc)
-                self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
-                if done % 2000 == 0:
-                    on_progress("index", done, total)
-            if force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
-                touched = {d.uid for d, _, _ in changes.put if not isinstance(d, _Stale)}
-                for doc in self.store.iter_docs(SEARCH_KINDS):
-                    if doc.uid not in touched:
-                        self.lexical.add(writer, doc)
-            self._put_scopes(changes)
-            touched = [d.uid for d, _, _ in changes.put if not isinstance(d, _Stale)] + changes.delete
-            self.store.log_changes(generation, touched, everything=force)
-            self.lexical.set_generation(writer, generation)
-            writer.commit()
-            writer.wait_merging_threads()
-            self.store.set_meta({"generation": str(generation)})
-            self.store.commit()
-        except BaseException:
-            self.store.rollback()
-            raise
-        self.lexical.reload()
-        on_progress("index", len(changes.put), len(changes.put))
-
-    def _put_scopes(self, changes: _Changes) -> None:
-        for scope, fp, diags in changes.scopes:
-            self.store.put_scope(scope.key, scope.family, fp, list(scope.files), diags)
-        for key in changes.dropped_scopes:
-            self.store.delete_scope(key)
 
     # ------------------------------------------------------------------ embeddings
 
@@ -302,25 +326,29 @@ class Builder:
         if not missing:
             return 0, "ready"
         more = limit is not None and len(missing) > limit
-        texts = self._texts_for_keys(set(missing[:limit] if more else missing), fingerprint)
+        missing = missing[:limit] if more else missing
         vectors = VectorFile(self.layout.vectors, self.embedder.dim)
         next_row = self.store.max_vector_row() + 1
         done = 0
-        keys = sorted(texts, key=lambda k: len(texts[k]))
         step = EMBED_BATCH if budget_s is None else BUDGETED_BATCH
         deadline = None if budget_s is None else time.perf_counter() + budget_s
         try:
-            for start in range(0, len(keys), step):
-                if deadline is not None and done and time.perf_counter() > deadline:
-                    return done, "pending"
-                batch = keys[start : start + step]
-                matrix = self.embedder.encode([texts[k] for k in batch])
-                vectors.write(next_row, np.asarray(matrix, dtype=np.float32))
-                self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
-                next_row += len(batch)
-                done += len(batch)
-                self.store.set_meta({"vectors_version": str(time.time_ns())})
-                on_progress("embed", done, len(keys))
+            # a group of texts at a time (read from the store), so a first build holds one group, not all;
+            # each group is embedded shortest first: batches of like lengths pad little
+            for group_start in range(0, len(missing), EMBED_GROUP):
+                texts = self._texts_for_keys(set(missing[group_start : group_start + EMBED_GROUP]), fingerprint)
+                keys = sorted(texts, key=lambda k: len(texts[k]))
+                for start in range(0, len(keys), step):
+                    if deadline is not None and done and time.perf_counter() > deadline:
+                        return done, "pending"
+                    batch = keys[start : start + step]
+                    matrix = self.embedder.encode([texts[k] for k in batch])
+                    vectors.write(next_row, np.asarray(matrix, dtype=np.float32))
+                    self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
+                    next_row += len(batch)
+                    done += len(batch)
+                    self.store.set_meta({"vectors_version": str(time.time_ns())})
+                    on_progress("embed", done, len(missing))
         except Exception as exc:  # a missing or broken model leaves a lexical-only index, said plainly
             return done, f"unavailable: {type(exc).__name__}: {exc}"
         return done, "pending" if more else "ready"
