@@ -13,8 +13,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from rapidfuzz import process
-from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import identifier_key, query_terms
@@ -23,7 +21,7 @@ from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
-from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors
+from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
@@ -258,15 +256,7 @@ class Engine:
         if key in snap.exact:
             return snap.exact[key]
         if len(key) >= 8 and len(query.split()) <= 3:
-            edits = 1 if len(key) < 12 else 2
-            near = None
-            # keys more than `edits` characters longer or shorter cannot be within `edits` edits
-            for length in range(len(key) - edits, len(key) + edits + 1):
-                found = process.extractOne(
-                    key, snap.exact_by_length.get(length, ()), scorer=DamerauLevenshtein.distance, score_cutoff=edits
-                )
-                if found is not None and (near is None or found[1] < near[1]):
-                    near = found
+            near = nearest_key(snap.exact_by_length, key, 1 if len(key) < 12 else 2)
             if near is not None:
                 return snap.exact[near[0]]
         return []

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import identifier_key, identifier_part_key
@@ -174,6 +176,31 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
         keys.sort()
     derive_wiki(snap)
     return snap
+
+
+def nearest_key(keys_by_length: dict[int, list[str]], key: str, edits: int) -> tuple[str, int] | None:
+    """The identifier key closest to ``key`` within ``edits`` Damerau-Levenshtein edits (the first of equals,
+    shortest length first), or None.
+
+    Keys more than ``edits`` characters longer or shorter cannot be that close. Within a length, plain
+    Levenshtein (bit-parallel, ~20x faster) filters first: a transposition is one Damerau-Levenshtein edit
+    but two Levenshtein ones, so no key within ``edits`` of the first is beyond ``2 * edits`` of the
+    second, and the candidates keep their order: the answer is the one a full Damerau-Levenshtein scan gives."""
+    near: tuple[str, int] | None = None
+    for length in range(len(key) - edits, len(key) + edits + 1):
+        keys = keys_by_length.get(length)
+        if not keys:
+            continue
+        candidates = process.extract(key, keys, scorer=Levenshtein.distance, score_cutoff=2 * edits, limit=None)
+        if not candidates:
+            continue
+        candidates.sort(key=lambda c: c[2])
+        found = process.extractOne(
+            key, [c[0] for c in candidates], scorer=DamerauLevenshtein.distance, score_cutoff=edits
+        )
+        if found is not None and (near is None or found[1] < near[1]):
+            near = (found[0], found[1])
+    return near
 
 
 def derive_wiki(snap: Snapshot) -> None:
