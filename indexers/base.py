@@ -52,6 +52,10 @@ class Indexer(ABC):
     def read(self, project: Project, scope: Scope) -> ScopeResult:
         """Parse one scope. Never raises for bad input: problems become diagnostics."""
 
+    def warm(self, project: Project, scopes: list[Scope]) -> None:  # noqa: B027 - optional hook, no-op by default
+        """Parse ahead what many scopes share (a long-lived watcher calls this once, so its first edit
+        does not pay for it). Never raises for bad input."""
+
 
 MAX_JSON_DEPTH = 32
 

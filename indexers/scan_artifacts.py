@@ -45,6 +45,13 @@ class ArtifactCache:
             result.problem(rel, error, code="parse_error")
         return index
 
+    def warm(self, project: Project, profiles: tuple[str, ...], shards: tuple[str, ...]) -> None:
+        """Load these files into the cache (already cached ones cost a stat)."""
+        for rel in profiles:
+            self._load(project, rel, _parse_profile)
+        for rel in shards:
+            self._load(project, rel, _parse_shard)
+
     def shard_descriptions(
         self, project: Project, shards: tuple[str, ...], display: str, result: ScopeResult
     ) -> tuple[str, dict[str, str]]:

@@ -137,6 +137,14 @@ class ScanIndexer(Indexer):
                 )
         return scopes, diagnostics
 
+    def warm(self, project: Project, scopes: list[Scope]) -> None:
+        """Parse every relationship profile and ``_schema`` shard once: a table edit reads them all (its
+        descriptions may be in any shard), ~5 s at 100k columns when nothing is cached yet."""
+        mine = [s for s in scopes if s.family == self.family and s.key.count(":") == 2]
+        profiles = dict.fromkeys(rel for s in mine for rel in s.get("profiles"))
+        shards = dict.fromkeys(rel for s in mine for rel in s.get("shards"))
+        self.cache.warm(project, tuple(profiles), tuple(shards))
+
     def read(self, project: Project, scope: Scope) -> ScopeResult:
         if scope.key.count(":") == 1:
             return self._read_snapshot(project, scope)

@@ -9,14 +9,17 @@ and repairs by re-deriving the lexical index from the store (see integrity.py).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import tantivy
 
 from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, safe_read
@@ -27,7 +30,7 @@ from ktx_index.errors import Stopped
 from ktx_index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
 from ktx_index.reports import RebuildReport, StaleFile
-from ktx_index.store import DocStore
+from ktx_index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.texts import embedding_texts
 from ktx_index.vectors import VectorFile, vector_key
 
@@ -36,6 +39,8 @@ EMBED_BATCH = 256
 #: Time a rebuild that does not embed (serve's and the watcher's catch-up) still spends re-embedding what a
 #: repair lost, before its commit is served; the rest, if any, follows in the background.
 REPAIR_EMBED_S = 60.0
+#: Texts read from the store at a time for embedding (their documents are loaded to get the texts).
+EMBED_GROUP = 8192
 #: Batch size under a time budget: a long wiki chunk takes ~15 ms, so a batch never overruns by much.
 BUDGETED_BATCH = 8
 
@@ -44,28 +49,57 @@ def _noop(_stage: str, _done: int, _total: int) -> None:
     pass
 
 
-def file_stats(root: Path) -> Callable[[str], tuple[int, int] | None]:
-    """(size, mtime_ns) of project files, each stat'ed once (a file shared by many scopes)."""
-    cache: dict[str, tuple[int, int] | None] = {}
+class FileStats:
+    """Files' parts of scope fingerprints ('<rel>:(size, mtime_ns)', or '<rel>:None' when missing), each file
+    stat'ed and formatted once per rebuild: the profile and shard files are shared by thousands of table
+    scopes, whose file lists end alike, so those tails are joined once too."""
 
-    def stat(rel: str) -> tuple[int, int] | None:
-        if rel not in cache:
+    def __init__(self, root: Path) -> None:
+        self.prefix = f"{root}{os.sep}"
+        self.parts: dict[str, str] = {}
+        self.tails: dict[tuple[str, ...], str] = {}
+
+    def __call__(self, rel: str) -> str:
+        part = self.parts.get(rel)
+        if part is None:
             try:
-                st = (root / rel).stat()
-                cache[rel] = (st.st_size, st.st_mtime_ns)
+                st = os.stat(self.prefix + rel)  # not pathlib: a large project stats ~100k files per rebuild
+                part = f"{rel}:{(st.st_size, st.st_mtime_ns)}"
             except OSError:
-                cache[rel] = None
-        return cache[rel]
+                part = f"{rel}:None"
+            self.parts[rel] = part
+        return part
 
-    return stat
+    def exists(self, rel: str) -> bool:
+        return not self(rel).endswith(":None")  # a stat's part ends with its (size, mtime) tuple
+
+    def joined(self, files: tuple[str, ...]) -> str:
+        if len(files) < 3:
+            return "\n".join(map(self, files))
+        tail = self.tails.get(files[1:])
+        if tail is None:
+            tail = self.tails[files[1:]] = "\n".join(map(self, files[1:]))
+        return self(files[0]) + "\n" + tail
 
 
-def scope_fingerprint(scope: Scope, stat: Callable[[str], tuple[int, int] | None]) -> str:
+def file_stats(root: Path) -> FileStats:
+    return FileStats(root)
+
+
+def scope_fingerprint(scope: Scope, stat: FileStats) -> str:
     """Changes when any of the scope's files changes size or modification time, appears or vanishes."""
-    parts = [scope.key, json.dumps(scope.context, default=str)]
-    for rel in scope.files:
-        parts.append(f"{rel}:{stat(rel)}")
+    try:
+        context = _context_json(scope.context)
+    except TypeError:  # an unhashable context: not cached
+        context = json.dumps(scope.context, default=str)
+    parts = [scope.key, context, stat.joined(scope.files)] if scope.files else [scope.key, context]
     return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _context_json(context: tuple) -> str:
+    """Thousands of table scopes share a few contexts (their connection's shard and profile lists)."""
+    return json.dumps(context, default=str)
 
 
 @dataclass
@@ -76,7 +110,7 @@ class ScopePlan:
     todo: list[tuple[Indexer, Scope, str]]  # those whose fingerprint differs from the committed one
     dropped: list[str]  # committed scopes that are gone
     diagnostics: list[Diagnostic]  # from listing
-    stat: Callable[[str], tuple[int, int] | None]
+    stat: FileStats
 
 
 def plan_scopes(project: Project, indexers: list[Indexer], stored: dict[str, str], force: bool = False) -> ScopePlan:
@@ -97,19 +131,74 @@ def plan_scopes(project: Project, indexers: list[Indexer], stored: dict[str, str
     )
 
 
-@dataclass(frozen=True)
-class _Stale:
-    """Marker in the change list: keep this document as it is, flagged with the parse error."""
+class _Commit:
+    """One rebuild's writes, applied scope by scope as they are parsed, so memory holds one scope's
+    documents at a time (the SQLite transaction and tantivy's bounded writer heap take the rest).
 
-    uid: str
+    Nothing is visible before ``finish``: the store transaction commits last, after the lexical index
+    is stamped with the new generation, as a one-shot commit did. The tantivy writer is opened at the
+    first document change only, so files re-read without one just update their scope rows."""
 
+    def __init__(self, builder: Builder, force: bool, on_progress: Progress) -> None:
+        self.builder, self.store, self.lexical = builder, builder.store, builder.lexical
+        self.force, self.on_progress = force, on_progress
+        self.fingerprint = builder._embed_fingerprint()
+        self.writer: tantivy.IndexWriter | None = None
+        self.touched: set[str] = set()  # uids put or deleted, for readers' deltas (and a forced re-add)
+        self.log_all = force
+        self.writes = 0
+        self.store.begin()
 
-@dataclass
-class _Changes:
-    put: list[tuple[Document | _Stale, str, str | None]] = field(default_factory=list)  # doc, scope, stale reason
-    delete: list[str] = field(default_factory=list)
-    scopes: list[tuple[Scope, str, list[Diagnostic]]] = field(default_factory=list)
-    dropped_scopes: list[str] = field(default_factory=list)
+    def _lexical(self) -> tantivy.IndexWriter:
+        if self.writer is None:
+            self.writer = self.lexical.writer()
+            if self.force:
+                self.writer.delete_all_documents()
+        return self.writer
+
+    def _touch(self, uid: str) -> None:
+        if not self.log_all or self.force:
+            self.touched.add(uid)
+            if len(self.touched) > CHANGE_LOG_MAX and not self.force:
+                self.log_all, self.touched = True, set()  # readers will load everything anyway
+
+    def delete(self, uid: str) -> None:
+        self.store.delete_doc(uid)
+        self.lexical.delete(self._lexical(), uid)
+        self._touch(uid)
+
+    def put(self, doc: Document, scope_key: str) -> None:
+        writer = self._lexical()
+        self.store.put_doc(doc, scope_key)
+        self.lexical.delete(writer, doc.uid)
+        if doc.kind in SEARCH_KINDS:
+            self.lexical.add(writer, doc)
+        self.store.put_chunks(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
+        self._touch(doc.uid)
+        self.writes += 1
+
+    def finish(self, dropped_scopes: bool) -> None:
+        """Commit: a new generation when a document changed (or scopes vanished, or forced), else scope rows only."""
+        if self.writer is None and not dropped_scopes and not self.force:
+            self.store.commit()
+            return
+        writer = self._lexical()
+        generation = self.store.generation() + 1
+        if self.force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
+            for doc in self.store.iter_docs(SEARCH_KINDS):
+                if doc.uid not in self.touched:
+                    self.lexical.add(writer, doc)
+        self.store.log_changes(generation, self.touched, everything=self.log_all)
+        self.lexical.set_generation(writer, generation)
+        writer.commit()
+        writer.wait_merging_threads()
+        self.store.set_meta({"generation": str(generation)})
+        self.store.commit()
+        self.lexical.reload()
+        self.on_progress("index", self.writes, self.writes)
+
+    def abort(self) -> None:
+        self.store.rollback()  # an open tantivy writer is dropped uncommitted
 
 
 class Builder:
@@ -155,42 +244,26 @@ class Builder:
 
     # ------------------------------------------------------------------ rebuild
 
+    def warm(self) -> None:
+        """Let every indexer parse ahead what its scopes share, so a watcher's first edit is as quick as the
+        next ones (at 100k columns the ``_schema`` shards alone take ~5 s to parse)."""
+        project = load_project(self.root)
+        for indexer in self.indexers:
+            indexer.warm(project, indexer.scopes(project)[0])
+
     def rebuild(self, force: bool = False, on_progress: Progress = _noop, embed: bool = True) -> RebuildReport:
         """Commit what changed; then embed new texts unless embed=False (they are left pending, so a
         large first build is searchable lexically at once and embeddings catch up with embed_pending)."""
         started = time.perf_counter()
         project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
-        changes = _Changes()
         plan = plan_scopes(project, self.indexers, self.store.scope_fingerprints(), force)
         diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
-        listed, todo = plan.listed, plan.todo
+        listed = plan.listed
         report.scopes = len(listed)
-        parse_started = time.perf_counter()
-        for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
-            if self.should_stop():  # nothing is committed yet: the whole batch is discarded
-                raise Stopped(f"stopped while reading files ({done - 1}/{len(todo)} scopes read); nothing committed")
-            result = safe_read(indexer, project, scope)
-            self._diff_scope(scope, result.documents, result.diagnostics, changes, report)
-            changes.scopes.append((scope, fingerprint, result.diagnostics))
-            on_progress("parse", done, len(todo))
-        report.scopes_read = len(todo)
         report.files = len({f for _, sc, _ in listed for f in sc.files})
-        for key in plan.dropped:
-            changes.dropped_scopes.append(key)
-            old = self.store.scope_docs(key)
-            changes.delete.extend(old)
-            report.deleted += len(old)
-        report.parse_ms = round((time.perf_counter() - parse_started) * 1000, 1)
-
-        lexical_started = time.perf_counter()
-        if changes.put or changes.delete or changes.dropped_scopes or force:
-            self._commit(changes, force, on_progress)
-        elif changes.scopes:  # files re-read without a document change (e.g. a new broken file): keep their diagnostics
-            self.store.begin()
-            self._put_scopes(changes)
-            self.store.commit()
-        report.lexical_ms = round((time.perf_counter() - lexical_started) * 1000, 1)
+        if plan.todo or plan.dropped or force:
+            self._stream(project, plan.todo, plan.dropped, force, report, on_progress)
 
         embed_started = time.perf_counter()
         if embed:
@@ -212,9 +285,48 @@ class Builder:
         self.store.set_meta({"last_rebuild": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
         return report
 
-    def _diff_scope(
-        self, scope: Scope, docs: list[Document], diags: list[Diagnostic], changes: _Changes, report: RebuildReport
+    def _stream(
+        self,
+        project: Project,
+        todo: list[tuple[Indexer, Scope, str]],
+        dropped: list[str],
+        force: bool,
+        report: RebuildReport,
+        on_progress: Progress,
     ) -> None:
+        """Parse each scope and write what changed at once (parse and write times are reported apart)."""
+        commit = _Commit(self, force, on_progress)
+        parse_s = 0.0
+        started = time.perf_counter()
+        try:
+            for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
+                if self.should_stop():  # nothing is committed yet: the whole batch is discarded (abort below)
+                    raise Stopped(
+                        f"stopped while reading files ({done - 1}/{len(todo)} scopes read); nothing committed"
+                    )
+                parse_started = time.perf_counter()
+                result = safe_read(indexer, project, scope)
+                parse_s += time.perf_counter() - parse_started
+                self._apply_scope(scope, result.documents, result.diagnostics, commit, report)
+                self.store.put_scope(scope.key, scope.family, fingerprint, list(scope.files), result.diagnostics)
+                on_progress("parse", done, len(todo))
+            for key in dropped:
+                for uid in self.store.scope_docs(key):
+                    commit.delete(uid)
+                    report.deleted += 1
+                self.store.delete_scope(key)
+            commit.finish(bool(dropped))
+        except BaseException:
+            commit.abort()
+            raise
+        report.scopes_read = len(todo)
+        report.parse_ms = round(parse_s * 1000, 1)
+        report.lexical_ms = round((time.perf_counter() - started - parse_s) * 1000, 1)
+
+    def _apply_scope(
+        self, scope: Scope, docs: list[Document], diags: list[Diagnostic], commit: _Commit, report: RebuildReport
+    ) -> None:
+        """Write one scope's changed documents; a document whose file no longer parses is kept, marked stale."""
         old = self.store.scope_docs(scope.key)
         broken = {d.path: d.message for d in diags if d.code == "parse_error"}
         new = {d.uid: d for d in docs}
@@ -226,63 +338,17 @@ class Builder:
             else:
                 report.unchanged += 1
                 continue
-            changes.put.append((doc, scope.key, None))
+            commit.put(doc, scope.key)
         for uid, (_hash, path, _stale) in old.items():
             if uid in new:
                 continue
             reason = broken.get(path.split("#", 1)[0])
             if reason is not None:  # last good version stays searchable until the file parses again
-                changes.put.append((_Stale(uid), scope.key, reason))
+                self.store.mark_stale([uid], reason)
                 report.kept_stale += 1
             else:
-                changes.delete.append(uid)
+                commit.delete(uid)
                 report.deleted += 1
-
-    def _commit(self, changes: _Changes, force: bool, on_progress: Progress) -> None:
-        generation = self.store.generation() + 1
-        fingerprint = self._embed_fingerprint()
-        writer = self.lexical.writer()
-        self.store.begin()
-        try:
-            if force:
-                writer.delete_all_documents()
-            for uid in changes.delete:
-                self.store.delete_doc(uid)
-                self.lexical.delete(writer, uid)
-            total = len(changes.put)
-            for done, (doc, scope_key, stale) in enumerate(changes.put, 1):
-                if isinstance(doc, _Stale):
-                    self.store.mark_stale([doc.uid], stale)
-                    continue
-                self.store.put_doc(doc, scope_key, stale)
-                self.lexical.delete(writer, doc.uid)
-                if doc.kind in SEARCH_KINDS:
-                    self.lexical.add(writer, doc)
-                self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
-                if done % 2000 == 0:
-                    on_progress("index", done, total)
-            if force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
-                touched = {d.uid for d, _, _ in changes.put if not isinstance(d, _Stale)}
-                for doc in self.store.iter_docs(SEARCH_KINDS):
-                    if doc.uid not in touched:
-                        self.lexical.add(writer, doc)
-            self._put_scopes(changes)
-            self.lexical.set_generation(writer, generation)
-            writer.commit()
-            writer.wait_merging_threads()
-            self.store.set_meta({"generation": str(generation)})
-            self.store.commit()
-        except BaseException:
-            self.store.rollback()
-            raise
-        self.lexical.reload()
-        on_progress("index", len(changes.put), len(changes.put))
-
-    def _put_scopes(self, changes: _Changes) -> None:
-        for scope, fp, diags in changes.scopes:
-            self.store.put_scope(scope.key, scope.family, fp, list(scope.files), diags)
-        for key in changes.dropped_scopes:
-            self.store.delete_scope(key)
 
     # ------------------------------------------------------------------ embeddings
 
@@ -310,25 +376,29 @@ class Builder:
         if not missing:
             return 0, "ready"
         more = limit is not None and len(missing) > limit
-        texts = self._texts_for_keys(set(missing[:limit] if more else missing), fingerprint)
+        missing = missing[:limit] if more else missing
         vectors = VectorFile(self.layout.vectors, self.embedder.dim)
         next_row = self.store.max_vector_row() + 1
         done = 0
-        keys = sorted(texts, key=lambda k: len(texts[k]))
         step = EMBED_BATCH if budget_s is None else BUDGETED_BATCH
         deadline = None if budget_s is None else time.perf_counter() + budget_s
         try:
-            for start in range(0, len(keys), step):
-                if (deadline is not None and done and time.perf_counter() > deadline) or self.should_stop():
-                    return done, "pending"  # every batch embedded so far is committed; the rest waits
-                batch = keys[start : start + step]
-                matrix = self.embedder.encode([texts[k] for k in batch])
-                vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
-                self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
-                next_row += len(batch)
-                done += len(batch)
-                self.store.set_meta({"vectors_version": str(time.time_ns())})
-                on_progress("embed", done, len(keys))
+            # a group of texts at a time (read from the store), so a first build holds one group, not all;
+            # each group is embedded shortest first: batches of like lengths pad little
+            for group_start in range(0, len(missing), EMBED_GROUP):
+                texts = self._texts_for_keys(set(missing[group_start : group_start + EMBED_GROUP]), fingerprint)
+                keys = sorted(texts, key=lambda k: len(texts[k]))
+                for start in range(0, len(keys), step):
+                    if (deadline is not None and done and time.perf_counter() > deadline) or self.should_stop():
+                        return done, "pending"  # every batch embedded so far is committed; the rest waits
+                    batch = keys[start : start + step]
+                    matrix = self.embedder.encode([texts[k] for k in batch])
+                    vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
+                    self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
+                    next_row += len(batch)
+                    done += len(batch)
+                    self.store.set_meta({"vectors_version": str(time.time_ns())})
+                    on_progress("embed", done, len(missing))
         except Exception as exc:  # a missing or broken model leaves a lexical-only index, said plainly
             return done, f"unavailable: {type(exc).__name__}: {exc}"
         return done, "pending" if more else "ready"
@@ -338,6 +408,7 @@ class Builder:
         for doc in self.store.iter_docs(SEARCH_KINDS):
             self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
         self.store.set_meta({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
+        self.store.bump_vector_epoch()
         self.store.commit()
 
     def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:

@@ -23,6 +23,8 @@ MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 RUNTIMES = ("onnx", "torch")
 #: Encodes of at most this many texts (queries) run on one thread.
 SINGLE_THREAD_BATCH = 4
+#: Concurrent batches of a bulk encode: one per core.
+BULK_WORKERS = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2, 8))
 
 
 class Embedder(Protocol):
@@ -103,8 +105,9 @@ class MiniLMEmbedder:
             try:
                 if not path.exists():
                     onnx_model.export(self._torch_model(), model_dir, path)
-                threads = 1 if role == "query" else 0  # 0: onnxruntime's default, one per physical core
-                self._onnx[role] = onnx_model.OnnxEncoder(path, model_dir, threads, self.batch_size)
+                # one thread per session call: a query never stalls on a busy core, and bulk encodes run one
+                # call per core side by side (encode_bulk), which beats one call spread over both cores
+                self._onnx[role] = onnx_model.OnnxEncoder(path, model_dir, 1, self.batch_size)
             except Exception as exc:  # no onnxruntime, an exporter that fails, an unwritable cache
                 self.runtime = "torch"
                 reason = f"ONNX runtime unavailable ({type(exc).__name__}: {exc}); using PyTorch"
@@ -116,6 +119,8 @@ class MiniLMEmbedder:
         """Release the ONNX Runtime sessions (and the PyTorch model) before the process exits, so no
         runtime thread is torn down by the interpreter's exit; they are loaded again on next use."""
         with self._lock:
+            for encoder in self._onnx.values():
+                encoder.close()
             self._onnx.clear()
             self._model = None
 
@@ -130,6 +135,8 @@ class MiniLMEmbedder:
             if encoder is None:
                 vectors = self._torch_encode(ordered, query)
         if encoder is not None:  # ONNX sessions run concurrently: a query never waits behind a bulk encode
+            if not query:  # batches cut by token count, one per core at a time; rows in input order
+                return encoder.encode_bulk(texts, workers=BULK_WORKERS)
             vectors = encoder.encode(ordered)
         out = np.empty_like(vectors)
         out[order] = vectors

@@ -126,4 +126,6 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[
     if adopt:
         store.put_vectors(adopt)
         repairs.append(f"re-attached {len(adopt)} vectors from the vector file's own keys (nothing re-embedded)")
+    if lost or adopt:  # rows forgotten or re-keyed: readers load their vectors whole (search/delta.py)
+        store.bump_vector_epoch()
     return repairs, lost

@@ -13,12 +13,15 @@ import json
 import os
 import tempfile
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 EXPORT_VERSION = 1
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: Padded tokens per batch in ``encode_bulk`` (16 texts of 64 tokens, 128 of 8).
+BULK_TOKEN_BUDGET = 1024
 #: An exported model must reproduce the PyTorch vectors to this cosine, or it is not used.
 MIN_AGREEMENT = 0.9999
 
@@ -105,7 +108,11 @@ class OnnxEncoder:
         config = json.loads((model_dir / "sentence_bert_config.json").read_text())
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(int(config.get("max_seq_length", 256)))
+        self.bulk_tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))  # no padding: batches pad
+        self.bulk_tokenizer.enable_truncation(int(config.get("max_seq_length", 256)))
+        self.bulk_tokenizer.no_padding()  # tokenizer.json may carry a padding setting
         self.tokenizer.enable_padding()
+        self._pool: ThreadPoolExecutor | None = None
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -120,11 +127,55 @@ class OnnxEncoder:
             [self._batch(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
         )
 
+    def encode_bulk(self, texts: list[str], workers: int = 1, token_budget: int = BULK_TOKEN_BUDGET) -> np.ndarray:
+        """Many texts: tokenized once, ordered by token count, cut into batches of about ``token_budget``
+        padded tokens (large batches of short texts, small ones of long texts), run on ``workers``
+        concurrent calls of this session (onnxruntime releases the GIL). Rows come back in input order."""
+        encodings = self.bulk_tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        batches, start = [], 0
+        while start < len(order):
+            end = start + 1
+            while end < len(order) and (end - start + 1) * len(encodings[order[end]].ids) <= token_budget:
+                end += 1
+            batches.append(order[start:end])
+            start = end
+
+        def run(batch: list[int]) -> np.ndarray:
+            width = len(encodings[batch[-1]].ids)  # the longest: the batch is sorted
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            return self._run(ids, mask, np.zeros_like(ids))
+
+        out = np.empty((len(texts), self.session.get_outputs()[0].shape[-1] or 384), dtype=np.float32)
+        if workers > 1 and len(batches) > 1:
+            if self._pool is None or self._pool._max_workers != workers:
+                self._pool = ThreadPoolExecutor(workers, thread_name_prefix="ktx-index-embed")
+            results = list(self._pool.map(run, batches))
+        else:
+            results = [run(b) for b in batches]
+        for batch, vectors in zip(batches, results, strict=True):
+            out[batch] = vectors
+        return out
+
+    def close(self) -> None:
+        """Stop the bulk-encode threads (idle between encodes), so none outlives the session."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
     def _batch(self, texts: list[str]) -> np.ndarray:
         encodings = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        return self._run(ids, mask, types)
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray, types: np.ndarray) -> np.ndarray:
         (hidden,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)

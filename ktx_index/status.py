@@ -25,7 +25,7 @@ def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) ->
     changed: set[str] = set()
     for _indexer, scope, _fingerprint in plan.todo:
         old = set(stored_files.get(scope.key, []))
-        changed.update(f for f in scope.files if f not in old or plan.stat(f) is not None)
+        changed.update(f for f in scope.files if f not in old or plan.stat.exists(f))
     for key in plan.dropped:
         changed.update(stored_files.get(key, []))
     return sorted(changed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -33,12 +34,20 @@ CREATE TABLE IF NOT EXISTS docs (
 );
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(scope);
 CREATE INDEX IF NOT EXISTS docs_kind ON docs(kind, connection);
+CREATE INDEX IF NOT EXISTS docs_stale ON docs(stale) WHERE stale IS NOT NULL;
 CREATE TABLE IF NOT EXISTS chunks (
     uid TEXT NOT NULL, idx INTEGER NOT NULL, key TEXT NOT NULL, PRIMARY KEY (uid, idx)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS chunks_key ON chunks(key);
 CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vectors_row ON vectors(row);
+CREATE TABLE IF NOT EXISTS changes (generation INTEGER NOT NULL, uid TEXT NOT NULL, PRIMARY KEY (generation, uid))
+    WITHOUT ROWID;
 """
+#: Generations of changed uids kept for readers (search/delta.py); a reader further behind loads everything.
+CHANGE_LOG_GENERATIONS = 64
+#: A commit changing more documents than this is not logged: readers load everything after it anyway.
+CHANGE_LOG_MAX = 20_000
 #: Held in columns, so left out of the compressed body.
 COLUMN_FIELDS = {"uid", "kind", "connection_id", "path", "content_hash"}
 #: The compression dictionary: field names seen in documents. Frozen; changing it needs a FORMAT_VERSION bump.
@@ -246,6 +255,31 @@ class DocStore:
     def uid_hashes(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT uid, hash FROM docs"))
 
+    # ------------------------------------------------------------------ change log (reader deltas)
+
+    def log_changes(self, generation: int, uids: Iterable[str], everything: bool = False) -> None:
+        """Record which documents a commit at ``generation`` touched (inside its transaction), so readers
+        can apply it as a delta; ``everything`` (a forced or very large commit) makes them load it whole."""
+        uids = set(uids)
+        if everything or len(uids) > CHANGE_LOG_MAX:
+            self.db.execute("DELETE FROM changes")
+            self.set_meta({"changes_from": str(generation)})
+            return
+        floor = max(int(self.get_meta("changes_from", str(generation - 1)) or 0), generation - CHANGE_LOG_GENERATIONS)
+        self.db.executemany(
+            "INSERT OR IGNORE INTO changes(generation, uid) VALUES (?, ?)", [(generation, u) for u in uids]
+        )
+        self.db.execute("DELETE FROM changes WHERE generation <= ?", (floor,))
+        self.set_meta({"changes_from": str(floor)})
+
+    def changes_since(self, generation: int, meta: dict[str, str]) -> set[str] | None:
+        """uids changed after ``generation`` up to ``meta``'s generation, or None when the log does not cover
+        that span (too old, forced, a new store): the caller loads everything."""
+        start = meta.get("changes_from")
+        if start is None or generation < int(start) or generation > int(meta.get("generation", "0")):
+            return None
+        return {uid for (uid,) in self.db.execute("SELECT uid FROM changes WHERE generation > ?", (generation,))}
+
     # ------------------------------------------------------------------ chunks and vectors
 
     def put_chunks(self, uid: str, keys: list[str]) -> None:
@@ -261,6 +295,34 @@ class DocStore:
                 "SELECT c.uid, v.row FROM chunks c LEFT JOIN vectors v ON v.key = c.key ORDER BY c.uid, c.idx"
             )
         )
+
+    def chunk_rows_of(self, uids: list[str]) -> list[tuple[str, int | None]]:
+        """``chunk_rows`` for these documents only."""
+        out: list[tuple[str, int | None]] = []
+        for start in range(0, len(uids), 500):
+            batch = uids[start : start + 500]
+            out.extend(
+                self.db.execute(
+                    "SELECT c.uid, v.row FROM chunks c LEFT JOIN vectors v ON v.key = c.key "
+                    f"WHERE c.uid IN ({','.join('?' * len(batch))}) ORDER BY c.uid, c.idx",
+                    batch,
+                )
+            )
+        return sorted(out, key=lambda r: r[0])  # stable: a document's chunks stay in order
+
+    def uids_with_vectors_after(self, row: int) -> list[str]:
+        """Documents with a chunk whose vector row is above ``row`` (embedded since a reader read them)."""
+        # CROSS JOIN keeps vectors (by its row index) as the outer loop: the few new rows, not every chunk
+        sql = "SELECT DISTINCT c.uid FROM vectors v CROSS JOIN chunks c ON c.key = v.key WHERE v.row > ?"
+        return [uid for (uid,) in self.db.execute(sql, (row,))]
+
+    def forget_vectors_from(self, row: int) -> None:
+        """Drop vector rows from ``row`` on; readers holding them must load their vectors whole."""
+        self.db.execute("DELETE FROM vectors WHERE row >= ?", (row,))
+        self.bump_vector_epoch()
+
+    def bump_vector_epoch(self) -> None:
+        self.set_meta({"vector_epoch": str(time.time_ns())})
 
     def missing_vector_keys(self) -> list[str]:
         rows = self.db.execute(

@@ -70,15 +70,18 @@ class VectorFile:
         self._ensure_header()
         _write_at(self.keys_path, HEADER.size + first_row * RECORD.size, records)
 
-    def read_rows(self, rows: np.ndarray) -> np.ndarray:
-        """Gather rows into a dense in-memory matrix (one copy; the file stays mapped, not loaded)."""
+    def read_rows(self, rows: np.ndarray, spare: int = 0) -> np.ndarray:
+        """Gather rows into a dense in-memory matrix (one copy; the file stays mapped, not loaded), followed by
+        ``spare`` uninitialised rows (a reader appends later vectors there without copying the matrix)."""
         count = self.rows()
-        if len(rows) == 0 or count == 0:
-            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.empty((len(rows) + spare, self.dim), dtype=np.float32)
+        if len(rows) == 0:
+            return out
         if int(rows.max()) >= count:
             raise ValueError(f"{self.path.name} has {count} rows but row {int(rows.max())} is referenced")
         mapped = np.memmap(self.path, dtype=DTYPE, mode="r", shape=(count, self.dim))
-        return mapped[rows].astype(np.float32)
+        out[: len(rows)] = mapped[rows]
+        return out
 
     # ------------------------------------------------------------------ the sidecar
 

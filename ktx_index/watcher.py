@@ -93,6 +93,7 @@ class Watcher:
         self._retry_at = 0.0
         self.error: BaseException | None = None  # what ended the watcher, when it failed
         self.ready = threading.Event()
+        self._warmed = False  # shared files parsed ahead once, after the first commit (Builder.warm)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -187,6 +188,9 @@ class Watcher:
                 # at once, a burst's rest in idle slices
                 if self._attempt("commit", self._commit):
                     catch_up = False
+                    self.ready.set()
+                    if not self._warmed:  # parse shared files ahead, while readers start; events meanwhile queue
+                        self._warmed = bool(self._attempt("warm", self.service.acquire_writer().warm))
                     backlog = bool(self._attempt("embed", self._embed_slice))
                 self.ready.set()
             elif backlog and time.monotonic() >= self._retry_at:  # idle: embed what the commits left pending

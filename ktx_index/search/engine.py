@@ -6,13 +6,12 @@ when a writer committed.
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 import time
 
 import numpy as np
-from rapidfuzz import process
-from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import identifier_key, query_terms
@@ -21,8 +20,9 @@ from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
+from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.signals import coherence, value_columns
-from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors
+from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
@@ -56,6 +56,7 @@ class Engine:
         self.model_error: str | None = None
         self.embedding_status = ""
         self._next_vector_load = 0.0
+        self.last_refresh = ""  # "full" or "delta": how the latest commit was taken in
         self.refresh()
 
     def close(self) -> None:
@@ -64,7 +65,9 @@ class Engine:
     # ------------------------------------------------------------------ loading
 
     def refresh(self, force: bool = False) -> bool:
-        """Reload what changed since the last query. Cheap when nothing did."""
+        """Take in what writers committed since the last query: cheap when nothing changed, a delta
+        (search/delta.py) for a commit of a few documents, a full load otherwise. The new snapshot
+        replaces the old one whole; queries already running keep ranking against the old one."""
         meta = self.store.meta()
         self.embedding_status = meta.get("embedding_status", "")
         generation = int(meta.get("generation", "0"))
@@ -80,20 +83,46 @@ class Engine:
         ):
             return False  # a backlog is being embedded in slices: take its new vectors at a bounded rate
         with self._lock:
-            if force or generation != snap.generation:
+            old = self.snapshot
+            if not force and generation == old.generation and vectors_version == old.vectors_version:
+                return False  # another thread took this commit in while we waited
+            changed: set[str] | None = set()
+            if force or generation != old.generation:
                 self.lexical.reload()
                 lexical_generation = self.lexical.generation()
                 if lexical_generation < generation:  # behind the store: never a state a writer commits
                     self.lexical_error = (
                         f"lexical index is at generation {lexical_generation}, the store at {generation}"
                     )
-                snap = load_documents(self.store, generation)
+                changed = None if force or old.generation < 0 else self.store.changes_since(old.generation, meta)
+                if changed is not None and len(changed) > MAX_DELTA_SHARE * max(1, len(old.doc_uids)):
+                    changed = None
+                how = "full"
+                if changed is not None:
+                    try:
+                        snap, old_to_new = apply_documents(old, self.store, generation, changed)
+                        how = "delta"
+                    except Exception as exc:  # never serve a half-applied delta: the full load below repairs it
+                        how = f"full (delta failed: {type(exc).__name__}: {exc})"
+                        changed = None
+                    else:
+                        old.entries = {}  # handed over to the new snapshot; a later delta from `old` would be wrong
+                if changed is None:
+                    snap = load_documents(self.store, generation)
+                self.last_refresh = how
             else:
-                snap = Snapshot(**{**snap.__dict__})
+                snap, old_to_new = copy.copy(old), np.arange(len(old.doc_uids), dtype=np.int64)
             snap.vectors_version = vectors_version
             if self.embedder is not None:
                 started = time.monotonic()
-                self.vector_error = load_vectors(self.store, VectorFile(self.layout.vectors, self.embedder.dim), snap)
+                vectors = VectorFile(self.layout.vectors, self.embedder.dim)
+                applied = (
+                    changed is not None
+                    and self.vector_error is None
+                    and apply_vectors(old, snap, self.store, vectors, changed, old_to_new)
+                )
+                if not applied:
+                    self.vector_error = load_vectors(self.store, vectors, snap)
                 took = time.monotonic() - started
                 self._next_vector_load = started + took * (1 + VECTOR_RELOAD_SPACING) if took > 0.05 else 0.0
             self.snapshot = snap
@@ -311,15 +340,7 @@ class Engine:
         if key in snap.exact:
             return snap.exact[key]
         if len(key) >= 8 and len(query.split()) <= 3:
-            edits = 1 if len(key) < 12 else 2
-            near = None
-            # keys more than `edits` characters longer or shorter cannot be within `edits` edits
-            for length in range(len(key) - edits, len(key) + edits + 1):
-                found = process.extractOne(
-                    key, snap.exact_by_length.get(length, ()), scorer=DamerauLevenshtein.distance, score_cutoff=edits
-                )
-                if found is not None and (near is None or found[1] < near[1]):
-                    near = found
+            near = nearest_key(snap.exact_by_length, key, 1 if len(key) < 12 else 2)
             if near is not None:
                 return snap.exact[near[0]]
         return []

@@ -1,31 +1,62 @@
-"""What a query needs in memory, loaded from the store at one generation.
+"""What a query needs in memory, loaded from the store at one generation, and kept current by deltas.
 
 Per-document kind and connection codes, the exact-identifier map, container parents, wiki
 links and the vector matrix; documents themselves stay in the store and are fetched only
 for the few results returned.
+
+A commit changes a few documents of a large index, so a reader does not load everything
+again: ``apply_documents`` and ``apply_vectors`` (search/delta.py) derive a new snapshot from
+the previous one and the documents the store logged as changed. Everything a snapshot holds
+per document comes from ``doc_entry`` (one store row → one ``DocEntry``) and the arrays in
+``DOC_ARRAYS``, which the full load and a delta both use: a new per-document value is added
+in those two places. Snapshots are never mutated once a query may hold them (copy-on-write).
 """
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import identifier_key, identifier_part_key
 from ktx_index.search.facts import Facts, load_facts
-from ktx_index.store import DocStore
+from ktx_index.store import DocStore, unpack
 from ktx_index.vectors import VectorFile
 
 #: A mention that names more items than this (e.g. 'created_at') is not linked.
 MAX_LINK_TARGETS = 6
+KIND_CODE = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
+
+
+@dataclass(frozen=True, slots=True)
+class WikiInfo:
+    scope: str | None  # USER or GLOBAL
+    ref_id: str
+    mentions: tuple[str, ...]
+    connections: tuple[str, ...] = ()  # the connections a tagged page applies to (none: every connection)
+
+
+@dataclass(frozen=True, slots=True)
+class DocEntry:
+    """What the snapshot keeps of one document, derived from its store row by ``doc_entry``."""
+
+    kind: int
+    connection: str | None
+    keys: tuple[str, ...]  # its identifier keys (exact map)
+    parent: str | None  # uid of its source or table
+    wiki: WikiInfo | None
 
 
 @dataclass
 class Snapshot:
     generation: int = -1
     vectors_version: str = ""
-    doc_uids: list[str] = field(default_factory=list)
+    doc_uids: list[str] = field(default_factory=list)  # sorted: a delta keeps the order a full load has
     doc_kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     doc_conn: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     connections: dict[str | None, int] = field(default_factory=dict)
@@ -36,7 +67,7 @@ class Snapshot:
     doc_group: np.ndarray | None = None  # doc index → its position in chunk_docs, or -1
     embedded_docs: int = 0
     exact: dict[str, list[str]] = field(default_factory=dict)
-    exact_by_length: dict[int, list[str]] = field(default_factory=dict)  # the identifier keys, by length
+    exact_by_length: dict[int, list[str]] = field(default_factory=dict)  # the identifier keys, by length, sorted
     kind_masks: dict[tuple, np.ndarray] = field(default_factory=dict)  # (kinds, connection) → embedded-doc mask
     doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
     links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
@@ -45,6 +76,23 @@ class Snapshot:
     wiki_connections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tagged pages → their connections
     derived: dict[str, object] = field(default_factory=dict)  # per-snapshot caches of searches (reset with vectors)
     uid_index: dict[str, int] = field(default_factory=dict)
+    # kept for deltas
+    entries: dict[str, DocEntry] = field(default_factory=dict)
+    orphans: dict[str, list[str]] = field(default_factory=dict)  # missing parent uid → its children's uids
+    pages: dict[str, WikiInfo] = field(default_factory=dict)  # wiki uid → what links and shadowing need
+    matrix_buffer: np.ndarray | None = None  # matrix is its head; rows past it are free for the next delta
+    matrix_file_rows: np.ndarray | None = None  # vector-file row of each matrix row
+    vector_rows_seen: int = -1  # the store's largest vector row when vectors were last read
+    vector_epoch: str = ""  # changes when vector rows are forgotten or re-keyed: deltas do not apply then
+    embed_fingerprint: str = ""
+
+
+#: Per-document arrays in snapshot order: attribute → (dtype, value of one document). The full load and
+#: every delta fill them through this table; connection codes are assigned before it is used.
+DOC_ARRAYS: dict[str, tuple[type, Callable[[Snapshot, DocEntry], int]]] = {
+    "doc_kind": (np.int8, lambda _snap, e: e.kind),
+    "doc_conn": (np.int32, lambda snap, e: snap.connections[e.connection]),
+}
 
 
 def parent_uid(kind: str, conn: str | None, name: str, ref_id: str, display: str) -> str | None:
@@ -72,68 +120,118 @@ def exact_keys(*names: str | None) -> set[str]:
     return keys
 
 
+_ROW_SQL = "SELECT uid, kind, connection, name, ref_id, display, CASE WHEN kind = 'wiki' THEN body END FROM docs"
+
+
+def snapshot_rows(store: DocStore, uids: Iterable[str] | None = None) -> list[tuple]:
+    """The rows ``doc_entry`` reads: every searchable document sorted by uid, or only these uids."""
+    marks = ",".join("?" * len(SEARCH_KINDS))
+    if uids is None:
+        return list(store.db.execute(f"{_ROW_SQL} WHERE kind IN ({marks}) ORDER BY uid", SEARCH_KINDS))
+    wanted, rows = sorted(uids), []
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        # by uid only: with a kind condition SQLite may walk the kind index, i.e. every document
+        sql = f"{_ROW_SQL} WHERE uid IN ({','.join('?' * len(batch))})"
+        rows.extend(row for row in store.db.execute(sql, batch) if row[1] in KIND_CODE)
+    return sorted(rows)
+
+
+def doc_entry(row: tuple) -> DocEntry:
+    """One store row (``snapshot_rows``) → what the snapshot keeps of that document."""
+    _uid, kind, conn, name, ref_id, display, body = row
+    wiki = None
+    if kind == "wiki":
+        attrs = unpack(body).get("attrs") or {}
+        wiki = WikiInfo(
+            attrs.get("scope"), ref_id, tuple(attrs.get("mentions") or ()), tuple(attrs.get("connections") or ())
+        )
+    return DocEntry(
+        kind=KIND_CODE[kind],
+        connection=conn,
+        keys=tuple(sorted(exact_keys(name, ref_id, display or ""))),
+        parent=parent_uid(kind, conn, name, ref_id, display or ""),
+        wiki=wiki,
+    )
+
+
 def load_documents(store: DocStore, generation: int) -> Snapshot:
     """Per-document codes, the identifier map, container parents and wiki links, from the store."""
     snap = Snapshot(generation=generation)
-    kind_code = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
-    marks = ",".join("?" * len(SEARCH_KINDS))
-    wiki = {uid: fields for uid, _conn, fields in store.fields("wiki")}
-    rows = [
-        (
-            uid,
-            kind,
-            conn,
-            name,
-            ref_id,
-            display or "",
-            (wiki[uid].get("attrs") or {}).get("scope") if uid in wiki else None,
-        )
-        for uid, kind, conn, name, ref_id, display in store.db.execute(
-            f"SELECT uid, kind, connection, name, ref_id, display FROM docs WHERE kind IN ({marks}) ORDER BY uid",
-            SEARCH_KINDS,
-        )
-    ]
-    snap.doc_uids = [r[0] for r in rows]
+    for row in snapshot_rows(store):
+        snap.entries[row[0]] = doc_entry(row)
+    snap.doc_uids = list(snap.entries)
     snap.uid_index = {uid: i for i, uid in enumerate(snap.doc_uids)}
-    snap.doc_kind = np.array([kind_code[r[1]] for r in rows], dtype=np.int8)
-    for r in rows:
-        snap.connections.setdefault(r[2], len(snap.connections))
-    snap.doc_conn = np.array([snap.connections[r[2]] for r in rows], dtype=np.int32)
-    user_keys = {r[4] for r in rows if r[1] == "wiki" and r[6] == "USER"}
-    for uid, kind, _conn, name, ref_id, display, scope in rows:
-        if kind == "wiki" and scope == "GLOBAL" and ref_id in user_keys:
-            snap.shadowed.add(uid)
-        for key in exact_keys(name, ref_id, display):
+    for entry in snap.entries.values():
+        snap.connections.setdefault(entry.connection, len(snap.connections))
+    for name, (dtype, value) in DOC_ARRAYS.items():
+        setattr(snap, name, np.array([value(snap, e) for e in snap.entries.values()], dtype=dtype))
+    snap.doc_parent = np.full(len(snap.doc_uids), -1, dtype=np.int64)
+    for i, (uid, entry) in enumerate(snap.entries.items()):
+        for key in entry.keys:
             snap.exact.setdefault(key, []).append(uid)
+        if entry.wiki is not None:
+            snap.pages[uid] = entry.wiki
+        if entry.parent is not None:
+            parent = snap.uid_index.get(entry.parent, -1)
+            snap.doc_parent[i] = parent
+            if parent < 0:
+                snap.orphans.setdefault(entry.parent, []).append(uid)
     for key in snap.exact:
         snap.exact_by_length.setdefault(len(key), []).append(key)
-    snap.links = resolve_links(wiki, snap)
-    for uid, fields in wiki.items():
-        tagged = (fields.get("attrs") or {}).get("connections")
-        if tagged:
-            snap.wiki_connections[uid] = tuple(tagged)
-    snap.doc_parent = np.full(len(rows), -1, dtype=np.int64)
-    for i, (_uid, kind, conn, name, ref_id, display, _scope) in enumerate(rows):
-        parent = parent_uid(kind, conn, name, ref_id, display)
-        if parent is not None:
-            snap.doc_parent[i] = snap.uid_index.get(parent, -1)
+    for keys in snap.exact_by_length.values():
+        keys.sort()
+    derive_wiki(snap)
     snap.facts = load_facts(store)
     return snap
 
 
-def resolve_links(wiki: dict[str, dict], snap: Snapshot) -> dict[int, list[int]]:
+def nearest_key(keys_by_length: dict[int, list[str]], key: str, edits: int) -> tuple[str, int] | None:
+    """The identifier key closest to ``key`` within ``edits`` Damerau-Levenshtein edits (the first of equals,
+    shortest length first), or None.
+
+    Keys more than ``edits`` characters longer or shorter cannot be that close. Within a length, plain
+    Levenshtein (bit-parallel, ~20x faster) filters first: a transposition is one Damerau-Levenshtein edit
+    but two Levenshtein ones, so no key within ``edits`` of the first is beyond ``2 * edits`` of the
+    second, and the candidates keep their order: the answer is the one a full Damerau-Levenshtein scan gives."""
+    near: tuple[str, int] | None = None
+    for length in range(len(key) - edits, len(key) + edits + 1):
+        keys = keys_by_length.get(length)
+        if not keys:
+            continue
+        candidates = process.extract(key, keys, scorer=Levenshtein.distance, score_cutoff=2 * edits, limit=None)
+        if not candidates:
+            continue
+        candidates.sort(key=lambda c: c[2])
+        found = process.extractOne(
+            key, [c[0] for c in candidates], scorer=DamerauLevenshtein.distance, score_cutoff=edits
+        )
+        if found is not None and (near is None or found[1] < near[1]):
+            near = (found[0], found[1])
+    return near
+
+
+def derive_wiki(snap: Snapshot) -> None:
+    """Shadowed global pages, tagged pages' connections and wiki links: recomputed whole (pages are few,
+    their targets anywhere)."""
+    pages = sorted(snap.pages.items())
+    user_keys = {w.ref_id for _uid, w in pages if w.scope == "USER"}
+    snap.shadowed = {uid for uid, w in pages if w.scope == "GLOBAL" and w.ref_id in user_keys}
+    snap.wiki_connections = {uid: w.connections for uid, w in pages if w.connections}
+    snap.links = resolve_links(pages, snap)
+
+
+def resolve_links(pages: list[tuple[str, WikiInfo]], snap: Snapshot) -> dict[int, list[int]]:
     """Wiki page → the sources, tables, measures and columns its sl_refs and `code spans` name.
 
     A mention resolves through the exact-identifier map, trying dotted suffixes
     ('postgres-warehouse.mart_arr_daily' → 'mart_arr_daily'); a name shared by many items
     ('created_at') is too vague to link."""
     links: dict[int, list[int]] = {}
-    for uid, fields in wiki.items():
-        page = snap.uid_index.get(uid)
-        if page is None:
-            continue
+    for uid, wiki in pages:
+        page = snap.uid_index[uid]
         targets: list[int] = []
-        for mention in (fields.get("attrs") or {}).get("mentions") or []:
+        for mention in wiki.mentions:
             parts = mention.split(".")
             for i in range(len(parts)):
                 hits = snap.exact.get(identifier_key(".".join(parts[i:])), [])
@@ -146,39 +244,54 @@ def resolve_links(wiki: dict[str, dict], snap: Snapshot) -> dict[int, list[int]]
     return links
 
 
+def insort_new(items: list[str], item: str) -> None:
+    """Insert into a sorted list unless present."""
+    at = bisect.bisect_left(items, item)
+    if at == len(items) or items[at] != item:
+        items.insert(at, item)
+
+
+def group_chunks(snap: Snapshot, chunk_docs: np.ndarray, chunk_rows: np.ndarray) -> None:
+    """Per-chunk doc indexes (sorted) and matrix rows → the grouped arrays the dense lane reduces over."""
+    if len(chunk_docs):
+        starts = np.flatnonzero(np.r_[True, chunk_docs[1:] != chunk_docs[:-1]])
+    else:
+        starts = np.zeros(0, dtype=np.int64)
+    snap.kind_masks = {}  # masks are over the embedded documents, which may have changed
+    snap.derived = {}  # caches of searches over the vectors (a copied snapshot must not share its parent's)
+    snap.chunk_rows = chunk_rows.astype(np.int64, copy=False)
+    snap.chunk_starts = starts.astype(np.int64)
+    snap.chunk_docs = chunk_docs[starts].astype(np.int64)
+    snap.embedded_docs = len(starts)
+    snap.doc_group = np.full(len(snap.doc_uids), -1, dtype=np.int64)
+    snap.doc_group[snap.chunk_docs] = np.arange(len(starts))
+
+
 def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | None:
     """The matrix of unique vectors and the chunk → row → document maps; an error when the file does not
     match the store (the snapshot is then left without vectors: never rank with inconsistent parts)."""
-    chunk_rows = store.chunk_rows()
-    vec_rows, starts, docs = [], [], []
-    last = None
-    for uid, row in chunk_rows:
+    meta = store.meta()
+    snap.vector_epoch = meta.get("vector_epoch", "")
+    snap.embed_fingerprint = meta.get("embed_fingerprint", "")
+    snap.vector_rows_seen = store.max_vector_row()  # first: rows added while reading are taken next time
+    doc_of_chunk, vec_rows = [], []
+    for uid, row in store.chunk_rows():
         idx = snap.uid_index.get(uid)
-        if row is None or idx is None:
-            continue
-        if uid != last:
-            starts.append(len(vec_rows))
-            docs.append(idx)
-            last = uid
-        vec_rows.append(row)
+        if row is not None and idx is not None:
+            doc_of_chunk.append(idx)
+            vec_rows.append(row)
     try:
         # twins (a source and its table, a dimension and its column) often share one vector row:
         # keep each row once and map chunks onto it
         unique, chunk_to_row = np.unique(np.array(vec_rows, dtype=np.int64), return_inverse=True)
-        matrix = vectors.read_rows(unique)
-        error = None
+        buffer = vectors.read_rows(unique, spare=len(unique) // 16 + 1024)
+        matrix, error = buffer[: len(unique)], None
     except ValueError as exc:  # never rank with vectors that do not match the manifest
-        matrix = np.zeros((0, vectors.dim), dtype=np.float32)
-        chunk_to_row = np.zeros(0, dtype=np.int64)
-        starts, docs = [], []
+        unique, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, vectors.dim), dtype=np.float32)
+        buffer = matrix
+        chunk_to_row, doc_of_chunk = np.zeros(0, dtype=np.int64), []
         error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
-    snap.matrix = matrix
-    snap.kind_masks = {}  # masks are over the embedded documents, which may have changed
-    snap.derived = {}
-    snap.chunk_rows = chunk_to_row
-    snap.chunk_starts = np.array(starts, dtype=np.int64)
-    snap.chunk_docs = np.array(docs, dtype=np.int64)
-    snap.embedded_docs = len(docs)
-    snap.doc_group = np.full(len(snap.doc_uids), -1, dtype=np.int64)
-    snap.doc_group[snap.chunk_docs] = np.arange(len(docs))
+    snap.matrix, snap.matrix_buffer = matrix, buffer
+    snap.matrix_file_rows = unique
+    group_chunks(snap, np.array(doc_of_chunk, dtype=np.int64), chunk_to_row)
     return error

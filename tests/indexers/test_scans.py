@@ -79,3 +79,27 @@ def test_dictionary_filters_follow_ktx_with_wider_string_types():
     assert not is_dictionary_column("created_at", {"normalizedType": "text"})
     assert not is_dictionary_column("amount", {"normalizedType": "numeric"})
     assert not is_dictionary_column("status", {"normalizedType": "text", "distinctCount": 300})
+
+
+def test_warm_parses_every_shared_file_once(demo_copy):
+    """A watcher warms the scan indexer at start: a table edit afterwards parses only its table file."""
+    from indexers.scans import ScanIndexer
+
+    project = load_project(demo_copy)
+    indexer = ScanIndexer()
+    scopes = indexer.scopes(project)[0]
+    indexer.warm(project, scopes)
+    shared = {rel for s in scopes if s.key.count(":") == 2 for rel in (*s.get("profiles"), *s.get("shards"))}
+    assert shared and shared <= set(indexer.cache._entries)
+    parsed = []
+    original = indexer.cache._load
+
+    def tracking(project, rel, parse):
+        if rel not in indexer.cache._entries:
+            parsed.append(rel)
+        return original(project, rel, parse)
+
+    indexer.cache._load = tracking
+    table = next(s for s in scopes if s.key.count(":") == 2)
+    assert indexer.read(project, table).documents
+    assert parsed == []

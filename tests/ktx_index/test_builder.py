@@ -266,3 +266,48 @@ def test_vectors_catching_up_are_reloaded_at_a_bounded_rate(project):
     assert engine.embedding_status == "ready"
     assert engine.snapshot.embedded_docs == len(engine.snapshot.doc_uids)
     service.close()
+
+
+def test_a_build_interrupted_between_scopes_leaves_the_last_commit_intact(project, monkeypatch):
+    """Scopes are written as they are parsed, inside one transaction: an interruption midway shows nothing."""
+    service = service_for(project)
+    service.rebuild()
+    generation = service.refreshed_engine().store.generation()
+    before = service.refreshed_engine().store.uid_hashes()
+    time.sleep(0.01)
+    for name in ("revenue", "churn"):
+        (project / f"wiki/global/{name}.md").write_text(PAGE.format(summary=name, body=f"Rewritten {name}."))
+    applied = []
+    original = Builder._apply_scope
+
+    def interrupt_second(self, *args, **kwargs):
+        if applied:
+            raise KeyboardInterrupt
+        applied.append(args[0].key)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Builder, "_apply_scope", interrupt_second)
+    with pytest.raises(KeyboardInterrupt):
+        service.rebuild()
+    monkeypatch.setattr(Builder, "_apply_scope", original)
+    assert applied  # the first scope was written before the interruption ...
+    store = service.refreshed_engine().store
+    assert store.generation() == generation and store.uid_hashes() == before  # ... and rolled back with it
+    report = service.rebuild()
+    assert report.updated == 2 and not any(d.code == "repaired" for d in report.diagnostics)
+    assert service.wiki_search("Rewritten").results
+    service.close()
+
+
+def test_files_read_again_without_a_document_change_keep_the_generation(project):
+    service = service_for(project)
+    service.rebuild()
+    generation = service.refreshed_engine().store.generation()
+    path = project / "wiki/global/churn.md"
+    time.sleep(0.01)
+    path.write_text(path.read_text())  # a new mtime, the same content
+    report = service.rebuild()
+    assert (report.scopes_read, report.updated) == (1, 0)
+    assert service.refreshed_engine().store.generation() == generation
+    assert service.rebuild().scopes_read == 0  # its new fingerprint was stored
+    service.close()

@@ -61,6 +61,20 @@ def test_onnx_runtime_reproduces_pytorch_vectors(model_cache: Path) -> None:
 
 
 @pytest.mark.model
+def test_bulk_batches_by_tokens_give_the_per_batch_vectors(model_cache: Path) -> None:
+    """Bulk encodes cut batches by token count and run them side by side; the vectors do not change."""
+    embedder = MiniLMEmbedder()
+    texts = [*TEXTS, *(f"column: {w} amount — in orders" for w in "net gross tax fee refund".split())] * 3
+    bulk = embedder.encode(texts)  # token-budget batches, one session call per core
+    one_by_one = np.concatenate([embedder.encode([t]) for t in texts])  # the query path, a batch of one
+    assert bulk.shape == (len(texts), 384)
+    assert np.abs(bulk - one_by_one).max() < 1e-5
+    encoder = embedder._onnx["bulk"]
+    tiny_batches = encoder.encode_bulk(texts, workers=2, token_budget=1)  # one text per batch
+    assert np.abs(tiny_batches - bulk).max() < 1e-5
+
+
+@pytest.mark.model
 def test_unwritable_cache_falls_back_to_pytorch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the cache directory should be")

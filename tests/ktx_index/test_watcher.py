@@ -217,6 +217,8 @@ def test_rename_is_delete_plus_add_in_one_commit(watched: Watch) -> None:
     watched.wait_key("quuxify", "attrition")
     assert "churn" not in watched.keys("quuxify")
     assert watched.indexed("wiki:global:churn") is None
+    # the commit is visible to readers a moment before the watcher's batch callback runs
+    wait_for(lambda: watched.batches[before:], "the watcher to report its batch")
     reports = [r for _, r in watched.batches[before:]]
     assert any(r.added == 1 and r.deleted == 1 for r in reports), reports  # both halves in one commit
 
