@@ -225,12 +225,7 @@ class Engine:
                 continue
             if connection is not None and not self._in_connection(snap, idx, connection):
                 continue
-            uid = snap.doc_uids[idx]
-            cand = by_uid.get(uid)
-            if cand is None:
-                cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, idx, per_doc))
-                cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
-                ranked.append(cand)
+            cand = self._candidate(snap, by_uid, ranked, idx, per_doc)
             cand.score = max(cand.score, scoring.VALUE_SCORE)
 
     def _join_keys(self, snap: Snapshot, ranked: list[Candidate], kinds: set[str], per_doc: np.ndarray | None) -> None:
@@ -252,11 +247,7 @@ class Engine:
                     key = snap.uid_index.get(uid)
                     if key is None or SEARCH_KINDS[snap.doc_kind[key]] not in kinds:
                         continue
-                    cand = by_uid.get(uid)
-                    if cand is None:
-                        cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, key, per_doc))
-                        cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
-                        ranked.append(cand)
+                    cand = self._candidate(snap, by_uid, ranked, key, per_doc)
                     cand.score = max(cand.score, lift)
 
     def _follow_links(
@@ -275,14 +266,28 @@ class Engine:
                     continue
                 if connection is not None and not self._in_connection(snap, target, connection):
                     continue
-                uid = snap.doc_uids[target]
-                cand = by_uid.get(uid)
-                if cand is None:
-                    cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, target, per_doc))
-                    cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
-                    cand.score = scoring.fuse(cand.lexical, cand.semantic, cand.exact)
-                    ranked.append(cand)
+                if snap.doc_uids[target] not in by_uid:
+                    new = self._candidate(snap, by_uid, ranked, target, per_doc)
+                    new.score = scoring.fuse(new.lexical, new.semantic, new.exact)
+                cand = by_uid[snap.doc_uids[target]]
                 cand.score = max(cand.score, scoring.LINK_SHARE * page.score)
+
+    def _candidate(
+        self,
+        snap: Snapshot,
+        by_uid: dict[str, Candidate],
+        ranked: list[Candidate],
+        idx: int,
+        per_doc: np.ndarray | None,
+    ) -> Candidate:
+        """The candidate for a document a structural step lifts, added (with its semantic lane) if no lane found it."""
+        uid = snap.doc_uids[idx]
+        cand = by_uid.get(uid)
+        if cand is None:
+            cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, idx, per_doc))
+            cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
+            ranked.append(cand)
+        return cand
 
     def _add_parents(self, snap: Snapshot, candidates: dict[str, Candidate]) -> None:
         """Every matched member brings its source or table in, so the container can be ranked too."""
