@@ -154,7 +154,7 @@ class Engine:
         out = []
         self._add_parents(snap, candidates)
         self._context(snap, candidates)
-        valued = value_columns(snap, query)
+        valued = value_columns(snap, query) if scoring.VALUE_SCORE > 0 else []  # the value lane is off: no lookups
         for cand in candidates.values():
             idx = snap.uid_index.get(cand.uid)
             if idx is None or cand.uid in snap.shadowed:
@@ -217,7 +217,7 @@ class Engine:
         per_doc: np.ndarray | None,
     ) -> None:
         """A column holding a value the question names ('customers who pay in EUR') scores at least VALUE_SCORE."""
-        if not valued or scoring.VALUE_SCORE <= 0:
+        if not valued:
             return
         by_uid = {c.uid: c for c in ranked}
         for idx in valued:
