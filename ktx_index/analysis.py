@@ -71,10 +71,16 @@ def _camel_parts(piece: str) -> list[str]:
 
 def split_identifier(token: str) -> list[str]:
     """Parts of one identifier: separators, camelCase and letter/digit boundaries."""
+    return list(_identifier_parts(token))
+
+
+@lru_cache(maxsize=1 << 17)
+def _identifier_parts(token: str) -> tuple[str, ...]:
+    """split_identifier, cached: the same names recur in every field, query and snippet that is analysed."""
     parts: list[str] = []
     for piece in re.split(r"[_.\-$]+", token):
         parts.extend(_camel_parts(piece))
-    return parts
+    return tuple(parts)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -100,12 +106,12 @@ def expand(text: str) -> list[str]:
     out: list[str] = []
     for match in RAW_TOKEN.finditer(text):
         token = match.group(0)
-        parts = split_identifier(token)
+        parts = _identifier_parts(token)
         out.extend(lemma(p) for p in parts)
         if len(parts) > 1:
             out.append(token)
             if "." in token:  # dotted names: each segment that is itself compound
-                out.extend(seg for seg in token.split(".") if len(split_identifier(seg)) > 1)
+                out.extend(seg for seg in token.split(".") if len(_identifier_parts(seg)) > 1)
     return out
 
 
