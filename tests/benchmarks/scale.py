@@ -57,8 +57,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from latency import pct, rss_kb  # noqa: E402
+from scale_watch import server_pid, watch_edits  # noqa: E402
 from scale_watch import summary as watch_summary  # noqa: E402
-from scale_watch import watch_edits  # noqa: E402
 from synth import SYNTH_VERSION, generate  # noqa: E402
 
 from ktx_index.service import KtxIndex  # noqa: E402
@@ -390,17 +390,6 @@ def in_process(project: Path, queries: list[str], values: list[str], table_file:
 # --------------------------------------------------------------------------- MCP
 
 
-def server_pid(project: Path) -> int | None:
-    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"serve" in cmdline and str(project).encode() in cmdline:
-            return pid
-    return None
-
-
 async def through_mcp(project: Path, queries: list[str], values: list[str]) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
@@ -413,7 +402,7 @@ async def through_mcp(project: Path, queries: list[str], values: list[str]) -> d
         result = await client.call_tool("discover_data", {"query": "warm up query"})
         assert not result.is_error, result.content
         out["start_to_first_answer_s"] = time.perf_counter() - started
-        pid = server_pid(project)
+        pid = server_pid(project, watching=False)
         if pid is not None:
             out["rss_after_start_mb"] = rss_kb(pid)[0] / 1024
         for tool, inputs in (

@@ -65,13 +65,15 @@ def rss_mb(pid: int | None) -> float:
     return float("nan")
 
 
-def server_pid(project: Path) -> int | None:
+def server_pid(project: Path, watching: bool = True) -> int | None:
+    """The PID of the `ktx-index serve` process on this project (with `--watch` unless ``watching`` is False)."""
     for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"serve" in cmdline and b"--watch" in cmdline and str(project).encode() in cmdline:
+        watch_ok = not watching or b"--watch" in cmdline
+        if b"serve" in cmdline and watch_ok and str(project).encode() in cmdline:
             return pid
     return None
 

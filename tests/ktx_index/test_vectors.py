@@ -137,23 +137,25 @@ def test_vectors_of_a_crashed_build_are_reattached(demo: Path):
     again.close()
 
 
-def test_a_new_format_keeps_self_describing_vectors_and_drops_old_ones(demo: Path):
-    service, _ = build(demo)
-    service.close()
-    layout = IndexLayout(demo)
+def stamp_old_format(layout: IndexLayout) -> None:
+    """Make the index look built by an older format version (it is rebuilt on the next writer open)."""
     db = sqlite3.connect(layout.store)
     db.execute("UPDATE meta SET value = 'format=0' WHERE key = 'format'")
     db.commit()
     db.close()
+
+
+def test_a_new_format_keeps_self_describing_vectors_and_drops_old_ones(demo: Path):
+    service, _ = build(demo)
+    service.close()
+    layout = IndexLayout(demo)
+    stamp_old_format(layout)
     embedder = HashEmbedder()
     again = KtxIndex(demo, embedder=embedder)
     assert again.rebuild().embedded == 0  # rebuilt for the new format, every vector re-attached
     again.close()
     layout.vectors.with_suffix(".keys").unlink()  # an index from before the sidecar
-    db = sqlite3.connect(layout.store)
-    db.execute("UPDATE meta SET value = 'format=0' WHERE key = 'format'")
-    db.commit()
-    db.close()
+    stamp_old_format(layout)
     embedder = HashEmbedder()
     again = KtxIndex(demo, embedder=embedder)
     assert again.rebuild().embedded == len({k for k, _ in VectorFile(layout.vectors, embedder.dim).records()}) > 0
