@@ -23,7 +23,7 @@ from ktx_index.search.candidate import Candidate
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.signals import coherence, value_columns
 from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors, nearest_key
-from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
+from ktx_index.search.spelling import indexed_term
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
@@ -199,7 +199,7 @@ class Engine:
             idx = snap.uid_index.get(cand.uid)
             parent = int(snap.doc_parent[idx]) if idx is not None else -1
             if parent >= 0:
-                container = candidates.get(snap.doc_uids[parent])
+                container = candidates.get(snap.doc_uids[parent]) if scoring.CONTAINER_CONTEXT else None
                 if container is not None:
                     extra = sum(v for t, v in container.terms.items() if t not in cand.terms)
                     cand.lexical += scoring.CONTAINER_CONTEXT * extra
@@ -316,16 +316,12 @@ class Engine:
         """Per query term, the share of it each document matches (saturating per term, idf-weighted)."""
         weighted: list[tuple[str, float, float]] = []  # (indexed term, idf weight, factor)
         for term in query_terms(query):
-            if self.lexical.doc_freq(term) == 0:
-                vocabulary = self.lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD)
-                fixed = nearest_term(term, vocabulary)
-                if fixed is None:
-                    weighted.append((term, self.lexical.idf(term), 0.0))  # unknown: counts against coverage
-                    continue
-                term, factor = fixed, scoring.CORRECTED_TERM
-            else:
-                factor = 1.0
-            weighted.append((term, self.lexical.idf(term), factor))
+            fixed = indexed_term(self.lexical, term)
+            if fixed is None:
+                weighted.append((term, self.lexical.idf(term), 0.0))  # unknown: counts against coverage
+                continue
+            factor = 1.0 if fixed == term else scoring.CORRECTED_TERM
+            weighted.append((fixed, self.lexical.idf(fixed), factor))
         total = sum(weight for _, weight, _ in weighted)
         for term, weight, factor in weighted:
             if factor == 0.0:

@@ -14,7 +14,7 @@ from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, fold, query_terms
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
-from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
+from ktx_index.search.spelling import indexed_term
 
 if TYPE_CHECKING:
     from ktx_index.lexical import LexicalIndex
@@ -114,10 +114,4 @@ def answerable(lexical: LexicalIndex, query: str, ranked: list[Candidate], tool:
 
 def vocabulary(lexical: LexicalIndex) -> Callable[[str], bool]:
     """Whether the project knows a term: indexed, or a misspelling the lexical lane corrects."""
-
-    def known(term: str) -> bool:
-        if lexical.doc_freq(term) > 0:
-            return True
-        return nearest_term(term, lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD)) is not None
-
-    return known
+    return lambda term: indexed_term(lexical, term) is not None

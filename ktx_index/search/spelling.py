@@ -4,8 +4,13 @@ tantivy's term dictionary under the same two-letter prefix."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
+
+if TYPE_CHECKING:
+    from ktx_index.lexical import LexicalIndex
 
 #: Fields whose vocabulary typos are corrected against (identifiers and prose).
 VOCABULARY_FIELDS = ("name", "display", "description", "comment", "body")
@@ -28,3 +33,10 @@ def nearest_term(term: str, vocabulary: dict[str, int]) -> str | None:
         return None
     best = min(matches, key=lambda m: (m[1], -vocabulary[m[0]], m[0]))
     return best[0]
+
+
+def indexed_term(lexical: LexicalIndex, term: str) -> str | None:
+    """The term as the index holds it: itself when indexed, else its nearest correction, else None."""
+    if lexical.doc_freq(term) > 0:
+        return term
+    return nearest_term(term, lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD))

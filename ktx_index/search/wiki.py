@@ -22,7 +22,7 @@ from ktx_index.search.models import WikiLane, WikiResult, WikiSearchResult
 from ktx_index.search.signals import answerable
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.search.snippets import snippet
-from ktx_index.search.spelling import CANDIDATES_PER_FIELD, VOCABULARY_FIELDS, nearest_term
+from ktx_index.search.spelling import indexed_term
 
 MAX_LIMIT = 50
 WIKI = SEARCH_KINDS.index("wiki")
@@ -113,8 +113,7 @@ def _pool_may_be_full(engine: Engine, snap: Snapshot, query: str) -> bool:
     """Could a lane have matched more than POOL pages (so ranking saw only part of them)?"""
     lexical = engine.lexical
     for term in query_terms(query):
-        if lexical.doc_freq(term) == 0:  # the engine searches a typo's correction instead
-            term = nearest_term(term, lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD)) or ""
+        term = indexed_term(lexical, term)  # the engine searches a typo's correction instead
         if term and lexical.count([term], ["wiki"]) >= POOL:
             return True
     vector = engine.query_vector(query) if snap.matrix is not None and len(snap.matrix) else None
