@@ -21,6 +21,8 @@ from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
+from ktx_index.search.lifts import Lifts, add_parents, cosine, in_connection, term_context
+from ktx_index.search.shapes import question_values
 from ktx_index.search.signals import coherence, value_columns
 from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 from ktx_index.search.spelling import indexed_term
@@ -152,8 +154,8 @@ class Engine:
         per_doc = self._dense(snap, query, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
-        self._add_parents(snap, candidates)
-        self._context(snap, candidates)
+        add_parents(snap, candidates)
+        term_context(snap, candidates)
         valued = value_columns(snap, query) if scoring.VALUE_SCORE > 0 else []  # the value lane is off: no lookups
         for cand in candidates.values():
             idx = snap.uid_index.get(cand.uid)
@@ -161,18 +163,20 @@ class Engine:
                 continue
             if SEARCH_KINDS[snap.doc_kind[idx]] not in kind_set:
                 continue
-            if connection is not None and not self._in_connection(snap, idx, connection):
+            if connection is not None and not in_connection(snap, idx, connection):
                 continue
-            cand.cosine = self._cosine(snap, idx, per_doc)
+            cand.cosine = cosine(snap, idx, per_doc)
             cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
             cand.score = scoring.with_prior(
                 scoring.fuse(cand.lexical, cand.semantic, cand.exact), SEARCH_KINDS[snap.doc_kind[idx]]
             )
             out.append(cand)
-        self._lift_values(snap, out, valued, kind_set, connection, per_doc)
-        self._follow_links(snap, out, kind_set, connection, per_doc)
-        self._propagate(snap, out)
-        self._join_keys(snap, out, kind_set, per_doc)
+        lifts = Lifts(snap, out, kind_set, connection, per_doc)
+        lifts.values(valued)
+        lifts.links()
+        lifts.propagate()
+        lifts.join_keys()
+        lifts.shaped(self.store, question_values(query))
         coherence(snap, out)
         usage = snap.facts.usage
         for cand in out:  # a capped tie-breaker: a frequently queried source (and its members) before a look-alike
@@ -182,133 +186,6 @@ class Engine:
                 cand.score = min(1.0, cand.score * (1.0 + bonus))
         out.sort(key=lambda c: (-c.score, c.uid))
         return out
-
-    def _context(self, snap: Snapshot, candidates: dict[str, Candidate]) -> None:
-        """A member matches, at a discount, the query terms its container matches and it does not ('drivers'
-        for drivers.dob); a container, the terms its members match and it does not (a table covering a
-        question's several concepts through its columns)."""
-        members: dict[str, dict[str, float]] = {}
-        for cand in candidates.values():
-            idx = snap.uid_index.get(cand.uid)
-            parent = int(snap.doc_parent[idx]) if idx is not None else -1
-            if parent >= 0 and cand.terms:
-                best = members.setdefault(snap.doc_uids[parent], {})
-                for term, share in cand.terms.items():
-                    best[term] = max(best.get(term, 0.0), share)
-        for cand in candidates.values():
-            idx = snap.uid_index.get(cand.uid)
-            parent = int(snap.doc_parent[idx]) if idx is not None else -1
-            if parent >= 0:
-                container = candidates.get(snap.doc_uids[parent]) if scoring.CONTAINER_CONTEXT else None
-                if container is not None:
-                    extra = sum(v for t, v in container.terms.items() if t not in cand.terms)
-                    cand.lexical += scoring.CONTAINER_CONTEXT * extra
-            elif cand.uid in members:
-                extra = sum(v for t, v in members[cand.uid].items() if t not in cand.terms)
-                cand.lexical += scoring.MEMBER_CONTEXT * extra
-
-    def _lift_values(
-        self,
-        snap: Snapshot,
-        ranked: list[Candidate],
-        valued: list[int],
-        kinds: set[str],
-        connection: str | None,
-        per_doc: np.ndarray | None,
-    ) -> None:
-        """A column holding a value the question names ('customers who pay in EUR') scores at least VALUE_SCORE."""
-        if not valued:
-            return
-        by_uid = {c.uid: c for c in ranked}
-        for idx in valued:
-            if SEARCH_KINDS[snap.doc_kind[idx]] not in kinds or snap.doc_uids[idx] in snap.shadowed:
-                continue
-            if connection is not None and not self._in_connection(snap, idx, connection):
-                continue
-            cand = self._candidate(snap, by_uid, ranked, idx, per_doc)
-            cand.score = max(cand.score, scoring.VALUE_SCORE)
-
-    def _join_keys(self, snap: Snapshot, ranked: list[Candidate], kinds: set[str], per_doc: np.ndarray | None) -> None:
-        """The key columns between two high-ranked tables (or sources) that join answer the question too:
-        a question spanning both needs the JOIN. Lifted to JOIN_SHARE of the weaker table's score."""
-        by_uid = {c.uid: c for c in ranked}
-        joins = snap.facts.joins
-        top = sorted(
-            (c for c in ranked if c.uid in joins and c.score >= scoring.RELEVANCE_FLOOR), key=lambda c: -c.score
-        )[: scoring.JOIN_CONTAINERS]
-        scores = {c.uid: c.score for c in top}
-        for container, score in scores.items():
-            for edge in joins[container]:
-                other = scores.get(edge.other)
-                if other is None:
-                    continue
-                lift = scoring.JOIN_SHARE * min(score, other)
-                for uid in edge.keys:
-                    key = snap.uid_index.get(uid)
-                    if key is None or SEARCH_KINDS[snap.doc_kind[key]] not in kinds:
-                        continue
-                    cand = self._candidate(snap, by_uid, ranked, key, per_doc)
-                    cand.score = max(cand.score, lift)
-
-    def _follow_links(
-        self,
-        snap: Snapshot,
-        ranked: list[Candidate],
-        kinds: set[str],
-        connection: str | None,
-        per_doc: np.ndarray | None,
-    ) -> None:
-        """What a matching wiki page names is relevant too, at LINK_SHARE of the page's score."""
-        by_uid = {c.uid: c for c in ranked}
-        for page in [c for c in ranked if c.uid.startswith("wiki:") and c.score >= scoring.RELEVANCE_FLOOR]:
-            for target in snap.links.get(snap.uid_index[page.uid], []):
-                if SEARCH_KINDS[snap.doc_kind[target]] not in kinds:
-                    continue
-                if connection is not None and not self._in_connection(snap, target, connection):
-                    continue
-                if snap.doc_uids[target] not in by_uid:
-                    new = self._candidate(snap, by_uid, ranked, target, per_doc)
-                    new.score = scoring.fuse(new.lexical, new.semantic, new.exact)
-                cand = by_uid[snap.doc_uids[target]]
-                cand.score = max(cand.score, scoring.LINK_SHARE * page.score)
-
-    def _candidate(
-        self,
-        snap: Snapshot,
-        by_uid: dict[str, Candidate],
-        ranked: list[Candidate],
-        idx: int,
-        per_doc: np.ndarray | None,
-    ) -> Candidate:
-        """The candidate for a document a structural step lifts, added (with its semantic lane) if no lane found it."""
-        uid = snap.doc_uids[idx]
-        cand = by_uid.get(uid)
-        if cand is None:
-            cand = by_uid[uid] = Candidate(uid, cosine=self._cosine(snap, idx, per_doc))
-            cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
-            ranked.append(cand)
-        return cand
-
-    def _add_parents(self, snap: Snapshot, candidates: dict[str, Candidate]) -> None:
-        """Every matched member brings its source or table in, so the container can be ranked too."""
-        for uid in list(candidates):
-            idx = snap.uid_index.get(uid)
-            parent = int(snap.doc_parent[idx]) if idx is not None else -1
-            if parent >= 0 and snap.doc_uids[parent] not in candidates:
-                candidates[snap.doc_uids[parent]] = Candidate(snap.doc_uids[parent])
-
-    def _propagate(self, snap: Snapshot, ranked: list[Candidate]) -> None:
-        """A source or table scores at least PARENT_SHARE of its best-matching member."""
-        by_uid = {c.uid: c for c in ranked}
-        best: dict[int, float] = {}
-        for cand in ranked:
-            parent = int(snap.doc_parent[snap.uid_index[cand.uid]])
-            if parent >= 0:
-                best[parent] = max(best.get(parent, 0.0), cand.score)
-        for parent, score in best.items():
-            cand = by_uid.get(snap.doc_uids[parent])
-            if cand is not None:
-                cand.score = max(cand.score, scoring.PARENT_SHARE * score)
 
     def _lexical(
         self, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
@@ -346,11 +223,6 @@ class Engine:
                 return snap.exact[near[0]]
         return []
 
-    def _in_connection(self, snap: Snapshot, idx: int, connection: str) -> bool:
-        if SEARCH_KINDS[snap.doc_kind[idx]] == "wiki":
-            return True
-        return snap.connections.get(connection, -1) == snap.doc_conn[idx]
-
     def _dense(
         self, snap: Snapshot, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
     ) -> np.ndarray | None:
@@ -383,13 +255,6 @@ class Engine:
             if len(snap.kind_masks) < 64:  # kinds come in a few combinations; bound it all the same
                 snap.kind_masks[key] = mask
         return mask
-
-    def _cosine(self, snap: Snapshot, idx: int, per_doc: np.ndarray | None) -> float | None:
-        """A document's best-chunk cosine for this query, or None when it has no vector."""
-        groups = snap.doc_group
-        if per_doc is None or groups is None or groups[idx] < 0:
-            return None
-        return float(per_doc[groups[idx]])
 
     def semantic_status(self) -> tuple[str, str | None]:
         snap = self.snapshot

@@ -1,0 +1,206 @@
+"""Structural steps of ranking: what the scored items say about others.
+
+A matched column brings its table in, a table its members' terms; two high-ranked tables that
+join bring the key columns between them; a wiki page the assets it names; a value the question
+names the column that could hold it. Each step lifts a document to at least a share of the score
+of what implies it (search/scoring.py), adding it, with its semantic lane, when no lane found it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+
+import numpy as np
+
+from indexers.models import SEARCH_KINDS
+from ktx_index.search import scoring
+from ktx_index.search.candidate import Candidate
+from ktx_index.search.shapes import closed_values, column_shape
+from ktx_index.search.snapshot import Snapshot
+from ktx_index.store import DocStore
+
+#: (member index, shape, every value it holds when known)
+MemberShape = tuple[int, str, frozenset[str] | None]
+
+
+def in_connection(snap: Snapshot, idx: int, connection: str) -> bool:
+    if SEARCH_KINDS[snap.doc_kind[idx]] == "wiki":
+        return True
+    return snap.connections.get(connection, -1) == snap.doc_conn[idx]
+
+
+def cosine(snap: Snapshot, idx: int, per_doc: np.ndarray | None) -> float | None:
+    """A document's best-chunk cosine for this query, or None when it has no vector."""
+    groups = snap.doc_group
+    if per_doc is None or groups is None or groups[idx] < 0:
+        return None
+    return float(per_doc[groups[idx]])
+
+
+def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
+    """Every matched member brings its source or table in, so the container can be ranked too."""
+    for uid in list(candidates):
+        idx = snap.uid_index.get(uid)
+        parent = int(snap.doc_parent[idx]) if idx is not None else -1
+        if parent >= 0 and snap.doc_uids[parent] not in candidates:
+            candidates[snap.doc_uids[parent]] = Candidate(snap.doc_uids[parent])
+
+
+def term_context(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
+    """A member matches, at a discount, the query terms its container matches and it does not ('drivers'
+    for drivers.dob); a container, the terms its members match and it does not (a table covering a
+    question's several concepts through its columns)."""
+    members: dict[str, dict[str, float]] = {}
+    for cand in candidates.values():
+        idx = snap.uid_index.get(cand.uid)
+        parent = int(snap.doc_parent[idx]) if idx is not None else -1
+        if parent >= 0 and cand.terms:
+            best = members.setdefault(snap.doc_uids[parent], {})
+            for term, share in cand.terms.items():
+                best[term] = max(best.get(term, 0.0), share)
+    for cand in candidates.values():
+        idx = snap.uid_index.get(cand.uid)
+        parent = int(snap.doc_parent[idx]) if idx is not None else -1
+        if parent >= 0:
+            container = candidates.get(snap.doc_uids[parent]) if scoring.CONTAINER_CONTEXT else None
+            if container is not None:
+                extra = sum(v for t, v in container.terms.items() if t not in cand.terms)
+                cand.lexical += scoring.CONTAINER_CONTEXT * extra
+        elif cand.uid in members:
+            extra = sum(v for t, v in members[cand.uid].items() if t not in cand.terms)
+            cand.lexical += scoring.MEMBER_CONTEXT * extra
+
+
+def member_shapes(snap: Snapshot, store: DocStore, container: int) -> list[MemberShape]:
+    """The shaped columns of a table or dimensions of a source (search/shapes.py), read from the store once
+    per snapshot: only the few tables a question with values reaches need them."""
+    cache: dict[int, list[MemberShape]] = snap.derived.setdefault("shapes", {})  # type: ignore[assignment]
+    shapes = cache.get(container)
+    if shapes is None:
+        members = [int(i) for i in np.flatnonzero(snap.doc_parent == container)]
+        docs = store.get_many([snap.doc_uids[i] for i in members])
+        shapes = []
+        for i in members:
+            doc = docs.get(snap.doc_uids[i])
+            if doc is None:
+                continue
+            types = tuple(str(doc.attrs.get(k) or "") for k in ("nativeType", "dimensionType", "type"))
+            shape = column_shape(doc.sample_values, types)
+            if shape is not None:
+                shapes.append((i, shape, closed_values(doc.sample_values, doc.attrs.get("distinctCount"))))
+        cache[container] = shapes
+    return shapes
+
+
+class Lifts:
+    """One query's structural lifts over its scored candidates (``ranked`` grows as documents are added)."""
+
+    def __init__(
+        self,
+        snap: Snapshot,
+        ranked: list[Candidate],
+        kinds: set[str],
+        connection: str | None,
+        per_doc: np.ndarray | None,
+    ) -> None:
+        self.snap, self.ranked, self.kinds, self.connection, self.per_doc = snap, ranked, kinds, connection, per_doc
+        self.by_uid = {c.uid: c for c in ranked}
+
+    def wanted(self, idx: int) -> bool:
+        """Whether the search may return this document (its kind, its connection)."""
+        if SEARCH_KINDS[self.snap.doc_kind[idx]] not in self.kinds:
+            return False
+        return self.connection is None or in_connection(self.snap, idx, self.connection)
+
+    def lift(self, idx: int, score: float) -> Candidate:
+        """The document's candidate (added with its semantic lane if no lane found it), at least ``score``."""
+        uid = self.snap.doc_uids[idx]
+        cand = self.by_uid.get(uid)
+        if cand is None:
+            cand = self.by_uid[uid] = Candidate(uid, cosine=cosine(self.snap, idx, self.per_doc))
+            cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
+            self.ranked.append(cand)
+        cand.score = max(cand.score, score)
+        return cand
+
+    def values(self, valued: list[int]) -> None:
+        """A column holding a value the question names ('customers who pay in EUR') scores at least VALUE_SCORE."""
+        for idx in valued:
+            if self.wanted(idx) and self.snap.doc_uids[idx] not in self.snap.shadowed:
+                self.lift(idx, scoring.VALUE_SCORE)
+
+    def links(self) -> None:
+        """What a matching wiki page names is relevant too, at LINK_SHARE of the page's score."""
+        snap = self.snap
+        for page in [c for c in self.ranked if c.uid.startswith("wiki:") and c.score >= scoring.RELEVANCE_FLOOR]:
+            for target in snap.links.get(snap.uid_index[page.uid], []):
+                if not self.wanted(target):
+                    continue
+                if snap.doc_uids[target] not in self.by_uid:
+                    new = self.lift(target, 0.0)
+                    new.score = scoring.fuse(new.lexical, new.semantic, new.exact)
+                self.lift(target, scoring.LINK_SHARE * page.score)
+
+    def propagate(self) -> None:
+        """A source or table scores at least PARENT_SHARE of its best-matching member."""
+        best: dict[int, float] = {}
+        for cand in self.ranked:
+            parent = int(self.snap.doc_parent[self.snap.uid_index[cand.uid]])
+            if parent >= 0:
+                best[parent] = max(best.get(parent, 0.0), cand.score)
+        for parent, score in best.items():
+            cand = self.by_uid.get(self.snap.doc_uids[parent])
+            if cand is not None:
+                cand.score = max(cand.score, scoring.PARENT_SHARE * score)
+
+    def top_containers(self, among: Container[str] | None = None) -> list[Candidate]:
+        """The JOIN_CONTAINERS best tables and sources (of ``among``) above the floor: what the question is about."""
+        containers = [c for c in self.ranked if c.uid.startswith(("table:", "sl_source:"))]
+        containers = [c for c in containers if c.score >= scoring.RELEVANCE_FLOOR and (among is None or c.uid in among)]
+        return sorted(containers, key=lambda c: -c.score)[: scoring.JOIN_CONTAINERS]
+
+    def join_keys(self) -> None:
+        """The key columns between two high-ranked tables (or sources) that join answer the question too:
+        a question spanning both needs the JOIN. Lifted to JOIN_SHARE of the weaker table's score."""
+        joins = self.snap.facts.joins
+        scores = {c.uid: c.score for c in self.top_containers(among=joins)}
+        for container, score in scores.items():
+            for edge in joins[container]:
+                other = scores.get(edge.other)
+                if other is None:
+                    continue
+                for uid in edge.keys:
+                    key = self.snap.uid_index.get(uid)
+                    if key is not None and SEARCH_KINDS[self.snap.doc_kind[key]] in self.kinds:
+                        self.lift(key, scoring.JOIN_SHARE * min(score, other))
+
+    def shaped(self, store: DocStore, values: list[tuple[str, str]]) -> None:
+        """A question naming a value ('by Ahmed Samir Farag', 'molecule TR004') needs the column holding such
+        values, in a table it is about or one joined to it: per value, the column of its shape that could hold
+        it (not one whose every value is known and other), in the best-scoring table and closest to the
+        question, is lifted to SHAPE_SHARE of that table's score, and its table with it."""
+        if not values or scoring.SHAPE_SHARE <= 0:
+            return
+        snap, joins = self.snap, self.snap.facts.joins
+        reach: dict[int, float] = {}  # table index → score of the best top container it is or joins
+        for anchor in self.top_containers():
+            for uid in (anchor.uid, *(e.other for e in joins.get(anchor.uid, []))):
+                idx = snap.uid_index.get(uid)
+                if idx is not None:
+                    reach[idx] = max(reach.get(idx, 0.0), anchor.score)
+        for shape, value in values:
+            best: tuple[float, int, int, float] | None = None
+            for container, anchor_score in reach.items():
+                for member, member_shape, closed in member_shapes(snap, store, container):
+                    if member_shape != shape or (closed is not None and value not in closed):
+                        continue
+                    if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:
+                        continue
+                    lift = scoring.SHAPE_SHARE * anchor_score
+                    fit = lift * (1 + scoring.semantic_score(cosine(snap, member, self.per_doc) or 0.0))
+                    if best is None or fit > best[0]:
+                        best = (fit, member, container, lift)
+            if best is not None:
+                _fit, member, container, lift = best
+                self.lift(member, lift)
+                self.lift(container, lift)

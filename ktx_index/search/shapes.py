@@ -1,0 +1,99 @@
+"""Value shapes: which columns could hold a value a question names, when the value itself is not stored.
+
+A profile keeps five or ten sample values per column, so 'Ahmed Samir Farag' or 'TR004' is almost
+never among them; but the samples show what the column holds: names ('Danilo', 'Joao Pedro'),
+codes ('TR000_1'), dates, times. A question naming a value of one shape points at a column of
+that shape in the tables it is about (search/engine.py lifts the best one).
+Pure functions, tested alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ktx_index.analysis import STOPWORDS, fold
+
+#: Shapes a question's values are matched on (numbers are in every table: they say nothing).
+SHAPES = ("name", "code", "date", "time")
+#: Share of a column's samples that must have one shape for the column to have it.
+MAJORITY = 0.6
+
+DATE = re.compile(
+    r"^(\d{4}[-/.]\d{1,2}([-/.]\d{1,2})?|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
+)
+TIME = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
+NUMBER = re.compile(r"^[-+]?[\d,]*\.?\d+%?$")
+CODE = re.compile(r"^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]+$")  # letters and digits, no spaces: TR004_8_9, A12
+QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
+WORD = re.compile(r"[^\W\d_][\w'’.&-]*|\d[\w:./-]*", re.UNICODE)
+SENTENCE_END = re.compile(r"[.!?]\s*$")
+DATE_TYPE = re.compile(r"date|timestamp")
+TIME_TYPE = re.compile(r"\btime\b")
+
+
+def value_shape(value: str) -> str | None:
+    """The shape of one stored or asked-for value, or None when it has none that helps."""
+    text = value.strip()
+    if not text:
+        return None
+    if DATE.match(text):
+        return "date"
+    if TIME.match(text):
+        return "time"
+    if NUMBER.match(text):
+        return "number"
+    if CODE.match(text):
+        return "code"
+    if text[0].isupper() and any(c.islower() for c in text):
+        return "name"
+    if text.isupper() and text.isalpha() and len(text) <= 5:
+        return "code"
+    return None
+
+
+def column_shape(samples: list[str], types: tuple[str, ...] = ()) -> str | None:
+    """A column's shape: the one most of its sample values share (MAJORITY), if it is a matched one;
+    without samples, a date or time type says it."""
+    shapes = Counter(value_shape(s) for s in samples if s.strip())
+    if not shapes:
+        declared = " ".join(types).lower()
+        return "date" if DATE_TYPE.search(declared) else "time" if TIME_TYPE.search(declared) else None
+    shape, count = shapes.most_common(1)[0]
+    return shape if shape in SHAPES and count >= MAJORITY * sum(shapes.values()) else None
+
+
+def closed_values(samples: list[str], distinct: object) -> frozenset[str] | None:
+    """Every value a column holds, folded, when its samples are all of them (a question naming another
+    value cannot mean it); None when they are not known to be."""
+    if isinstance(distinct, (int, float)) and 0 < distinct <= len(samples):
+        return frozenset(fold(s.strip()) for s in samples)
+    return None
+
+
+def question_values(query: str) -> list[tuple[str, str]]:
+    """(shape, folded value) of the values a question names: quoted text, dates, times, codes, and runs of
+    capitalised words that do not start a sentence ('did Angela Sanders attend', 'Ajax's')."""
+    found: list[tuple[str, str]] = []
+    for span in QUOTED.findall(query):
+        shape = value_shape(span)
+        if shape in SHAPES:
+            found.append((shape, fold(span.strip())))
+    rest = QUOTED.sub(" , ", query)
+    name: list[str] = []
+    for match in WORD.finditer(rest):
+        token = match.group(0).rstrip(".'’")
+        before = rest[: match.start()]
+        starts_sentence = not before.strip() or bool(SENTENCE_END.search(before)) or before.rstrip().endswith(",")
+        shape = value_shape(token)
+        if shape == "name" and token.lower() not in STOPWORDS and (name or not starts_sentence):
+            name.append(token)
+            continue
+        if name:
+            found.append(("name", fold(" ".join(name))))
+            name = []
+        if shape in ("code", "date", "time") and not (shape == "code" and token.isalpha()):
+            found.append((shape, fold(token)))
+    if name:
+        found.append(("name", fold(" ".join(name))))
+    return found
