@@ -13,9 +13,10 @@ from collections.abc import Container
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
+from ktx_index.analysis import term_set
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
-from ktx_index.search.shapes import closed_values, column_shape
+from ktx_index.search.shapes import Value, closed_values, column_shape, fit
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.store import DocStore
 
@@ -174,7 +175,7 @@ class Lifts:
                     if key is not None and SEARCH_KINDS[self.snap.doc_kind[key]] in self.kinds:
                         self.lift(key, scoring.JOIN_SHARE * min(score, other))
 
-    def shaped(self, store: DocStore, values: list[tuple[str, str]]) -> None:
+    def shaped(self, store: DocStore, values: list[Value]) -> None:
         """A question naming a value ('by Ahmed Samir Farag', 'molecule TR004') needs the column holding such
         values, in a table it is about or one joined to it: per value, the column of its shape that could hold
         it (not one whose every value is known and other), in the best-scoring table and closest to the
@@ -188,18 +189,21 @@ class Lifts:
                 idx = snap.uid_index.get(uid)
                 if idx is not None:
                     reach[idx] = max(reach.get(idx, 0.0), anchor.score)
-        for shape, value in values:
+        for value in values:
             best: tuple[float, int, int, float] | None = None
             for container, anchor_score in reach.items():
+                table_terms = term_set(snap.doc_uids[container].split(":", 2)[2])
                 for member, member_shape, closed in member_shapes(snap, store, container):
-                    if member_shape != shape or (closed is not None and value not in closed):
+                    if member_shape != value.shape or (closed is not None and value.text not in closed):
                         continue
                     if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:
                         continue
                     lift = scoring.SHAPE_SHARE * anchor_score
-                    fit = lift * (1 + scoring.semantic_score(cosine(snap, member, self.per_doc) or 0.0))
-                    if best is None or fit > best[0]:
-                        best = (fit, member, container, lift)
+                    column_terms = term_set(snap.doc_uids[member].rsplit(".", 1)[-1])
+                    semantic = scoring.semantic_score(cosine(snap, member, self.per_doc) or 0.0)
+                    score = lift * (1 + semantic) * fit(value, column_terms, table_terms)
+                    if best is None or score > best[0]:
+                        best = (score, member, container, lift)
             if best is not None:
                 _fit, member, container, lift = best
                 self.lift(member, lift)

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import NamedTuple
 
-from ktx_index.analysis import STOPWORDS, fold
+from ktx_index.analysis import STOPWORDS, analyze, fold
 
 #: Shapes a question's values are matched on (numbers are in every table: they say nothing).
 SHAPES = ("name", "code", "date", "time")
 #: Share of a column's samples that must have one shape for the column to have it.
 MAJORITY = 0.6
+#: Among the columns that could hold a value, one named for the word that introduces it ('the set Coldsnap':
+#: sets.name) or for its shape ('name', 'code', 'date') fits that much better.
+CUE_FIT = 0.5
+NAMED_FIT = 0.25
+SHAPE_WORDS = {"name": {"name", "titl"}, "code": {"code", "id"}, "date": {"date", "day"}, "time": {"time"}}
 
 DATE = re.compile(
     r"^(\d{4}[-/.]\d{1,2}([-/.]\d{1,2})?|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
@@ -25,8 +31,8 @@ DATE = re.compile(
 TIME = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
 NUMBER = re.compile(r"^[-+]?[\d,]*\.?\d+%?$")
 CODE = re.compile(r"^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]+$")  # letters and digits, no spaces: TR004_8_9, A12
-QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
-WORD = re.compile(r"[^\W\d_][\w'’.&-]*|\d[\w:./-]*", re.UNICODE)
+#: a quoted span (double quotes, or single quotes not inside a word: "Ajax's" is no quote) or a word
+TOKEN = re.compile(r"\"([^\"]+)\"|“([^”]+)”|(?<!\w)['‘]([^'’]+)['’](?!\w)|[^\W\d_][\w'’.&-]*|\d[\w:./-]*", re.UNICODE)
 SENTENCE_END = re.compile(r"[.!?]\s*$")
 DATE_TYPE = re.compile(r"date|timestamp")
 TIME_TYPE = re.compile(r"\btime\b")
@@ -71,29 +77,46 @@ def closed_values(samples: list[str], distinct: object) -> frozenset[str] | None
     return None
 
 
-def question_values(query: str) -> list[tuple[str, str]]:
-    """(shape, folded value) of the values a question names: quoted text, dates, times, codes, and runs of
-    capitalised words that do not start a sentence ('did Angela Sanders attend', 'Ajax's')."""
-    found: list[tuple[str, str]] = []
-    for span in QUOTED.findall(query):
-        shape = value_shape(span)
-        if shape in SHAPES:
-            found.append((shape, fold(span.strip())))
-    rest = QUOTED.sub(" , ", query)
+def fit(value: Value, column_terms: frozenset[str], table_terms: frozenset[str]) -> float:
+    """How much a column of the value's shape looks meant for it, by name: 1, or more when it or its table is
+    named for the value's cue, or it is named for the shape."""
+    cued = value.cue is not None and (value.cue in column_terms or value.cue in table_terms)
+    named = not SHAPE_WORDS[value.shape].isdisjoint(column_terms)
+    return (1 + CUE_FIT * cued) * (1 + NAMED_FIT * named)
+
+
+class Value(NamedTuple):
+    shape: str
+    text: str  # folded
+    cue: str | None  # the index term of the content word before it ('the set Coldsnap' → set), if any
+
+
+def question_values(query: str) -> list[Value]:
+    """The values a question names: quoted text, dates, times, codes, and runs of capitalised words that do
+    not start a sentence ('did Angela Sanders attend', 'Ajax's'), each with the word that introduces it."""
+    found: list[Value] = []
     name: list[str] = []
-    for match in WORD.finditer(rest):
-        token = match.group(0).rstrip(".'’")
-        before = rest[: match.start()]
+    cue: str | None = None
+    name_cue: str | None = None
+    for match in TOKEN.finditer(query):
+        quoted = next((g for g in match.groups() if g), None)
+        token = (quoted or match.group(0)).strip().rstrip(".'’")
+        before = query[: match.start()]
         starts_sentence = not before.strip() or bool(SENTENCE_END.search(before)) or before.rstrip().endswith(",")
         shape = value_shape(token)
-        if shape == "name" and token.lower() not in STOPWORDS and (name or not starts_sentence):
+        if quoted is None and shape == "name" and token.lower() not in STOPWORDS and (name or not starts_sentence):
+            name_cue = cue if not name else name_cue
             name.append(token)
             continue
         if name:
-            found.append(("name", fold(" ".join(name))))
+            found.append(Value("name", fold(" ".join(name)), name_cue))
             name = []
-        if shape in ("code", "date", "time") and not (shape == "code" and token.isalpha()):
-            found.append((shape, fold(token)))
+        unquoted_value = shape in ("code", "date", "time") and not (shape == "code" and token.isalpha())
+        if shape in SHAPES and (quoted is not None or unquoted_value):
+            found.append(Value(shape, fold(token), cue))
+        elif token.lower() not in STOPWORDS and shape is None:
+            terms = [t for t in analyze(token) if t.isalnum()]  # 'long-shot' → shot
+            cue = terms[-1] if terms else cue
     if name:
-        found.append(("name", fold(" ".join(name))))
+        found.append(Value("name", fold(" ".join(name)), name_cue))
     return found

@@ -34,7 +34,11 @@ from ktx_index.judged import JudgedQuery  # noqa: E402
 from ktx_index.search.signals import concept_coverage, vocabulary  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
-MODULES = {"scoring": "ktx_index.search.scoring", "discover": "ktx_index.search.discover"}
+MODULES = {
+    "scoring": "ktx_index.search.scoring",
+    "discover": "ktx_index.search.discover",
+    "shapes": "ktx_index.search.shapes",
+}
 
 
 def load(

@@ -5,7 +5,7 @@ from projects import column, profile_entry, scan_files
 
 from ktx_index.embedder import HashEmbedder
 from ktx_index.search import scoring
-from ktx_index.search.shapes import closed_values, column_shape, question_values, value_shape
+from ktx_index.search.shapes import Value, closed_values, column_shape, fit, question_values, value_shape
 from ktx_index.service import KtxIndex
 
 
@@ -31,16 +31,28 @@ def test_closed_values_only_when_the_samples_are_every_value():
     assert closed_values(["a"], None) is None
 
 
-def test_question_values_skip_sentence_starts_and_filler():
+def test_question_values_skip_sentence_starts_and_filler_and_keep_the_word_before():
     assert question_values("Find the average number of long-shot done by Ahmed Samir Farag.") == [
-        ("name", "ahmed samir farag")
+        Value("name", "ahmed samir farag", "shot")
     ]
     assert question_values("What kind of currency did the customer pay at 16:25:00 in 2012/8/24?") == [
-        ("time", "16:25:00"), ("date", "2012/8/24"),
+        Value("time", "16:25:00", "pay"), Value("date", "2012/8/24", "pay"),
     ]  # fmt: skip
-    assert question_values("Which bonds are in molecule TR004? List them.") == [("code", "tr004")]
-    assert question_values("What is 'SLE' and how many members pay dues") == [("code", "sle")]
+    assert question_values("Which bonds are in molecule TR004? List them.") == [Value("code", "tr004", "molecul")]
+    assert question_values("What is 'SLE' and how many members pay dues") == [Value("code", "sle", None)]
     assert question_values("How many members pay dues? Please list them.") == []
+    # an apostrophe inside a word is no quote; a quoted name keeps its apostrophe
+    assert question_values("What's the set of the card \"Ancestor's Chosen\"?") == [
+        Value("name", "ancestor's chosen", "card")
+    ]
+
+
+def test_a_column_named_for_the_cue_or_the_shape_fits_better():
+    coldsnap = Value("name", "coldsnap", "set")
+    plain = fit(coldsnap, frozenset({"mcm", "id"}), frozenset({"card"}))
+    assert plain == 1.0
+    assert fit(coldsnap, frozenset({"name"}), frozenset({"card"})) > plain
+    assert fit(coldsnap, frozenset({"mcm", "id"}), frozenset({"set"})) > plain
 
 
 PLAYERS = [
