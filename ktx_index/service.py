@@ -46,7 +46,10 @@ class KtxIndex:
         self.project: Project = load_project(self.root)
         self.layout = IndexLayout(self.root)
         if embedder is DEFAULT:
-            embedder = MiniLMEmbedder(model=self.project.settings.model) if self.project.settings.embeddings else None
+            settings = self.project.settings
+            embedder = (
+                MiniLMEmbedder(model=settings.model, precision=settings.precision) if settings.embeddings else None
+            )
         self.embedder: Embedder | None = embedder  # type: ignore[assignment]
         self.indexers = indexers or default_indexers()  # kept: their parse caches outlive one rebuild
         self._engine: Engine | None = None
@@ -198,6 +201,10 @@ class KtxIndex:
             if self._builder is None and holder is not None:
                 raise IndexUnavailable(reason, f"a writer (PID {holder}) is repairing it; retry shortly")
             self.rebuild()
+
+    def warm_reader(self) -> None:
+        """Open the engine and warm what its first queries would (``serve`` runs this in the background)."""
+        self.refreshed_engine().warm()
 
     def ensure_index(self, on_progress: Progress | None = None) -> Engine:
         """The engine, building the index first when there is none yet (a first call on a new project)."""

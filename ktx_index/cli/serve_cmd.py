@@ -83,6 +83,7 @@ def serve_command(
             elif not no_build:
                 _catch_up(service)
             server = build_server(service)
+            threading.Thread(target=_warm, args=(service,), name="ktx-index-warm", daemon=True).start()
             if transport == "stdio":
                 server.run("stdio")  # returns at the end of stdin
             else:
@@ -133,6 +134,14 @@ class Stopper:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _warm(service: KtxIndex) -> None:
+    """Warm the reader while the server starts; a failure here is the first call's to report."""
+    try:
+        service.warm_reader()
+    except Exception as exc:
+        logging.getLogger("ktx_index.mcp").debug("warm-up failed: %s", exc)
 
 
 def _catch_up(service: KtxIndex) -> None:

@@ -18,7 +18,7 @@ from ktx_index.analysis import identifier_key, query_terms
 from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
-from ktx_index.search import scoring
+from ktx_index.search import scoring, snippets
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.lifts import Lifts, add_parents, cosine, in_connection, term_context
@@ -129,6 +129,11 @@ class Engine:
                 self._next_vector_load = started + took * (1 + VECTOR_RELOAD_SPACING) if took > 0.05 else 0.0
             self.snapshot = snap
         return True
+
+    def warm(self) -> None:
+        """Load the query model and analyse the wiki pages once, so the first calls answer at warm speed."""
+        self.query_vector("warm up")
+        snippets.warm(self.store.iter_docs(kinds=["wiki"]))
 
     # ------------------------------------------------------------------ ranking
 

@@ -7,6 +7,7 @@ handful of results returned.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from indexers.models import Document
 from ktx_index.analysis import RAW_TOKEN, term_set
@@ -87,6 +88,14 @@ def snippet_around(text: str, terms: set[str]) -> str | None:
         start = space + 1 if 0 <= space < (first or 0) else start
     window = _collapse(text[start : start + 400])
     return highlight(window, terms) or None
+
+
+def warm(pages: Iterable[Document]) -> None:
+    """Analyse wiki pages' sections ahead of the first queries (term_set caches them): choosing a page's
+    snippet analyses every section, which is most of a cold wiki_search."""
+    for page in pages:
+        for section in page.sections:
+            term_set(section.text)
 
 
 def cap(text: str | None) -> str | None:

@@ -68,3 +68,16 @@ def test_a_connection_only_pages_name_is_accepted(make_project):
     ]
     assert [r.key for r in service.wiki_search("refund", connection_id="warehouse").results] == ["plain"]
     service.close()
+
+
+def test_warming_the_reader_analyses_every_section_once(demo_service):
+    from ktx_index.analysis import term_set
+
+    term_set.cache_clear()
+    demo_service.warm_reader()
+    sections = [s.text for d in demo_service.refreshed_engine().store.iter_docs(kinds=["wiki"]) for s in d.sections]
+    assert sections
+    misses = term_set.cache_info().misses
+    for text in sections:
+        term_set(text)
+    assert term_set.cache_info().misses == misses  # all already analysed: snippets start warm
