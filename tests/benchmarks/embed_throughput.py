@@ -12,7 +12,9 @@ texts, rounds interleaved so background load hits them alike:
   large batches, long ones in small), one session call at a time on all cores;
 - ``tokens-2x1``: the same batches, two single-threaded session calls side by side (one per core):
   what MiniLMEmbedder.encode does now for bulk encodes (``now`` runs it through the embedder);
-  ``2x1-b<N>``: the same with a budget of N padded tokens per batch instead of 1024.
+  ``2x1-b<N>``: the same with a budget of N padded tokens per batch instead of 1024;
+- ``int8``: ``now`` with the model quantised to int8 (``index.precision: int8``, the default): not the
+  same vectors (cosine ~0.99), a vector space of its own.
 
 Prints texts/s per strategy and the largest difference to ``before`` (max |Δ| of a vector component
 and min cosine; vectors are stored as float16, whose step near 0.1 is ~6e-5).
@@ -50,10 +52,12 @@ def main() -> None:
     from ktx_index.onnx_model import OnnxEncoder, cached_model_path
 
     texts = project_texts(args.project, args.texts)
-    now = MiniLMEmbedder()
+    now = MiniLMEmbedder(precision="float32")
     now.encode(texts[:64])  # loads (and exports once) the model
-    model_dir = now._model_dir()
-    path = cached_model_path(model_dir)
+    int8 = MiniLMEmbedder(precision="int8")
+    int8.encode(texts[:64])  # quantises the export once
+    model_dir = now.base_model_dir()
+    path = cached_model_path(model_dir, variant=now.tuned or "")
     one_session = OnnxEncoder(path, model_dir, threads=0)
     single = OnnxEncoder(path, model_dir, threads=1)
 
@@ -71,6 +75,7 @@ def main() -> None:
         "2x1-b512": lambda ts: single.encode_bulk(ts, workers=2, token_budget=512),
         "2x1-b2048": lambda ts: single.encode_bulk(ts, workers=2, token_budget=2048),
         "2x1-b4096": lambda ts: single.encode_bulk(ts, workers=2, token_budget=4096),
+        "int8": int8.encode,
     }
     rates: dict[str, list[float]] = {name: [] for name in strategies}
     vectors: dict[str, np.ndarray] = {}

