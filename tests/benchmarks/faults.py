@@ -1,6 +1,6 @@
 """Black-box fault check: damage the index, kill or stop the server, and compare its answers to a clean build's.
 
-    python tests/benchmarks/faults.py [--project ../shared/corpora/orbit]
+    python tests/benchmarks/faults.py [--project tests/benchmarks/corpora/orbit]
 
 Everything goes through the CLI and MCP stdio, as an operator and an agent would see it. A copy of the
 project is built clean (`ktx-index rebuild`) and answers 20 fixed queries (top-10 `discover_data` refs and
@@ -128,7 +128,7 @@ def stop_mid_embedding(root: Path, log: Path, how: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--project", default=str(REPO.parent / "shared" / "corpora" / "orbit"))
+    parser.add_argument("--project", default=str(REPO / "tests" / "benchmarks" / "corpora" / "orbit"))
     opts = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ktx-faults-"))
     clean, work = tmp / "clean", tmp / "work"

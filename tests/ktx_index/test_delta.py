@@ -6,6 +6,7 @@ import json
 import random
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -117,18 +118,26 @@ class Editor:
         return op
 
 
+@pytest.fixture
+def indexed_demo(tmp_path: Path) -> Iterator[tuple[Path, KtxIndex, Engine]]:
+    """A copy of the demo, its writer after a first rebuild, and a second reader of the same index."""
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".ktx"))
+    writer = KtxIndex(root, embedder=HashEmbedder())
+    writer.rebuild()
+    reader = Engine(writer.layout, HashEmbedder())
+    yield root, writer, reader
+    writer.close()
+    reader.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("seed", "small_delta"), [(1, 2000), (2, 0)])  # uid list edited / rebuilt
 def test_delta_snapshot_equals_full_load_after_random_edits(
-    tmp_path: Path, seed: int, small_delta: int, monkeypatch: pytest.MonkeyPatch
+    indexed_demo: tuple[Path, KtxIndex, Engine], seed: int, small_delta: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(delta, "SMALL_DELTA", small_delta)
-    root = tmp_path / "demo"
-    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".ktx"))
-    embedder = HashEmbedder()
-    writer = KtxIndex(root, embedder=embedder)
-    writer.rebuild()
-    reader = Engine(writer.layout, embedder)  # another reader, refreshed only by deltas from here on
+    root, writer, reader = indexed_demo  # the reader is refreshed only by deltas from here on
     editor = Editor(root, seed)
     rnd = random.Random(seed)
     ways: list[str] = []
@@ -147,38 +156,28 @@ def test_delta_snapshot_equals_full_load_after_random_edits(
         reader.refresh()
         ways.append(reader.last_refresh)
         assert not reader.last_refresh.startswith("full (")  # a delta that failed
-        full = Engine(writer.layout, embedder)
+        full = Engine(writer.layout, HashEmbedder())
         assert view(reader.snapshot) == view(full.snapshot)
         assert reader.vector_error is None
         full.close()
     assert ways.count("delta") >= 12, ways
-    reader.close()
-    writer.close()
 
 
-def test_a_forced_rebuild_makes_readers_load_whole(tmp_path: Path) -> None:
-    root = tmp_path / "demo"
-    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".ktx"))
-    writer = KtxIndex(root, embedder=HashEmbedder())
-    writer.rebuild()
-    reader = Engine(writer.layout, HashEmbedder())
+def test_a_forced_rebuild_makes_readers_load_whole(indexed_demo: tuple[Path, KtxIndex, Engine]) -> None:
+    root, writer, reader = indexed_demo
     page = root / "wiki/global" / sorted(p.name for p in (root / "wiki/global").glob("*.md"))[0]
     page.write_text(page.read_text() + "\nA new sentence.\n")
     writer.rebuild()
     assert reader.refresh() and reader.last_refresh == "delta"
     writer.rebuild(force=True)
     assert reader.refresh() and reader.last_refresh == "full"
-    assert view(reader.snapshot) == view(Engine(writer.layout, HashEmbedder()).snapshot)
-    writer.close()
-    reader.close()
+    full = Engine(writer.layout, HashEmbedder())
+    assert view(reader.snapshot) == view(full.snapshot)
+    full.close()
 
 
-def test_copy_on_write_leaves_the_old_snapshot_untouched(tmp_path: Path) -> None:
-    root = tmp_path / "demo"
-    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns(".ktx"))
-    writer = KtxIndex(root, embedder=HashEmbedder())
-    writer.rebuild()
-    reader = Engine(writer.layout, HashEmbedder())
+def test_copy_on_write_leaves_the_old_snapshot_untouched(indexed_demo: tuple[Path, KtxIndex, Engine]) -> None:
+    root, writer, reader = indexed_demo
     before = reader.snapshot
     frozen = view(before) | {"entries": None}  # entries are the refresher's, never read by a query
     editor = Editor(root, 5)
@@ -188,8 +187,6 @@ def test_copy_on_write_leaves_the_old_snapshot_untouched(tmp_path: Path) -> None
         reader.refresh()
     assert reader.snapshot is not before
     assert view(before) | {"entries": None} == frozen
-    writer.close()
-    reader.close()
 
 
 def test_members_follow_their_container_in_and_out(tmp_path: Path) -> None:
