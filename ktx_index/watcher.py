@@ -15,6 +15,7 @@ outcome, so ``serve --watch`` never waits on a watcher that cannot start.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -191,6 +192,7 @@ class Watcher:
                     self.ready.set()
                     if not self._warmed:  # parse shared files ahead, while readers start; events meanwhile queue
                         self._warmed = bool(self._attempt("warm", self.service.acquire_writer().warm))
+                        gc.freeze()  # what is parsed and loaded by now lives long: keep full collections off it
                     backlog = bool(self._attempt("embed", self._embed_slice))
                 self.ready.set()
             elif backlog and time.monotonic() >= self._retry_at:  # idle: embed what the commits left pending

@@ -25,6 +25,7 @@ class Facts:
     value_of: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # value uid → (folded, holders)
     # derived from the above
     joins: dict[str, list[JoinEdge]] = field(default_factory=dict)  # container uid → how it joins others
+    declared_by: dict[str, frozenset[str]] = field(default_factory=dict)  # container uid → uids declaring its edges
 
     @cached_property
     def values(self) -> dict[str, list[str]]:
@@ -71,6 +72,38 @@ def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> 
 
 def _derive(facts: Facts) -> Facts:
     facts.joins = join_graph([edge for edges in facts.edges.values() for edge in edges])
+    ends: dict[str, set[str]] = {}
+    for uid, edges in facts.edges.items():
+        for a, b, _keys, _on in edges:
+            ends.setdefault(a, set()).add(uid)
+            ends.setdefault(b, set()).add(uid)
+    facts.declared_by = {container: frozenset(uids) for container, uids in ends.items()}
+    return facts
+
+
+def _derive_after(old: Facts, facts: Facts, relevant: set[str]) -> Facts:
+    """The derived maps after a commit, recomputed only for the containers its documents' edges touch
+    (rebuilding the whole join graph cost ~90 ms of every table edit at 100k columns)."""
+    touched: set[str] = set()
+    declared_by = dict(old.declared_by)
+    for uid in relevant:
+        for a, b, _keys, _on in old.edges.get(uid, []):
+            for end in (a, b):
+                touched.add(end)
+                declared_by[end] = declared_by.get(end, frozenset()) - {uid}
+        for a, b, _keys, _on in facts.edges.get(uid, []):
+            for end in (a, b):
+                touched.add(end)
+                declared_by[end] = declared_by.get(end, frozenset()) | {uid}
+    facts.declared_by = {c: uids for c, uids in declared_by.items() if uids}
+    declaring = {uid for container in touched for uid in facts.declared_by.get(container, ())}
+    partial = join_graph([edge for uid in sorted(declaring) for edge in facts.edges.get(uid, [])])
+    facts.joins = dict(old.joins)
+    for container in touched:
+        if container in partial:
+            facts.joins[container] = partial[container]
+        else:
+            facts.joins.pop(container, None)
     return facts
 
 
@@ -93,4 +126,4 @@ def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
         facts.value_of.pop(uid, None)
     for row in _rows(store, relevant):
         _read(facts, *row)
-    return _derive(facts)
+    return _derive_after(old, facts, relevant)
