@@ -69,7 +69,7 @@ def term_context(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
                 cand.lexical += scoring.CONTAINER_CONTEXT * extra
         elif cand.uid in members:
             extra = sum(v for t, v in members[cand.uid].items() if t not in cand.terms)
-            cand.lexical += scoring.MEMBER_CONTEXT * extra
+            cand.lexical = min(1.0, cand.lexical + scoring.MEMBER_CONTEXT * extra)
 
 
 def member_shapes(snap: Snapshot, store: DocStore, container: int) -> list[MemberShape]:
