@@ -3,7 +3,7 @@
 A profile keeps five or ten sample values per column, so 'Ahmed Samir Farag' or 'TR004' is almost
 never among them; but the samples show what the column holds: names ('Danilo', 'Joao Pedro'),
 codes ('TR000_1'), dates, times. A question naming a value of one shape points at a column of
-that shape in the tables it is about (search/engine.py lifts the best one).
+that shape in the tables it is about (search/lifts.py lifts the best one).
 Pure functions, tested alone.
 """
 
@@ -77,18 +77,18 @@ def closed_values(samples: list[str], distinct: object) -> frozenset[str] | None
     return None
 
 
+class Value(NamedTuple):
+    shape: str
+    text: str  # folded
+    cue: str | None  # the index term of the content word before it ('the set Coldsnap' → set), if any
+
+
 def fit(value: Value, column_terms: frozenset[str], table_terms: frozenset[str]) -> float:
     """How much a column of the value's shape looks meant for it, by name: 1, or more when it or its table is
     named for the value's cue, or it is named for the shape."""
     cued = value.cue is not None and (value.cue in column_terms or value.cue in table_terms)
     named = not SHAPE_WORDS[value.shape].isdisjoint(column_terms)
     return (1 + CUE_FIT * cued) * (1 + NAMED_FIT * named)
-
-
-class Value(NamedTuple):
-    shape: str
-    text: str  # folded
-    cue: str | None  # the index term of the content word before it ('the set Coldsnap' → set), if any
 
 
 def question_values(query: str) -> list[Value]:

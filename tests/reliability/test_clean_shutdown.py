@@ -87,7 +87,7 @@ def test_twenty_stops_mid_burst_and_mid_embedding_exit_clean_and_converge(make_p
         try:
             wait_started(root, proc, log)  # (a signal before Python has installed its handlers kills any process)
             time.sleep(rng.uniform(0.0, 0.6))  # the catch-up commit is done; embedding
-            write_burst(root, trial, 12)  # a burst arrives while it embeds
+            write_burst(root, trial, 30)  # a burst arrives while it embeds (int8 embeds fast: a large one)
             time.sleep(rng.uniform(0.1, 1.2))
             if how == "eof":
                 proc.stdin.close()
