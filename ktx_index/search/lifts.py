@@ -193,18 +193,18 @@ class Lifts:
             best: tuple[float, int, int, float] | None = None
             for container, anchor_score in reach.items():
                 table_terms = term_set(snap.doc_uids[container].split(":", 2)[2])
+                lift = scoring.SHAPE_SHARE * anchor_score
                 for member, member_shape, closed in member_shapes(snap, store, container):
                     if member_shape != value.shape or (closed is not None and value.text not in closed):
                         continue
                     if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:
                         continue
-                    lift = scoring.SHAPE_SHARE * anchor_score
                     column_terms = term_set(snap.doc_uids[member].rsplit(".", 1)[-1])
                     semantic = scoring.semantic_score(cosine(snap, member, self.per_doc) or 0.0)
                     score = lift * (1 + semantic) * fit(value, column_terms, table_terms)
                     if best is None or score > best[0]:
                         best = (score, member, container, lift)
             if best is not None:
-                _fit, member, container, lift = best
+                _score, member, container, lift = best
                 self.lift(member, lift)
                 self.lift(container, lift)
