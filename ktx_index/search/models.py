@@ -93,7 +93,11 @@ class WikiResult(Strict):
     summary: str = Field(description="The page's frontmatter summary (empty when it has none).")
     score: float = Field(description="Relevance in [0, 1], comparable across queries.")
     matchReasons: list[str] = Field(default_factory=list, description="Lanes that matched: lexical, semantic, exact.")
-    lanes: list[WikiLane] = Field(default_factory=list, description="How each lane ran for this query.")
+    lanes: list[WikiLane] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description="How each lane ran for this query; on the first result only, since it is the same for all.",
+    )
     snippet: str | SkipJsonSchema[None] = Field(
         default=None, exclude_if=_absent_if_none, description="Best-matching passage, matched words in <mark>."
     )

@@ -78,6 +78,12 @@ def test_wiki_search_user_page_shadows_global_and_total_found(demo_service):
     assert lanes["lexical"].status == "available" and lanes["semantic"].status == "available"
 
 
+def test_wiki_lane_breakdown_rides_on_the_first_result_only(demo_service):
+    results = demo_service.wiki_search("refund policy", limit=5).results
+    assert len(results) > 1 and results[0].lanes
+    assert all(r.lanes is None and "lanes" not in r.model_dump() for r in results[1:])
+
+
 def test_dictionary_tiers_and_tolerance(demo_service):
     result = demo_service.dictionary_search(
         ["family_4", "FAMILY_4", "family 4", "famly_4", "Montreal", "nothing-like-it"]
