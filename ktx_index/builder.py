@@ -9,14 +9,9 @@ and repairs by re-deriving the lexical index from the store (see integrity.py).
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
-import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Collection
 
 import numpy as np
 import tantivy
@@ -29,6 +24,7 @@ from ktx_index.embedder import Embedder
 from ktx_index.errors import Stopped
 from ktx_index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
+from ktx_index.planning import Planner
 from ktx_index.reports import RebuildReport, StaleFile
 from ktx_index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.texts import embedding_texts
@@ -47,88 +43,6 @@ BUDGETED_BATCH = 8
 
 def _noop(_stage: str, _done: int, _total: int) -> None:
     pass
-
-
-class FileStats:
-    """Files' parts of scope fingerprints ('<rel>:(size, mtime_ns)', or '<rel>:None' when missing), each file
-    stat'ed and formatted once per rebuild: the profile and shard files are shared by thousands of table
-    scopes, whose file lists end alike, so those tails are joined once too."""
-
-    def __init__(self, root: Path) -> None:
-        self.prefix = f"{root}{os.sep}"
-        self.parts: dict[str, str] = {}
-        self.tails: dict[tuple[str, ...], str] = {}
-
-    def __call__(self, rel: str) -> str:
-        part = self.parts.get(rel)
-        if part is None:
-            try:
-                st = os.stat(self.prefix + rel)  # not pathlib: a large project stats ~100k files per rebuild
-                part = f"{rel}:{(st.st_size, st.st_mtime_ns)}"
-            except OSError:
-                part = f"{rel}:None"
-            self.parts[rel] = part
-        return part
-
-    def exists(self, rel: str) -> bool:
-        return not self(rel).endswith(":None")  # a stat's part ends with its (size, mtime) tuple
-
-    def joined(self, files: tuple[str, ...]) -> str:
-        if len(files) < 3:
-            return "\n".join(map(self, files))
-        tail = self.tails.get(files[1:])
-        if tail is None:
-            tail = self.tails[files[1:]] = "\n".join(map(self, files[1:]))
-        return self(files[0]) + "\n" + tail
-
-
-def file_stats(root: Path) -> FileStats:
-    return FileStats(root)
-
-
-def scope_fingerprint(scope: Scope, stat: FileStats) -> str:
-    """Changes when any of the scope's files changes size or modification time, appears or vanishes."""
-    try:
-        context = _context_json(scope.context)
-    except TypeError:  # an unhashable context: not cached
-        context = json.dumps(scope.context, default=str)
-    parts = [scope.key, context, stat.joined(scope.files)] if scope.files else [scope.key, context]
-    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
-
-
-@functools.lru_cache(maxsize=4096)
-def _context_json(context: tuple) -> str:
-    """Thousands of table scopes share a few contexts (their connection's shard and profile lists)."""
-    return json.dumps(context, default=str)
-
-
-@dataclass
-class ScopePlan:
-    """What a rebuild must read, from directory listings and file stats only (``status`` reuses it)."""
-
-    listed: list[tuple[Indexer, Scope, str]]  # every scope present now, with its fingerprint
-    todo: list[tuple[Indexer, Scope, str]]  # those whose fingerprint differs from the committed one
-    dropped: list[str]  # committed scopes that are gone
-    diagnostics: list[Diagnostic]  # from listing
-    stat: FileStats
-
-
-def plan_scopes(project: Project, indexers: list[Indexer], stored: dict[str, str], force: bool = False) -> ScopePlan:
-    stat = file_stats(project.root)
-    listed: list[tuple[Indexer, Scope, str]] = []
-    diagnostics: list[Diagnostic] = []
-    for indexer in indexers:
-        scopes, listing_diags = indexer.scopes(project)
-        diagnostics.extend(listing_diags)
-        listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
-    live = {sc.key for _, sc, _ in listed}
-    return ScopePlan(
-        listed=listed,
-        todo=[(ix, sc, fp) for ix, sc, fp in listed if force or stored.get(sc.key) != fp],
-        dropped=[key for key in stored if key not in live],
-        diagnostics=diagnostics,
-        stat=stat,
-    )
 
 
 class _Commit:
@@ -226,6 +140,7 @@ class Builder:
             vector_repairs, self.lost_vectors = check_vectors(layout, self.store, embedder.dim)
             self.repairs += vector_repairs
         self.store.set_meta({"last_repairs": json.dumps(self.repairs)})  # what the latest writer had to repair
+        self.planner = Planner()
 
     def close(self) -> None:
         self.store.close()
@@ -251,17 +166,26 @@ class Builder:
         for indexer in self.indexers:
             indexer.warm(project, indexer.scopes(project)[0])
 
-    def rebuild(self, force: bool = False, on_progress: Progress = _noop, embed: bool = True) -> RebuildReport:
+    def rebuild(
+        self,
+        force: bool = False,
+        on_progress: Progress = _noop,
+        embed: bool = True,
+        changed: Collection[str] | None = None,
+        created: Collection[str] = (),
+    ) -> RebuildReport:
         """Commit what changed; then embed new texts unless embed=False (they are left pending, so a
-        large first build is searchable lexically at once and embeddings catch up with embed_pending)."""
+        large first build is searchable lexically at once and embeddings catch up with embed_pending).
+
+        ``changed`` (project-relative paths, ``created`` those seen appear) is a watcher's hint: only those
+        files are stat'ed again when the last listing still holds (``planning.Planner``)."""
         started = time.perf_counter()
         project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
-        plan = plan_scopes(project, self.indexers, self.store.scope_fingerprints(), force)
+        plan = self.planner.plan(project, self.indexers, self.store.scope_fingerprints(), force, changed, created)
         diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
-        listed = plan.listed
-        report.scopes = len(listed)
-        report.files = len({f for _, sc, _ in listed for f in sc.files})
+        report.scopes = len(plan.listed)
+        report.files, report.targeted = plan.files, plan.targeted
         if plan.todo or plan.dropped or force:
             self._stream(project, plan.todo, plan.dropped, force, report, on_progress)
 

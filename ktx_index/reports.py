@@ -37,6 +37,7 @@ class RebuildReport(BaseModel):
     files: int = Field(0, description="Files the scopes cover.")
     scopes: int = 0
     scopes_read: int = Field(0, description="Scopes parsed because their files changed.")
+    targeted: bool = Field(False, description="Planned from a watcher's changed paths alone, not a full listing.")
     added: int = 0
     updated: int = 0
     deleted: int = 0

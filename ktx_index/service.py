@@ -13,7 +13,7 @@ Reads never write; ``refreshed_engine`` says in its name that it reloads the lat
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from indexers import Indexer, ProjectRead, default_indexers, load_project, read_project
@@ -133,16 +133,24 @@ class KtxIndex:
         """True while this process holds the index writer."""
         return self._builder is not None
 
-    def rebuild(self, force: bool = False, on_progress: Progress = _noop, embed: bool = True) -> RebuildReport:
+    def rebuild(
+        self,
+        force: bool = False,
+        on_progress: Progress = _noop,
+        embed: bool = True,
+        changed: Collection[str] | None = None,
+        created: Collection[str] = (),
+    ) -> RebuildReport:
         """Bring the index up to date with the project files (incremental unless force).
 
         embed=False commits documents and the lexical index only; call embed_pending next
-        (the watcher and ``serve`` do, so a large first build answers lexically at once)."""
+        (the watcher and ``serve`` do, so a large first build answers lexically at once).
+        ``changed``/``created``: the watcher's hint of which paths changed (``planning.Planner``)."""
         with self._write_lock:
             held = self._builder is not None
             builder = self.acquire_writer()
             try:
-                report = builder.rebuild(force=force, on_progress=on_progress, embed=embed)
+                report = builder.rebuild(force, on_progress, embed, changed, created)
             finally:
                 if not held:
                     self.release_writer()

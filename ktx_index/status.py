@@ -8,10 +8,10 @@ import os
 from indexers import Indexer, dedupe_diagnostics, load_project
 from indexers.models import Diagnostic
 from indexers.project import Project
-from ktx_index.builder import plan_scopes
 from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout, WriterLock
 from ktx_index.logs import recent_errors
+from ktx_index.planning import plan_scopes
 from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallError, WatcherState
 from ktx_index.search.engine import Engine
 from ktx_index.store import DocStore

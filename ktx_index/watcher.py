@@ -47,6 +47,9 @@ MAX_RETRY_S = 30.0
 #: The watch itself (not a batch) failing this many times in a row ends the watcher (state: failed).
 MAX_WATCH_RESTARTS = 5
 RECENT_ERRORS = 5
+#: A commit told which paths changed plans from them alone (``planning.Planner``); idle this long since the
+#: last full plan, the watcher plans in full once, so an event the OS dropped is picked up anyway.
+IDLE_FULL_PLAN_S = 120.0
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
 
 
@@ -73,6 +76,17 @@ def relevant(root: Path, path: str) -> bool:
     return parts[0] in TREES or rel.as_posix() == CONFIG
 
 
+def _relative(root: Path, path: str) -> str | None:
+    """The project-relative path the indexers list, or None when it cannot be told."""
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        try:
+            return Path(path).resolve().relative_to(root.resolve()).as_posix()
+        except (OSError, ValueError):
+            return None
+
+
 class Watcher:
     def __init__(
         self,
@@ -95,6 +109,10 @@ class Watcher:
         self.error: BaseException | None = None  # what ended the watcher, when it failed
         self.ready = threading.Event()
         self._warmed = False  # shared files parsed ahead once, after the first commit (Builder.warm)
+        # paths changed since the last commit (None: plan in full), those seen appear, when planned in full
+        self._changed: set[str] | None = None
+        self._created: set[str] = set()
+        self._full_plan_at = 0.0
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -179,6 +197,7 @@ class Watcher:
             raise_interrupt=False,
         ):
             config_now = self._config_stat()
+            self._note(changes, config_now != config_stat or catch_up)
             if changes or config_now != config_stat:
                 config_stat = config_now
                 self.state.last_event = _now()
@@ -197,6 +216,9 @@ class Watcher:
                 self.ready.set()
             elif backlog and time.monotonic() >= self._retry_at:  # idle: embed what the commits left pending
                 backlog = bool(self._attempt("embed", self._embed_slice))
+            elif time.monotonic() - self._full_plan_at > IDLE_FULL_PLAN_S and time.monotonic() >= self._retry_at:
+                self._changed = None
+                self._attempt("commit", self._commit)
             if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
                 return  # a tree appeared or vanished: watch the new set, then catch up
 
@@ -265,8 +287,28 @@ class Watcher:
             self._write_state()
         return backlog
 
+    def _note(self, changes: set[tuple[watchfiles.Change, str]], full: bool) -> None:
+        """Gather the changed paths for the next commit's plan; anything unusual plans in full."""
+        if full:
+            self._changed = None
+        if self._changed is None and not full:
+            return  # a full plan is due anyway
+        for change, path in changes:
+            rel = _relative(self.root, path)
+            if rel is None:
+                self._changed = None
+                return
+            self._changed = (self._changed or set()) | {rel}
+            if change == watchfiles.Change.added:
+                self._created.add(rel)
+
     def _commit(self) -> None:
-        report = self.service.rebuild(embed=False)
+        changed, created = self._changed, self._created
+        self._changed, self._created = None, set()  # a failed commit plans in full when it is tried again
+        report = self.service.rebuild(embed=False, changed=changed, created=created)
+        self._changed = set()
+        if changed is None:
+            self._full_plan_at = time.monotonic()
         self.state.last_commit = _now()
         self.state.pending = 0
         self.state.last_report = BatchSummary(
@@ -275,7 +317,7 @@ class Watcher:
         )  # fmt: skip
         self._write_state()
         log_event(
-            log, logging.INFO, "watcher.commit", generation=report.generation, added=report.added,
+            log, logging.INFO, "watcher.commit", generation=report.generation, targeted=report.targeted, added=report.added,
             updated=report.updated, deleted=report.deleted, kept_stale=report.kept_stale, ms=report.duration_ms,
         )  # fmt: skip
         if self.on_batch is not None:

@@ -196,8 +196,10 @@ def test_stopped_watcher_is_reported_as_not_running(make_project, start_watch) -
 
 
 def test_create_page(watched: Watch) -> None:
+    before = watched.commits
     (watched.root / "wiki/global/refunds.md").write_text(page("Refunds", "How refunds work: flibbertine."))
     watched.wait_key("flibbertine", "refunds")
+    assert not watched.batches[before][1].targeted  # a new file: listed again in full
     assert watched.indexed("wiki:global:refunds").summary == "Refunds"
 
 
@@ -209,6 +211,7 @@ def test_atomic_save_arrives_as_added(watched: Watch) -> None:
     assert doc.summary == "Revenue v2" and "zorblat" not in doc.body
     report = watched.batches[before][1]
     assert (report.added, report.updated, report.deleted) == (0, 1, 0)  # same page updated, not re-created
+    assert report.targeted  # planned from the saved path alone
 
 
 def test_rename_is_delete_plus_add_in_one_commit(watched: Watch) -> None:

@@ -1,0 +1,174 @@
+"""What a rebuild must read: every scope the indexers list, fingerprinted from file stats only.
+
+A full plan lists every scope and stats every file (at 1M columns: ~42k files, ~40k scopes, most of an
+edit's commit). A watcher knows which paths changed, so ``Planner`` keeps the last listing and, when
+every changed path is a file it already lists that still exists (an edit or an atomic save), or a path
+created and removed again since the last commit (an editor's temporary file), re-stats and re-fingerprints
+only those; anything else (a new, deleted or renamed file, a directory) falls back to a full plan.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexers.base import Indexer, Scope
+from indexers.models import Diagnostic
+from indexers.project import Project
+
+
+class FileStats:
+    """Files' parts of scope fingerprints ('<rel>:(size, mtime_ns)', or '<rel>:None' when missing), each file
+    stat'ed and formatted once per plan: the profile and shard files are shared by thousands of table
+    scopes, whose file lists end alike, so those tails are joined once too."""
+
+    def __init__(self, root: Path) -> None:
+        self.prefix = f"{root}{os.sep}"
+        self.parts: dict[str, str] = {}
+        self.tails: dict[tuple[str, ...], str] = {}
+
+    def __call__(self, rel: str) -> str:
+        part = self.parts.get(rel)
+        if part is None:
+            try:
+                st = os.stat(self.prefix + rel)  # not pathlib: a large project stats ~100k files per plan
+                part = f"{rel}:{(st.st_size, st.st_mtime_ns)}"
+            except OSError:
+                part = f"{rel}:None"
+            self.parts[rel] = part
+        return part
+
+    def exists(self, rel: str) -> bool:
+        return not self(rel).endswith(":None")  # a stat's part ends with its (size, mtime) tuple
+
+    def joined(self, files: tuple[str, ...]) -> str:
+        if len(files) < 3:
+            return "\n".join(map(self, files))
+        tail = self.tails.get(files[1:])
+        if tail is None:
+            tail = self.tails[files[1:]] = "\n".join(map(self, files[1:]))
+        return self(files[0]) + "\n" + tail
+
+    def forget(self, rels: Collection[str]) -> None:
+        """Stat these again when next asked (the shared tails are re-joined from the cached parts)."""
+        for rel in rels:
+            self.parts.pop(rel, None)
+        self.tails.clear()
+
+
+def scope_fingerprint(scope: Scope, stat: FileStats) -> str:
+    """Changes when any of the scope's files changes size or modification time, appears or vanishes."""
+    try:
+        context = _context_json(scope.context)
+    except TypeError:  # an unhashable context: not cached
+        context = json.dumps(scope.context, default=str)
+    parts = [scope.key, context, stat.joined(scope.files)] if scope.files else [scope.key, context]
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _context_json(context: tuple) -> str:
+    """Thousands of table scopes share a few contexts (their connection's shard and profile lists)."""
+    return json.dumps(context, default=str)
+
+
+@dataclass
+class ScopePlan:
+    """What a rebuild must read, from directory listings and file stats only (``status`` reuses it)."""
+
+    listed: list[tuple[Indexer, Scope, str]]  # every scope present now, with its fingerprint
+    todo: list[tuple[Indexer, Scope, str]]  # those whose fingerprint differs from the committed one
+    dropped: list[str]  # committed scopes that are gone
+    diagnostics: list[Diagnostic]  # from listing
+    stat: FileStats
+    files: int = 0  # distinct files the scopes read
+    targeted: bool = False  # built from the changed paths alone
+
+
+def plan_scopes(project: Project, indexers: list[Indexer], stored: dict[str, str], force: bool = False) -> ScopePlan:
+    return _Listing.full(project, indexers).plan(stored, force)
+
+
+class Planner:
+    """Plans a writer's rebuilds, keeping the last listing for the next targeted plan."""
+
+    def __init__(self) -> None:
+        self._last: _Listing | None = None
+
+    def plan(
+        self,
+        project: Project,
+        indexers: list[Indexer],
+        stored: dict[str, str],
+        force: bool = False,
+        changed: Collection[str] | None = None,
+        created: Collection[str] = (),
+    ) -> ScopePlan:
+        """A full plan unless ``changed`` (project-relative paths, ``created`` those among them seen appear)
+        says what changed and the last listing still describes every other file."""
+        listing = None
+        if changed is not None and not force and self._last is not None and self._last.fits(project, indexers):
+            listing = self._last.updated(set(changed), set(created))
+        self._last = listing or _Listing.full(project, indexers)
+        return self._last.plan(stored, force, targeted=listing is not None)
+
+
+@dataclass
+class _Listing:
+    root: Path
+    indexers: list[Indexer]
+    listed: list[tuple[Indexer, Scope, str]]
+    diagnostics: list[Diagnostic]
+    stat: FileStats
+    by_file: dict[str, list[int]] = field(default_factory=dict)  # file -> positions in listed
+
+    @classmethod
+    def full(cls, project: Project, indexers: list[Indexer]) -> _Listing:
+        stat = FileStats(project.root)
+        listed: list[tuple[Indexer, Scope, str]] = []
+        diagnostics: list[Diagnostic] = []
+        for indexer in indexers:
+            scopes, listing_diags = indexer.scopes(project)
+            diagnostics.extend(listing_diags)
+            listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
+        by_file: dict[str, list[int]] = {}
+        for i, (_, scope, _) in enumerate(listed):
+            for f in scope.files:
+                by_file.setdefault(f, []).append(i)
+        return cls(project.root, indexers, listed, diagnostics, stat, by_file)
+
+    def fits(self, project: Project, indexers: list[Indexer]) -> bool:
+        return project.root == self.root and indexers is self.indexers
+
+    def updated(self, changed: set[str], created: set[str]) -> _Listing | None:
+        """This listing with the changed files re-stat'ed, or None when the change may add or remove scopes."""
+        for rel in changed:
+            here = os.path.lexists(self.stat.prefix + rel)
+            if rel in self.by_file:
+                if not here:
+                    return None  # a listed file was deleted
+            elif here or rel not in created:
+                return None  # a new file or directory, or one gone that listing may have looked at
+        self.stat.forget(changed)
+        listed = list(self.listed)
+        for i in {i for rel in changed for i in self.by_file.get(rel, ())}:
+            indexer, scope, _ = listed[i]
+            listed[i] = (indexer, scope, scope_fingerprint(scope, self.stat))
+        return _Listing(self.root, self.indexers, listed, self.diagnostics, self.stat, self.by_file)
+
+    def plan(self, stored: dict[str, str], force: bool, targeted: bool = False) -> ScopePlan:
+        live = {sc.key for _, sc, _ in self.listed}
+        return ScopePlan(
+            listed=self.listed,
+            todo=[(ix, sc, fp) for ix, sc, fp in self.listed if force or stored.get(sc.key) != fp],
+            dropped=[key for key in stored if key not in live],
+            diagnostics=self.diagnostics,
+            stat=self.stat,
+            files=len(self.by_file),
+            targeted=targeted,
+        )
