@@ -125,7 +125,10 @@ class _Listing:
     listed: list[tuple[Indexer, Scope, str]]
     diagnostics: list[Diagnostic]
     stat: FileStats
-    by_file: dict[str, list[int]] = field(default_factory=dict)  # file -> positions in listed
+    # positions in listed by a scope's first file, and by the rest of its files: thousands of table scopes
+    # share one tail (their connection's shard and profile files), so this is two lookups per scope
+    heads: dict[str, list[int]] = field(default_factory=dict)
+    tails: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
 
     @classmethod
     def full(cls, project: Project, indexers: list[Indexer]) -> _Listing:
@@ -136,39 +139,49 @@ class _Listing:
             scopes, listing_diags = indexer.scopes(project)
             diagnostics.extend(listing_diags)
             listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
-        by_file: dict[str, list[int]] = {}
+        heads: dict[str, list[int]] = {}
+        tails: dict[tuple[str, ...], list[int]] = {}
         for i, (_, scope, _) in enumerate(listed):
-            for f in scope.files:
-                by_file.setdefault(f, []).append(i)
-        return cls(project.root, indexers, listed, diagnostics, stat, by_file)
+            if scope.files:
+                heads.setdefault(scope.files[0], []).append(i)
+                if len(scope.files) > 1:
+                    tails.setdefault(scope.files[1:], []).append(i)
+        return cls(project.root, indexers, listed, diagnostics, stat, heads, tails)
 
     def fits(self, project: Project, indexers: list[Indexer]) -> bool:
         return project.root == self.root and indexers is self.indexers
 
+    def scopes_of(self, rel: str) -> list[int]:
+        return self.heads.get(rel, []) + [i for tail, idx in self.tails.items() if rel in tail for i in idx]
+
     def updated(self, changed: set[str], created: set[str]) -> _Listing | None:
         """This listing with the changed files re-stat'ed, or None when the change may add or remove scopes."""
+        affected: set[int] = set()
         for rel in changed:
             here = os.path.lexists(self.stat.prefix + rel)
-            if rel in self.by_file:
+            scopes = self.scopes_of(rel)
+            if scopes:
                 if not here:
                     return None  # a listed file was deleted
+                affected.update(scopes)
             elif here or rel not in created:
                 return None  # a new file or directory, or one gone that listing may have looked at
         self.stat.forget(changed)
         listed = list(self.listed)
-        for i in {i for rel in changed for i in self.by_file.get(rel, ())}:
+        for i in affected:
             indexer, scope, _ = listed[i]
             listed[i] = (indexer, scope, scope_fingerprint(scope, self.stat))
-        return _Listing(self.root, self.indexers, listed, self.diagnostics, self.stat, self.by_file)
+        return _Listing(self.root, self.indexers, listed, self.diagnostics, self.stat, self.heads, self.tails)
 
     def plan(self, stored: dict[str, str], force: bool, targeted: bool = False) -> ScopePlan:
         live = {sc.key for _, sc, _ in self.listed}
+        files = set(self.heads).union(*self.tails)
         return ScopePlan(
             listed=self.listed,
             todo=[(ix, sc, fp) for ix, sc, fp in self.listed if force or stored.get(sc.key) != fp],
             dropped=[key for key in stored if key not in live],
             diagnostics=self.diagnostics,
             stat=self.stat,
-            files=len(self.by_file),
+            files=len(files),
             targeted=targeted,
         )
