@@ -21,6 +21,7 @@ from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring, snippets
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
+from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
 from ktx_index.search.lifts import Lifts, add_parents, cosine, in_connection, term_context
 from ktx_index.search.shapes import question_values
 from ktx_index.search.signals import coherence, value_columns
@@ -156,11 +157,15 @@ class Engine:
         self._lexical(query, kinds, connection, pool, candidates)
         for uid in self._exact_uids(snap, query):
             candidates.setdefault(uid, Candidate(uid)).exact = True
-        per_doc = self._dense(snap, query, kinds, connection, pool, candidates)
+        cosines = self._dense(snap, query, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
         add_parents(snap, candidates)
         term_context(snap, candidates)
+        if cosines is not None:  # every candidate's exact cosine in one product (a no-op when all are exact)
+            idx = np.array([snap.uid_index.get(uid, -1) for uid in candidates], dtype=np.int64)
+            in_groups = snap.doc_group[idx[idx >= 0]]
+            cosines.exact(in_groups[in_groups >= 0])
         valued = value_columns(snap, query) if scoring.VALUE_SCORE > 0 else []  # the value lane is off: no lookups
         for cand in candidates.values():
             idx = snap.uid_index.get(cand.uid)
@@ -170,13 +175,13 @@ class Engine:
                 continue
             if connection is not None and not in_connection(snap, idx, connection):
                 continue
-            cand.cosine = cosine(snap, idx, per_doc)
+            cand.cosine = cosine(snap, idx, cosines)
             cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
             cand.score = scoring.with_prior(
                 scoring.fuse(cand.lexical, cand.semantic, cand.exact), SEARCH_KINDS[snap.doc_kind[idx]]
             )
             out.append(cand)
-        lifts = Lifts(snap, out, kind_set, connection, per_doc)
+        lifts = Lifts(snap, out, kind_set, connection, cosines)
         lifts.values(valued)
         lifts.links()
         lifts.propagate()
@@ -230,22 +235,23 @@ class Engine:
 
     def _dense(
         self, snap: Snapshot, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
-    ) -> np.ndarray | None:
+    ) -> DocCosines | None:
         if snap.matrix is None or not len(snap.matrix) or not query.strip():
-            return
+            return None
         vector = self.query_vector(query)
         if vector is None:
             return None
-        per_chunk = (snap.matrix @ vector)[snap.chunk_rows]
-        per_doc = np.maximum.reduceat(per_chunk, snap.chunk_starts) if len(snap.chunk_starts) else per_chunk[:0]
-        docs = snap.chunk_docs
-        sims = np.where(self._embedded_mask(snap, kinds, connection), per_doc, -1.0)
-        top = np.argpartition(-sims, min(pool, len(sims) - 1))[:pool] if len(sims) > pool else np.arange(len(sims))
+        groups = snap.derived.get("groups")
+        if groups is None:
+            groups = snap.derived["groups"] = groups_of(snap.chunk_rows, snap.chunk_starts)
+        allowed = self._embedded_mask(snap, kinds, connection)
+        cosines, top = doc_cosines(
+            snap.matrix, snap.coarse, groups, snap.chunk_rows, snap.chunk_starts, vector, allowed, pool, scoring.COS_LOW
+        )  # fmt: skip
         for i in top:
-            if sims[i] > scoring.COS_LOW:
-                uid = snap.doc_uids[docs[i]]
-                out.setdefault(uid, Candidate(uid))
-        return per_doc
+            uid = snap.doc_uids[snap.chunk_docs[i]]
+            out.setdefault(uid, Candidate(uid))
+        return cosines
 
     def _embedded_mask(self, snap: Snapshot, kinds: list[str], connection: str | None) -> np.ndarray:
         """Which embedded documents a search of these kinds (and connection) may return; cached per snapshot."""

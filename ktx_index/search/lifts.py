@@ -16,6 +16,7 @@ from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import term_set
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
+from ktx_index.search.dense import DocCosines
 from ktx_index.search.shapes import Value, closed_values, column_shape, fit
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.store import DocStore
@@ -30,12 +31,12 @@ def in_connection(snap: Snapshot, idx: int, connection: str) -> bool:
     return snap.connections.get(connection, -1) == snap.doc_conn[idx]
 
 
-def cosine(snap: Snapshot, idx: int, per_doc: np.ndarray | None) -> float | None:
+def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None:
     """A document's best-chunk cosine for this query, or None when it has no vector."""
     groups = snap.doc_group
-    if per_doc is None or groups is None or groups[idx] < 0:
+    if cosines is None or groups is None or groups[idx] < 0:
         return None
-    return float(per_doc[groups[idx]])
+    return cosines[groups[idx]]
 
 
 def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
@@ -102,9 +103,9 @@ class Lifts:
         ranked: list[Candidate],
         kinds: set[str],
         connection: str | None,
-        per_doc: np.ndarray | None,
+        cosines: DocCosines | None,
     ) -> None:
-        self.snap, self.ranked, self.kinds, self.connection, self.per_doc = snap, ranked, kinds, connection, per_doc
+        self.snap, self.ranked, self.kinds, self.connection, self.cosines = snap, ranked, kinds, connection, cosines
         self.by_uid = {c.uid: c for c in ranked}
 
     def wanted(self, idx: int) -> bool:
@@ -118,7 +119,7 @@ class Lifts:
         uid = self.snap.doc_uids[idx]
         cand = self.by_uid.get(uid)
         if cand is None:
-            cand = self.by_uid[uid] = Candidate(uid, cosine=cosine(self.snap, idx, self.per_doc))
+            cand = self.by_uid[uid] = Candidate(uid, cosine=cosine(self.snap, idx, self.cosines))
             cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
             self.ranked.append(cand)
         cand.score = max(cand.score, score)
@@ -200,7 +201,7 @@ class Lifts:
                     if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:
                         continue
                     column_terms = term_set(snap.doc_uids[member].rsplit(".", 1)[-1])
-                    semantic = scoring.semantic_score(cosine(snap, member, self.per_doc) or 0.0)
+                    semantic = scoring.semantic_score(cosine(snap, member, self.cosines) or 0.0)
                     score = lift * (1 + semantic) * fit(value, column_terms, table_terms)
                     if best is None or score > best[0]:
                         best = (score, member, container, lift)

@@ -24,6 +24,7 @@ from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import identifier_key, identifier_part_key
+from ktx_index.search.dense import Coarse, coarse_for
 from ktx_index.search.facts import Facts, load_facts
 from ktx_index.store import DocStore, unpack
 from ktx_index.vectors import VectorFile
@@ -82,6 +83,7 @@ class Snapshot:
     pages: dict[str, WikiInfo] = field(default_factory=dict)  # wiki uid → what links and shadowing need
     matrix_buffer: np.ndarray | None = None  # matrix is its head; rows past it are free for the next delta
     matrix_file_rows: np.ndarray | None = None  # vector-file row of each matrix row
+    coarse: Coarse | None = None  # the matrix's coarse projection, on large indexes (search/dense.py)
     vector_rows_seen: int = -1  # the store's largest vector row when vectors were last read
     vector_epoch: str = ""  # changes when vector rows are forgotten or re-keyed: deltas do not apply then
     embed_fingerprint: str = ""
@@ -293,5 +295,6 @@ def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | 
         error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
     snap.matrix, snap.matrix_buffer = matrix, buffer
     snap.matrix_file_rows = unique
+    snap.coarse = coarse_for(matrix)
     group_chunks(snap, np.array(doc_of_chunk, dtype=np.int64), chunk_to_row)
     return error

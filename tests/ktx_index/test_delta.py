@@ -15,7 +15,7 @@ from projects import DEMO
 
 from indexers.models import Document
 from ktx_index.embedder import HashEmbedder
-from ktx_index.search import delta
+from ktx_index.search import delta, dense
 from ktx_index.search.delta import apply_documents
 from ktx_index.search.engine import Engine
 from ktx_index.search.snapshot import Snapshot, load_documents
@@ -137,6 +137,8 @@ def test_delta_snapshot_equals_full_load_after_random_edits(
     indexed_demo: tuple[Path, KtxIndex, Engine], seed: int, small_delta: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(delta, "SMALL_DELTA", small_delta)
+    monkeypatch.setattr(dense, "COARSE_MIN_ROWS", 1)  # the coarse projection follows the matrix too
+    monkeypatch.setattr(dense, "COARSE_DIMS", 8)
     root, writer, reader = indexed_demo  # the reader is refreshed only by deltas from here on
     editor = Editor(root, seed)
     rnd = random.Random(seed)
@@ -160,6 +162,9 @@ def test_delta_snapshot_equals_full_load_after_random_edits(
         assert view(reader.snapshot) == view(full.snapshot)
         assert reader.vector_error is None
         full.close()
+        snap = reader.snapshot  # its basis is the first load's: its rows are the current matrix's, projected
+        assert snap.coarse is not None and snap.matrix is not None and snap.coarse.rows == len(snap.matrix)
+        np.testing.assert_allclose(snap.coarse.matrix, snap.matrix @ snap.coarse.basis, atol=1e-5)
     assert ways.count("delta") >= 12, ways
 
 

@@ -1,0 +1,165 @@
+"""The dense lane's arithmetic: each embedded document's best-chunk cosine to the query.
+
+On a small index every cosine is exact (one matrix-vector product). On a large one that product
+is memory-bound (at 100k columns, 135k vectors: 207 MB read per query), so a coarse pass on the
+matrix projected to its ``COARSE_DIMS`` principal directions picks ``RESCORE`` × pool documents,
+which are scored exactly; any other document's cosine is made exact when ranking asks for it
+(``DocCosines.exact``), so every cosine a score uses is exact and only the dense pool's membership
+comes from the coarse pass (held 99.7 % of the exact top 100 at 100k columns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Indexes with fewer vectors than this are scored exactly.
+COARSE_MIN_ROWS = 50_000
+COARSE_DIMS = 128
+#: Coarse candidates per pooled document, rescored exactly.
+RESCORE = 8
+#: Rows sampled to find the principal directions (fixed seed: the same index gives the same basis).
+SAMPLE_ROWS = 32_768
+
+
+@dataclass
+class Coarse:
+    """The matrix projected on a fixed basis; ``buffer`` mirrors the matrix buffer's rows, its head
+    ``rows`` long is what a snapshot uses, and a delta projects new vectors into the rows past it."""
+
+    basis: np.ndarray  # dim × COARSE_DIMS
+    buffer: np.ndarray
+    rows: int
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self.buffer[: self.rows]
+
+    def extended(self, matrix: np.ndarray) -> Coarse:
+        """The projection of ``matrix``, whose first ``rows`` rows are the ones already projected."""
+        buffer, used = self.buffer, self.rows
+        if len(buffer) < len(matrix):
+            buffer = np.empty((len(matrix) + len(matrix) // 8 + 1024, buffer.shape[1]), dtype=np.float32)
+            buffer[:used] = self.buffer[:used]
+        buffer[used : len(matrix)] = matrix[used:] @ self.basis
+        return Coarse(self.basis, buffer, len(matrix))
+
+
+def coarse_for(matrix: np.ndarray) -> Coarse | None:
+    """A coarse projection when the matrix is large enough to need one."""
+    if len(matrix) < COARSE_MIN_ROWS or matrix.shape[1] <= COARSE_DIMS:
+        return None
+    rng = np.random.default_rng(0)
+    sample = matrix[np.sort(rng.choice(len(matrix), min(len(matrix), SAMPLE_ROWS), replace=False))]
+    _, vectors = np.linalg.eigh(sample.T @ sample)  # ascending eigenvalues
+    basis = np.ascontiguousarray(vectors[:, ::-1][:, :COARSE_DIMS], dtype=np.float32)
+    return Coarse(basis, np.ascontiguousarray(matrix @ basis), len(matrix))
+
+
+@dataclass
+class Groups:
+    """The chunk groups in the shape the arithmetic wants: each group's first chunk row, and the few groups
+    with several chunks (wiki pages) apart, so most groups need no reduction."""
+
+    first: np.ndarray  # matrix row of each group's first chunk
+    sizes: np.ndarray  # chunks per group
+    multi: np.ndarray  # groups with several chunks
+    multi_chunks: np.ndarray  # their chunks' matrix rows, group after group
+    multi_starts: np.ndarray  # where each multi group's chunks start in multi_chunks
+
+
+def groups_of(chunk_rows: np.ndarray, chunk_starts: np.ndarray) -> Groups:
+    sizes = np.diff(np.r_[chunk_starts, len(chunk_rows)])
+    multi = np.flatnonzero(sizes > 1)
+    spans = [np.arange(chunk_starts[g], chunk_starts[g] + sizes[g]) for g in multi]
+    chunks = chunk_rows[np.concatenate(spans)] if spans else np.zeros(0, dtype=np.int64)
+    starts = np.r_[0, np.cumsum(sizes[multi])[:-1]].astype(np.int64) if len(multi) else multi
+    return Groups(chunk_rows[chunk_starts], sizes, multi, chunks, starts)
+
+
+def best_per_group(row_scores: np.ndarray, groups: Groups) -> np.ndarray:
+    """Each group's best chunk score, from one score per matrix row."""
+    out = row_scores[groups.first]
+    if len(groups.multi):
+        out[groups.multi] = np.maximum.reduceat(row_scores[groups.multi_chunks], groups.multi_starts)
+    return out
+
+
+class DocCosines:
+    """Best-chunk cosines by group (a document's position among the embedded ones)."""
+
+    def __init__(
+        self,
+        values: np.ndarray,
+        matrix: np.ndarray | None = None,
+        vector: np.ndarray | None = None,
+        chunk_rows: np.ndarray | None = None,
+        chunk_starts: np.ndarray | None = None,
+        sizes: np.ndarray | None = None,
+    ) -> None:
+        self.values = values
+        self._matrix, self._vector = matrix, vector
+        self._rows, self._starts, self._sizes = chunk_rows, chunk_starts, sizes
+        # groups whose value is still the coarse estimate (None: all exact)
+        self._estimated: np.ndarray | None = None if matrix is None else np.ones(len(values), dtype=bool)
+
+    def __getitem__(self, group: int) -> float:
+        if self._estimated is not None and self._estimated[group]:
+            self.exact(np.array([group], dtype=np.int64))
+        return float(self.values[group])
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def exact(self, groups: np.ndarray) -> None:
+        """Replace these groups' estimates by their exact cosines, in one product."""
+        if self._estimated is None or self._matrix is None or self._rows is None or self._starts is None:
+            return
+        assert self._sizes is not None
+        groups = np.unique(groups[self._estimated[groups]])
+        if not len(groups):
+            return
+        starts, sizes = self._starts[groups], self._sizes[groups]
+        one = sizes == 1  # nearly every group: one chunk, one row
+        self.values[groups[one]] = self._matrix[self._rows[starts[one]]] @ self._vector
+        for g, start, size in zip(groups[~one], starts[~one], sizes[~one], strict=True):
+            self.values[g] = np.max(self._matrix[self._rows[start : start + size]] @ self._vector)
+        self._estimated[groups] = False
+
+
+def doc_cosines(
+    matrix: np.ndarray,
+    coarse: Coarse | None,
+    groups: Groups,
+    chunk_rows: np.ndarray,
+    chunk_starts: np.ndarray,
+    vector: np.ndarray,
+    allowed: np.ndarray,
+    pool: int,
+    floor: float,
+) -> tuple[DocCosines, np.ndarray]:
+    """Cosines by group, and among the ``pool`` best allowed groups those above ``floor`` (unordered)."""
+    if coarse is None:
+        cosines = DocCosines(best_per_group(matrix @ vector, groups))
+        sims = np.where(allowed, cosines.values, -1.0)
+    else:
+        cosines = DocCosines(
+            best_per_group(coarse.matrix @ (vector @ coarse.basis), groups),
+            matrix,
+            vector,
+            chunk_rows,
+            chunk_starts,
+            groups.sizes,
+        )
+        estimate = np.where(allowed, cosines.values, -np.inf)
+        shortlist = _top(estimate, RESCORE * pool)
+        cosines.exact(shortlist)
+        sims = np.full(len(cosines), -1.0, dtype=np.float32)
+        sims[shortlist] = np.where(allowed[shortlist], cosines.values[shortlist], -1.0)
+    top = _top(sims, pool)
+    return cosines, top[sims[top] > floor]
+
+
+def _top(scores: np.ndarray, k: int) -> np.ndarray:
+    return np.argpartition(-scores, k)[:k] if len(scores) > k else np.arange(len(scores))
