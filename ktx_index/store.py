@@ -154,6 +154,9 @@ class DocStore:
         rows = self.db.execute("SELECT uid, hash, path, stale FROM docs WHERE scope = ?", (scope,))
         return {uid: (h, path, stale) for uid, h, path, stale in rows}
 
+    def has_doc(self, uid: str) -> bool:
+        return self.db.execute("SELECT 1 FROM docs WHERE uid = ?", (uid,)).fetchone() is not None
+
     def put_doc(self, doc: Document, scope: str, stale: str | None = None) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO docs(uid, kind, connection, scope, path, hash, ref_id, name, display, body, stale) "

@@ -6,6 +6,7 @@ import time
 import pytest
 from projects import ORDERS_SOURCE as SOURCE
 
+from ktx_index.analysis import analyze
 from ktx_index.builder import Builder
 from ktx_index.embedder import HashEmbedder
 from ktx_index.errors import IndexBusy
@@ -47,6 +48,29 @@ def test_first_build_then_noop_then_one_file(project):
     assert (one.scopes_read, one.added, one.updated, one.deleted) == (1, 0, 1, 0)
     assert 0 < one.embedded < first.embedded  # only the changed page's chunks
     assert service.wiki_search("lapsed").results[0].key == "churn"
+    service.close()
+
+
+def test_the_lexical_index_holds_each_document_once_through_updates_moves_and_force(project):
+    """New documents skip tantivy's delete (its queue held ~1.2 KB per document until the commit); an updated
+    document, one that moves to another file, and a forced rebuild still leave exactly one copy."""
+    service = service_for(project)
+    service.rebuild()
+
+    def copies(word: str) -> list[str]:
+        lexical = service.refreshed_engine().lexical
+        return [hit.uid for hit in lexical.search(analyze(word), ["wiki"], limit=50)]
+
+    time.sleep(0.01)
+    (project / "wiki/global/churn.md").write_text(PAGE.format(summary="Churn definition", body="Churn: zephyrine."))
+    service.rebuild()
+    assert copies("zephyrine") == ["wiki:global:churn"] and copies("cancellations") == []
+    (project / "wiki/global/churn.md").rename(project / "wiki/global/attrition.md")  # another scope, new uid
+    (project / "wiki/global/revenue.md").write_text(PAGE.format(summary="Revenue", body="Revenue and zephyrine."))
+    service.rebuild()
+    assert sorted(copies("zephyrine")) == ["wiki:global:attrition", "wiki:global:revenue"]
+    service.rebuild(force=True)
+    assert sorted(copies("zephyrine")) == ["wiki:global:attrition", "wiki:global:revenue"]
     service.close()
 
 
