@@ -289,16 +289,15 @@ class Watcher:
 
     def _note(self, changes: set[tuple[watchfiles.Change, str]], full: bool) -> None:
         """Gather the changed paths for the next commit's plan; anything unusual plans in full."""
-        if full:
-            self._changed = None
-        if self._changed is None and not full:
-            return  # a full plan is due anyway
+        if full or self._changed is None:
+            self._changed = None  # a full plan is due: these paths add nothing to it
+            return
         for change, path in changes:
             rel = _relative(self.root, path)
             if rel is None:
                 self._changed = None
                 return
-            self._changed = (self._changed or set()) | {rel}
+            self._changed.add(rel)
             if change == watchfiles.Change.added:
                 self._created.add(rel)
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 import pytest
+import watchfiles
 from mcp import Client, StdioServerParameters, stdio_client
 from projects import ORDERS_SOURCE as SOURCE
 from projects import column, scan_files, table_file, write_files
@@ -425,6 +426,22 @@ def test_ktx_yaml_change_is_picked_up(make_project, start_watch) -> None:
     assert watch.keys("brindlewhump") == []  # index.user defaults to "local"
     (watch.root / "ktx.yaml").write_text(CONFIG + "  user: alice\n")
     watch.wait_key("brindlewhump", "private")
+
+
+def test_paths_noted_with_a_config_change_still_plan_in_full(make_project) -> None:
+    """A batch holding a ktx.yaml change (or the catch-up) plans in full whatever file paths came with it."""
+    root = make_project(BASE, config=CONFIG)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    watcher = Watcher(service)
+    page_path = str(root / "wiki/global/revenue.md")
+    watcher._changed = set()  # as after a commit
+    watcher._note({(watchfiles.Change.modified, page_path)}, full=False)
+    assert watcher._changed == {"wiki/global/revenue.md"}
+    watcher._note({(watchfiles.Change.modified, page_path)}, full=True)
+    assert watcher._changed is None
+    watcher._note({(watchfiles.Change.added, page_path)}, full=False)
+    assert watcher._changed is None  # still due in full
+    service.close()
 
 
 # ------------------------------------------------------------------ catch-up gap
