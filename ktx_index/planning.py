@@ -129,6 +129,7 @@ class _Listing:
     # share one tail (their connection's shard and profile files), so this is two lookups per scope
     heads: dict[str, list[int]] = field(default_factory=dict)
     tails: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
+    files: int = 0  # distinct files the scopes read
 
     @classmethod
     def full(cls, project: Project, indexers: list[Indexer]) -> _Listing:
@@ -146,7 +147,8 @@ class _Listing:
                 heads.setdefault(scope.files[0], []).append(i)
                 if len(scope.files) > 1:
                     tails.setdefault(scope.files[1:], []).append(i)
-        return cls(project.root, indexers, listed, diagnostics, stat, heads, tails)
+        files = len(set(heads).union(*tails))
+        return cls(project.root, indexers, listed, diagnostics, stat, heads, tails, files)
 
     def fits(self, project: Project, indexers: list[Indexer]) -> bool:
         return project.root == self.root and indexers is self.indexers
@@ -171,17 +173,18 @@ class _Listing:
         for i in affected:
             indexer, scope, _ = listed[i]
             listed[i] = (indexer, scope, scope_fingerprint(scope, self.stat))
-        return _Listing(self.root, self.indexers, listed, self.diagnostics, self.stat, self.heads, self.tails)
+        return _Listing(
+            self.root, self.indexers, listed, self.diagnostics, self.stat, self.heads, self.tails, self.files
+        )
 
     def plan(self, stored: dict[str, str], force: bool, targeted: bool = False) -> ScopePlan:
         live = {sc.key for _, sc, _ in self.listed}
-        files = set(self.heads).union(*self.tails)
         return ScopePlan(
             listed=self.listed,
             todo=[(ix, sc, fp) for ix, sc, fp in self.listed if force or stored.get(sc.key) != fp],
             dropped=[key for key in stored if key not in live],
             diagnostics=self.diagnostics,
             stat=self.stat,
-            files=len(files),
+            files=self.files,
             targeted=targeted,
         )

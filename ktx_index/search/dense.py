@@ -112,6 +112,11 @@ class DocCosines:
     def __len__(self) -> int:
         return len(self.values)
 
+    @property
+    def estimated(self) -> bool:
+        """Whether some values are still coarse estimates."""
+        return self._estimated is not None
+
     def exact(self, groups: np.ndarray) -> None:
         """Replace these groups' estimates by their exact cosines, in one product."""
         if self._estimated is None or self._matrix is None or self._rows is None or self._starts is None:

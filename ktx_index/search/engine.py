@@ -162,7 +162,7 @@ class Engine:
         out = []
         add_parents(snap, candidates)
         term_context(snap, candidates)
-        if cosines is not None:  # every candidate's exact cosine in one product (a no-op when all are exact)
+        if cosines is not None and cosines.estimated:  # every candidate's exact cosine in one product
             idx = np.array([snap.uid_index.get(uid, -1) for uid in candidates], dtype=np.int64)
             in_groups = snap.doc_group[idx[idx >= 0]]
             cosines.exact(in_groups[in_groups >= 0])
