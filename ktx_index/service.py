@@ -100,7 +100,12 @@ class KtxIndex:
             finally:
                 self.release_writer()
 
-        thread = threading.Thread(target=work, name="ktx-index-embed", daemon=True)
+        return self.in_background("ktx-index-embed", work)
+
+    def in_background(self, name: str, work: Callable[[], None]) -> threading.Thread:
+        """Run ``work`` in a thread that ``close`` joins: a thread still inside ONNX Runtime when the
+        interpreter exits aborts the process ("terminate called without an active exception")."""
+        thread = threading.Thread(target=work, name=name, daemon=True)
         self._background.append(thread)
         thread.start()
         return thread
@@ -211,8 +216,9 @@ class KtxIndex:
             self.rebuild()
 
     def warm_reader(self) -> None:
-        """Open the engine and warm what its first queries would (``serve`` runs this in the background)."""
-        self.refreshed_engine().warm()
+        """Open the engine and warm what its first queries would (``serve`` runs this in the background;
+        a requested stop cuts it short)."""
+        self.refreshed_engine().warm(self._stop.is_set)
 
     def ensure_index(self, on_progress: Progress | None = None) -> Engine:
         """The engine, building the index first when there is none yet (a first call on a new project)."""

@@ -84,7 +84,7 @@ def serve_command(
             elif not no_build:
                 _catch_up(service)
             server = build_server(service)
-            threading.Thread(target=_warm, args=(service,), name="ktx-index-warm", daemon=True).start()
+            service.in_background("ktx-index-warm", lambda: _warm(service))
             if transport == "stdio":
                 server.run("stdio")  # returns at the end of stdin
             else:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -131,10 +133,11 @@ class Engine:
             self.snapshot = snap
         return True
 
-    def warm(self) -> None:
+    def warm(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         """Load the query model and analyse the wiki pages once, so the first calls answer at warm speed."""
-        self.query_vector("warm up")
-        snippets.warm(self.store.iter_docs(kinds=["wiki"]))
+        if not should_stop():
+            self.query_vector("warm up")
+        snippets.warm(itertools.takewhile(lambda _: not should_stop(), self.store.iter_docs(kinds=["wiki"])))
 
     # ------------------------------------------------------------------ ranking
 
