@@ -27,7 +27,7 @@ from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
 from ktx_index.planning import Planner
 from ktx_index.reports import RebuildReport, StaleFile
 from ktx_index.store import CHANGE_LOG_MAX, DocStore
-from ktx_index.texts import embedding_texts
+from ktx_index.texts import embedding_texts, vocabulary_words
 from ktx_index.vectors import VectorFile, vector_key
 
 Progress = Callable[[str, int, int], None]
@@ -61,6 +61,7 @@ class _Commit:
         self.touched: set[str] = set()  # uids put or deleted, for readers' deltas (and a forced re-add)
         self.log_all = force
         self.writes = 0
+        self.words: set[str] = set()  # vocabulary words this pass has put (the store ignores known ones)
         self.store.begin()
 
     def _lexical(self) -> tantivy.IndexWriter:
@@ -91,6 +92,10 @@ class _Commit:
         if doc.kind in SEARCH_KINDS:
             self.lexical.add(writer, doc)
         self.store.put_chunks(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
+        new_words = vocabulary_words(doc) - self.words
+        if new_words:
+            self.words |= new_words
+            self.store.put_words({w: vector_key(self.fingerprint, w) for w in new_words})
         self._touch(doc.uid)
         self.writes += 1
 
@@ -334,12 +339,13 @@ class Builder:
         self.store.begin()
         for doc in self.store.iter_docs(SEARCH_KINDS):
             self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
+        self.store.rekey_words(lambda word: vector_key(fingerprint, word))
         self.store.set_meta({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
         self.store.bump_vector_epoch()
         self.store.commit()
 
     def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:
-        texts: dict[str, str] = {}
+        texts = self.store.word_texts(sorted(wanted))
         for doc in self.store.get_many(self.store.uids_for_keys(sorted(wanted))).values():
             for text in embedding_texts(doc):
                 key = vector_key(fingerprint, text)

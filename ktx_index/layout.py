@@ -13,8 +13,8 @@ from ktx_index.errors import IndexBusy
 from ktx_index.texts import TEMPLATE_VERSION
 
 #: Bump when the store schema, document JSON or vector files change incompatibly: the index is rebuilt on
-#: mismatch (3: the vector file's key sidecar).
-FORMAT_VERSION = 3
+#: mismatch (3: the vector file's key sidecar; 4: vocabulary words).
+FORMAT_VERSION = 4
 GITIGNORE_LINE = "index/"
 
 

@@ -17,7 +17,7 @@ import json
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from indexers.models import Diagnostic, Document
@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, row INTEGER NOT NULL) 
 CREATE INDEX IF NOT EXISTS vectors_row ON vectors(row);
 CREATE TABLE IF NOT EXISTS changes (generation INTEGER NOT NULL, uid TEXT NOT NULL, PRIMARY KEY (generation, uid))
     WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS words (word TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID;
 """
 #: Generations of changed uids kept for readers (search/delta.py); a reader further behind loads everything.
 CHANGE_LOG_GENERATIONS = 64
@@ -328,10 +329,38 @@ class DocStore:
         self.set_meta({"vector_epoch": str(time.time_ns())})
 
     def missing_vector_keys(self) -> list[str]:
+        """Keys of chunk texts, then of vocabulary words, that have no vector yet."""
         rows = self.db.execute(
             "SELECT DISTINCT c.key FROM chunks c LEFT JOIN vectors v ON v.key = c.key WHERE v.row IS NULL"
         )
-        return [key for (key,) in rows]
+        words = self.db.execute("SELECT w.key FROM words w LEFT JOIN vectors v ON v.key = w.key WHERE v.row IS NULL")
+        return list(dict.fromkeys([key for (key,) in rows] + [key for (key,) in words]))
+
+    # ------------------------------------------------------------------ vocabulary words (search/bridge.py)
+
+    def put_words(self, keys: dict[str, str]) -> None:
+        """Vocabulary words (word → vector key); a word already known keeps its row. Words are never removed:
+        a word whose documents are gone bridges to a term the lexical index no longer holds, which is checked."""
+        self.db.executemany("INSERT OR IGNORE INTO words(word, key) VALUES (?, ?)", list(keys.items()))
+
+    def rekey_words(self, key_of: Callable[[str], str]) -> None:
+        """Give every word the vector key of a new embedding fingerprint."""
+        words = [word for (word,) in self.db.execute("SELECT word FROM words")]
+        self.db.executemany("UPDATE words SET key = ? WHERE word = ?", [(key_of(w), w) for w in words])
+
+    def word_texts(self, keys: list[str]) -> dict[str, str]:
+        """Vector key → word, for the words among these keys."""
+        out: dict[str, str] = {}
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+            sql = f"SELECT key, word FROM words WHERE key IN ({','.join('?' * len(batch))})"
+            out.update(self.db.execute(sql, batch))
+        return out
+
+    def word_rows(self) -> list[tuple[str, int]]:
+        """(word, vector row) of every embedded vocabulary word, by word."""
+        sql = "SELECT w.word, v.row FROM words w JOIN vectors v ON v.key = w.key ORDER BY w.word"
+        return list(self.db.execute(sql))
 
     def uids_for_keys(self, keys: list[str]) -> list[str]:
         """Documents that have a chunk with one of these vector keys."""

@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 
 from indexers.models import Document
+from ktx_index.analysis import STOPWORDS, expand
 
 TEMPLATE_VERSION = 3
 CHUNK_WORDS = 150  # ≈200 word pieces, under MiniLM's 256-token window
+#: Vocabulary words (``vocabulary_words``) are plain ASCII words of this many letters.
+MIN_WORD, MAX_WORD = 3, 24
 #: A semantic-layer source and its scanned table read alike (and so do a dimension and its column):
 #: when their descriptions agree the texts are identical and embedded once.
 KIND_LABEL = {
@@ -86,3 +89,20 @@ def embedding_texts(doc: Document) -> list[str]:
     if doc.kind in KIND_LABEL:
         return [compact_text(doc)]
     return []
+
+
+def vocabulary_words(doc: Document) -> set[str]:
+    """The words a document names things with (identifier parts, descriptions and comments; a wiki page's
+    title and tags), each embedded once on its own so a question's word the project never uses can be
+    bridged to the nearest one it does (search/bridge.py)."""
+    if doc.kind == "wiki":
+        texts = [doc.name, doc.display, " ".join(doc.tags)]
+    elif doc.kind in KIND_LABEL:
+        texts = [doc.name, doc.display, doc.description, doc.comment]
+    else:
+        return set()
+    return {w for w in (t.lower() for text in texts if text for t in expand(text)) if _is_word(w)}
+
+
+def _is_word(token: str) -> bool:
+    return token.isascii() and token.isalpha() and MIN_WORD <= len(token) <= MAX_WORD and token not in STOPWORDS

@@ -21,6 +21,7 @@ from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring, snippets
+from ktx_index.search.bridge import Bridge, load_bridge, question_words
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
@@ -62,6 +63,7 @@ class Engine:
         self.embedding_status = ""
         self._next_vector_load = 0.0
         self.last_refresh = ""  # "full" or "delta": how the latest commit was taken in
+        self._bridge: tuple[tuple, Bridge] | None = None  # (the vectors it was read with, the vocabulary)
         self.refresh()
 
     def close(self) -> None:
@@ -203,25 +205,60 @@ class Engine:
     def _lexical(
         self, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
     ) -> None:
-        """Per query term, the share of it each document matches (saturating per term, idf-weighted)."""
+        """Per query term, the share of it each document matches (saturating per term, idf-weighted). A term in
+        no field is looked for as its typo correction, else as the project word nearest in meaning (bridge.py)."""
         weighted: list[tuple[str, float, float]] = []  # (indexed term, idf weight, factor)
+        unknown: list[str] = []
         for term in query_terms(query):
             fixed = indexed_term(self.lexical, term)
             if fixed is None:
-                weighted.append((term, self.lexical.idf(term), 0.0))  # unknown: counts against coverage
+                unknown.append(term)
                 continue
             factor = 1.0 if fixed == term else scoring.CORRECTED_TERM
             weighted.append((fixed, self.lexical.idf(fixed), factor))
+        bridged = self.bridged(query, unknown) if unknown and scoring.BRIDGED_TERM > 0 else {}
+        for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns part of it back
+            near = bridged.get(term)
+            use = near is not None and near[1] >= scoring.BRIDGE_MIN
+            weighted.append((near[0] if use else term, self.lexical.idf(term), scoring.BRIDGED_TERM if use else 0.0))
         total = sum(weight for _, weight, _ in weighted)
         for term, weight, factor in weighted:
             if factor == 0.0:
                 continue
-            norm = weight * scoring.REFERENCE_BOOST
+            norm = self.lexical.idf(term) * scoring.REFERENCE_BOOST
             for hit in self.lexical.search([term], kinds, connection, pool):
                 cand = out.setdefault(hit.uid, Candidate(hit.uid))
                 share = weight * factor * scoring.term_score(hit.score, norm) / total
                 cand.lexical += share
-                cand.terms[term] = share
+                cand.terms[term] = cand.terms.get(term, 0.0) + share
+
+    def bridged(self, query: str, terms: list[str]) -> dict[str, tuple[str, float]]:
+        """Terms of the question that no field holds → the nearest project term the index holds, with the
+        cosine of the two words (search/bridge.py); nothing without a model or a vocabulary."""
+        if self.embedder is None or not terms:
+            return {}
+        words = question_words(query)
+        out: dict[str, tuple[str, float]] = {}
+        for term in terms:
+            word = words.get(term)
+            vector = self.query_vector(word) if word else None
+            if vector is None:
+                continue
+            for near, cos in self.bridge().nearest(word, vector):
+                if near != term and self.lexical.doc_freq(near) > 0:
+                    out[term] = (near, cos)
+                    break
+        return out
+
+    def bridge(self) -> Bridge:
+        """The project's embedded vocabulary, read again only when vectors were added or re-keyed."""
+        snap = self.snapshot
+        key = (snap.vector_epoch, snap.vector_rows_seen, snap.embed_fingerprint)
+        cached = self._bridge
+        if cached is None or cached[0] != key:
+            dim = self.embedder.dim if self.embedder is not None else 0
+            cached = self._bridge = (key, load_bridge(self.store, VectorFile(self.layout.vectors, dim)))
+        return cached[1]
 
     def _exact_uids(self, snap: Snapshot, query: str) -> list[str]:
         """Items whose name or id is the query; for a long identifier, also within one or two edits."""

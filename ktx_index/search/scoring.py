@@ -17,6 +17,11 @@ from __future__ import annotations
 REFERENCE_BOOST = 1.5
 #: A misspelt query term corrected to an indexed one counts at this share.
 CORRECTED_TERM = 0.8
+#: A query word no field holds is bridged to the project word nearest in meaning (search/bridge.py) when their
+#: cosine is at least BRIDGE_MIN, and then counts at BRIDGED_TERM of its weight (0: no bridging). Chosen by every
+#: held-out discover fold; a bridge does not count as known vocabulary for answerability (measured: no gain).
+BRIDGE_MIN = 0.6
+BRIDGED_TERM = 0.9
 #: Share of a term's weight earned by containing it at all (the rest depends on where).
 MATCH_BASE = 0.5
 COS_LOW = 0.22

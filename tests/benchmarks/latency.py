@@ -69,7 +69,9 @@ async def through_mcp(project: Path, discover: list[str], wiki: list[str], value
     from mcp import Client, StdioServerParameters
 
     script = Path(sys.executable).parent / "ktx-index"
-    params = StdioServerParameters(command=str(script), args=["serve", "--project", str(project), "--no-build"])
+    params = StdioServerParameters(
+        command=str(script), args=["serve", "--project", str(project), "--no-build"], env=dict(os.environ)
+    )  # the environment passed on: a PYTHONPATH naming another checkout reaches the server too
     started = time.perf_counter()
     out: dict[str, object] = {}
     async with Client(params) as client:

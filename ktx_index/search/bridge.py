@@ -1,0 +1,78 @@
+"""Bridging a question's words to the project's own: a word no field holds ('movie', 'shoppers') is
+matched to the project word nearest to it in meaning ('film', 'customer'), by the cosine of the two words
+embedded alone with the index's model.
+
+The project's words are its identifiers' parts, descriptions and comments (``texts.vocabulary_words``),
+embedded once by the writer beside the documents' texts. Typo correction (spelling.py) comes first, so a
+misspelling is never taken for a synonym, and only words in no field are bridged: a question in the
+project's own words ranks exactly as before. Pure functions over a loaded vocabulary, testable alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ktx_index.analysis import STOPWORDS, expand, stem
+from ktx_index.store import DocStore
+from ktx_index.vectors import VectorFile
+
+#: Neighbours of a word looked at, best first, for one whose term the lexical index still holds.
+NEIGHBOURS = 5
+#: Words of one question remembered per vocabulary (then forgotten at once).
+CACHE_WORDS = 4096
+
+
+@dataclass
+class Bridge:
+    words: list[str]
+    stems: list[str]
+    matrix: np.ndarray  # one unit row per word
+    _nearest: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+
+    def nearest(self, word: str, vector: np.ndarray) -> list[tuple[str, float]]:
+        """The NEIGHBOURS project terms nearest to a word, as (stem, cosine), best first; one entry per stem."""
+        cached = self._nearest.get(word)
+        if cached is not None:
+            return cached
+        out: list[tuple[str, float]] = []
+        if len(self.words):
+            sims = self.matrix @ vector
+            count = min(len(sims), NEIGHBOURS * 3)
+            best = np.argpartition(-sims, count - 1)[:count]
+            for i in best[np.argsort(-sims[best], kind="stable")]:
+                if all(self.stems[i] != s for s, _ in out):
+                    out.append((self.stems[i], float(sims[i])))
+                if len(out) == NEIGHBOURS:
+                    break
+        if len(self._nearest) >= CACHE_WORDS:
+            self._nearest.clear()
+        self._nearest[word] = out
+        return out
+
+
+EMPTY = Bridge([], [], np.zeros((0, 1), dtype=np.float32))
+
+
+def load_bridge(store: DocStore, vectors: VectorFile) -> Bridge:
+    """The embedded vocabulary words and their vectors (an empty bridge when the file does not match)."""
+    rows = store.word_rows()
+    if not rows:
+        return EMPTY
+    try:
+        matrix = vectors.read_rows(np.array([row for _, row in rows], dtype=np.int64))
+    except ValueError:
+        return EMPTY  # the vector lane reports the mismatch; a bridge is only ever an extra
+    words = [word for word, _ in rows]
+    return Bridge(words, [stem(w) for w in words], matrix)
+
+
+def question_words(query: str) -> dict[str, str]:
+    """Each analysed term of a question → the word it came from, lowercased (the first, when several)."""
+    out: dict[str, str] = {}
+    for token in expand(query):
+        word = token.lower()
+        if word not in STOPWORDS and word.isalpha():
+            out.setdefault(stem(token), word)
+    return out
