@@ -190,6 +190,7 @@ class Engine:
         lifts.values(valued)
         lifts.links()
         lifts.propagate()
+        lifts.named(query)
         lifts.join_keys()
         lifts.shaped(self.store, question_values(query))
         coherence(snap, out)

@@ -13,7 +13,7 @@ from collections.abc import Container
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import term_set
+from ktx_index.analysis import RAW_TOKEN, STOPWORDS, identifier_key, term_set
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
@@ -21,6 +21,8 @@ from ktx_index.search.shapes import Value, closed_values, column_shape, fit
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.store import DocStore
 
+#: Uid prefixes of the documents that hold others (a source's measures and dimensions, a table's columns).
+CONTAINERS = ("table:", "sl_source:")
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
 
@@ -37,6 +39,26 @@ def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None
     if cosines is None or groups is None or groups[idx] < 0:
         return None
     return cosines[groups[idx]]
+
+
+def named_keys(query: str, longest: int = 3) -> set[str]:
+    """Identifier keys of the question's phrases of up to ``longest`` words, singular and plural ('gas stations'
+    → gasstations, gasstation): what a table named by the question's own nouns answers to."""
+    words = [m.group(0) for m in RAW_TOKEN.finditer(query)]
+    keys: set[str] = set()
+    for n in range(1, longest + 1):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if gram[0].lower() in STOPWORDS or gram[-1].lower() in STOPWORDS:
+                continue
+            key = identifier_key("".join(gram))
+            if not key or key.isdigit():
+                continue
+            keys.add(key)
+            keys.add(key[:-1] if key.endswith("s") else key + "s")
+            if key.endswith("ies"):
+                keys.add(key[:-3] + "y")
+    return keys
 
 
 def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
@@ -155,9 +177,25 @@ class Lifts:
             if cand is not None:
                 cand.score = max(cand.score, scoring.PARENT_SHARE * score)
 
+    def named(self, query: str) -> None:
+        """A table or source the question names by one of its own nouns ('patients' → Patient, 'gas stations'
+        → gasstations) is what it is about: found by any lane, it scores at least NAMED_SHARE of the best
+        table's or source's score, whatever its columns matched."""
+        if scoring.NAMED_SHARE <= 0:
+            return
+        containers = [c for c in self.ranked if c.uid.startswith(CONTAINERS)]
+        if not containers:
+            return
+        floor = scoring.NAMED_SHARE * max(c.score for c in containers)
+        for key in named_keys(query):
+            for uid in self.snap.exact.get(key, ()):
+                cand = self.by_uid.get(uid)
+                if cand is not None and uid.startswith(CONTAINERS):
+                    cand.score = max(cand.score, floor)
+
     def top_containers(self, among: Container[str] | None = None) -> list[Candidate]:
         """The JOIN_CONTAINERS best tables and sources (of ``among``) above the floor: what the question is about."""
-        containers = [c for c in self.ranked if c.uid.startswith(("table:", "sl_source:"))]
+        containers = [c for c in self.ranked if c.uid.startswith(CONTAINERS)]
         containers = [c for c in containers if c.score >= scoring.RELEVANCE_FLOOR and (among is None or c.uid in among)]
         return sorted(containers, key=lambda c: -c.score)[: scoring.JOIN_CONTAINERS]
 

@@ -53,6 +53,8 @@ USAGE_BONUS = {"high": 0.03, "mid": 0.015, "low": 0.0, "unused": -0.03}
 #: Key columns between two of the JOIN_CONTAINERS best tables that join score at least this share of the weaker.
 JOIN_SHARE = 0.9
 JOIN_CONTAINERS = 4
+#: A table or source named by a noun of the question scores at least this share of the best one (lifts.named).
+NAMED_SHARE = 0.95
 #: A column shaped like a value the question names (search/shapes.py) scores at least this share of its table.
 SHAPE_SHARE = 0.85
 #: Containers and curated definitions answer more questions than single columns do.
