@@ -208,25 +208,27 @@ class Engine:
     ) -> None:
         """Per query term, the share of it each document matches (saturating per term, idf-weighted). A term in
         no field is looked for as its typo correction, else as the project word nearest in meaning (bridge.py)."""
-        weighted: list[tuple[str, float, float]] = []  # (indexed term, idf weight, factor)
+        weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
         unknown: list[str] = []
         for term in query_terms(query):
             fixed = indexed_term(self.lexical, term)
             if fixed is None:
                 unknown.append(term)
                 continue
-            factor = 1.0 if fixed == term else scoring.CORRECTED_TERM
-            weighted.append((fixed, self.lexical.idf(fixed), factor))
+            idf = self.lexical.idf(fixed)
+            weighted.append((fixed, idf, 1.0 if fixed == term else scoring.CORRECTED_TERM, idf))
         bridged = self.bridged(query, unknown) if unknown and scoring.BRIDGED_TERM > 0 else {}
-        for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns part of it back
+        for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns most of it back
             near = bridged.get(term)
-            use = near is not None and near[1] >= scoring.BRIDGE_MIN
-            weighted.append((near[0] if use else term, self.lexical.idf(term), scoring.BRIDGED_TERM if use else 0.0))
-        total = sum(weight for _, weight, _ in weighted)
-        for term, weight, factor in weighted:
+            if near is not None and near[1] >= scoring.BRIDGE_MIN:
+                weighted.append((near[0], self.lexical.idf(term), scoring.BRIDGED_TERM, self.lexical.idf(near[0])))
+            else:
+                weighted.append((term, self.lexical.idf(term), 0.0, 0.0))
+        total = sum(weight for _, weight, _, _ in weighted)
+        for term, weight, factor, idf in weighted:
             if factor == 0.0:
                 continue
-            norm = self.lexical.idf(term) * scoring.REFERENCE_BOOST
+            norm = idf * scoring.REFERENCE_BOOST
             for hit in self.lexical.search([term], kinds, connection, pool):
                 cand = out.setdefault(hit.uid, Candidate(hit.uid))
                 share = weight * factor * scoring.term_score(hit.score, norm) / total
