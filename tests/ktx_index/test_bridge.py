@@ -116,3 +116,17 @@ def test_new_words_are_bridged_after_the_commit_that_brings_them(make_project):
     refs = service.discover_data("cinema", connection_id="warehouse").refs
     assert refs and refs[0].id == "main.theatre"
     service.close()
+
+
+def test_another_model_embeds_the_vocabulary_again(make_project):
+    root = rental_project(make_project)
+    first = KtxIndex(root, embedder=SynonymEmbedder())
+    first.rebuild()
+    first.close()
+    other = SynonymEmbedder()
+    other.fingerprint = "another-model"  # a new vector space: every key changes, words included
+    second = KtxIndex(root, embedder=other)
+    second.rebuild()
+    assert {"film", "actor"} <= set(other.words)
+    assert {"film", "actor"} <= {word for word, _ in second.ensure_index().store.word_rows()}
+    second.close()
