@@ -1,0 +1,23 @@
+"""The document store (store.py): what the builder's reports read back from it."""
+
+from __future__ import annotations
+
+from indexers.models import Diagnostic
+from ktx_index.store import DocStore
+
+
+def test_scope_diagnostics_follow_the_stored_scopes_and_parse_each_text_once(tmp_path):
+    store = DocStore(tmp_path / "store.sqlite")
+    broken = [Diagnostic(path="raw-sources/w/t.json", message="truncated JSON")]
+    store.put_scope("scan:a", "scan", "f1", ["raw-sources/w/t.json"], broken)
+    store.put_scope("scan:b", "scan", "f2", ["raw-sources/w/u.json"], [])
+    first = store.scope_diagnostics()
+    assert first == broken
+    again = store.scope_diagnostics()
+    assert again == broken and again[0] is first[0]  # the same stored text is not parsed again
+    fixed = [Diagnostic(path="raw-sources/w/t.json", message="unreadable", code="warning")]
+    store.put_scope("scan:a", "scan", "f3", ["raw-sources/w/t.json"], fixed)
+    assert store.scope_diagnostics() == fixed
+    store.delete_scope("scan:a")
+    assert store.scope_diagnostics() == []
+    store.close()
