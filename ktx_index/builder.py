@@ -345,8 +345,10 @@ class Builder:
         self.store.commit()
 
     def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:
+        """Each key's text: a vocabulary word's from the words table, a chunk's from its document (documents
+        are looked up only for the keys no word answered)."""
         texts = self.store.word_texts(sorted(wanted))
-        for doc in self.store.get_many(self.store.uids_for_keys(sorted(wanted))).values():
+        for doc in self.store.get_many(self.store.uids_for_keys(sorted(wanted - texts.keys()))).values():
             for text in embedding_texts(doc):
                 key = vector_key(fingerprint, text)
                 if key in wanted:
