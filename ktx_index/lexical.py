@@ -13,7 +13,7 @@ from pathlib import Path
 
 import tantivy
 
-from indexers.models import Document
+from indexers.models import SEARCH_KINDS, Document
 from ktx_index.analysis import ANALYZER, build_analyzer, index_text
 
 #: Field → BM25 boost. Names and identifiers first, prose next, long bodies last.
@@ -169,8 +169,7 @@ class LexicalIndex:
         ]
         if not clauses:
             return None
-        filters = [(tantivy.Occur.Must, tantivy.Query.boolean_query(clauses))]
-        filters.append((tantivy.Occur.Must, _const(tantivy.Query.term_set_query(schema, "kind", kinds))))
+        filters = [(tantivy.Occur.Must, tantivy.Query.boolean_query(clauses)), *_kind_filter(schema, kinds)]
         if connection is not None:
             scoped = tantivy.Query.boolean_query(
                 [
@@ -180,6 +179,19 @@ class LexicalIndex:
             )
             filters.append((tantivy.Occur.Must, _const(scoped)))
         return tantivy.Query.boolean_query(filters)
+
+
+def _kind_filter(schema: tantivy.Schema, kinds: list[str]) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+    """Clauses keeping only these kinds, in the cheaper of two forms: one posting list each for the kinds kept,
+    or for the kinds left out (tantivy seeks in them); none when every kind is kept. A term-set filter instead
+    gathers every matching document first: at 100k columns it cost 1.2 of a term search's 1.5 ms."""
+    left_out = [k for k in SEARCH_KINDS if k not in kinds]
+    if not left_out:
+        return []
+    if len(left_out) < len(kinds):
+        return [(tantivy.Occur.MustNot, tantivy.Query.term_query(schema, "kind", k)) for k in left_out]
+    kept = [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", k)) for k in kinds]
+    return [(tantivy.Occur.Must, _const(tantivy.Query.boolean_query(kept)))]
 
 
 def _const(query: tantivy.Query) -> tantivy.Query:
