@@ -140,31 +140,35 @@ def doc_cosines(
     chunk_rows: np.ndarray,
     chunk_starts: np.ndarray,
     vector: np.ndarray,
-    allowed: np.ndarray,
+    allowed: np.ndarray | None,
     pool: int,
     floor: float,
 ) -> tuple[DocCosines, np.ndarray]:
-    """Cosines by group, and among the ``pool`` best allowed groups those above ``floor`` (unordered)."""
+    """Cosines by group, and among the ``pool`` best allowed groups (``allowed`` None: every group) those
+    above ``floor`` (unordered)."""
     if coarse is None:
         cosines = DocCosines(best_per_group(matrix @ vector, groups))
-        sims = np.where(allowed, cosines.values, -1.0)
-    else:
-        cosines = DocCosines(
-            best_per_group(coarse.matrix @ (vector @ coarse.basis), groups),
-            matrix,
-            vector,
-            chunk_rows,
-            chunk_starts,
-            groups.sizes,
-        )
-        estimate = np.where(allowed, cosines.values, -np.inf)
-        shortlist = _top(estimate, RESCORE * pool)
-        cosines.exact(shortlist)
-        sims = np.full(len(cosines), -1.0, dtype=np.float32)
-        sims[shortlist] = np.where(allowed[shortlist], cosines.values[shortlist], -1.0)
+        sims = cosines.values if allowed is None else np.where(allowed, cosines.values, -1.0)
+        top = _top(sims, pool)
+        return cosines, top[sims[top] > floor]
+    cosines = DocCosines(
+        best_per_group(coarse.matrix @ (vector @ coarse.basis), groups),
+        matrix,
+        vector,
+        chunk_rows,
+        chunk_starts,
+        groups.sizes,
+    )
+    estimate = cosines.values if allowed is None else np.where(allowed, cosines.values, -np.inf)
+    shortlist = _top(estimate, RESCORE * pool)
+    if allowed is not None:
+        shortlist = shortlist[allowed[shortlist]]
+    cosines.exact(shortlist)
+    sims = cosines.values[shortlist]
     top = _top(sims, pool)
-    return cosines, top[sims[top] > floor]
+    return cosines, shortlist[top[sims[top] > floor]]
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    return np.argpartition(-scores, k)[:k] if len(scores) > k else np.arange(len(scores))
+    """The positions of the ``k`` largest scores, unordered."""
+    return np.argpartition(scores, len(scores) - k)[len(scores) - k :] if len(scores) > k else np.arange(len(scores))

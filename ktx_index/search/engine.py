@@ -296,18 +296,21 @@ class Engine:
             out.setdefault(uid, Candidate(uid))
         return cosines
 
-    def _embedded_mask(self, snap: Snapshot, kinds: list[str], connection: str | None) -> np.ndarray:
-        """Which embedded documents a search of these kinds (and connection) may return; cached per snapshot."""
+    def _embedded_mask(self, snap: Snapshot, kinds: list[str], connection: str | None) -> np.ndarray | None:
+        """Which embedded documents a search of these kinds (and connection) may return, None for all of them;
+        cached per snapshot."""
         key = (tuple(sorted(kinds)), connection)
-        mask = snap.kind_masks.get(key)
-        if mask is None:
-            docs = snap.chunk_docs
-            mask = np.isin(snap.doc_kind[docs], [SEARCH_KINDS.index(k) for k in kinds])
-            if connection is not None:
-                code = snap.connections.get(connection, -1)
-                mask &= (snap.doc_conn[docs] == code) | (snap.doc_kind[docs] == SEARCH_KINDS.index("wiki"))
-            if len(snap.kind_masks) < 64:  # kinds come in a few combinations; bound it all the same
-                snap.kind_masks[key] = mask
+        if key in snap.kind_masks:
+            return snap.kind_masks[key]
+        docs = snap.chunk_docs
+        mask: np.ndarray | None = np.isin(snap.doc_kind[docs], [SEARCH_KINDS.index(k) for k in kinds])
+        if connection is not None:
+            code = snap.connections.get(connection, -1)
+            mask &= (snap.doc_conn[docs] == code) | (snap.doc_kind[docs] == SEARCH_KINDS.index("wiki"))
+        if mask.all():
+            mask = None
+        if len(snap.kind_masks) < 64:  # kinds come in a few combinations; bound it all the same
+            snap.kind_masks[key] = mask
         return mask
 
     def semantic_status(self) -> tuple[str, str | None]:

@@ -69,7 +69,7 @@ class Snapshot:
     embedded_docs: int = 0
     exact: dict[str, list[str]] = field(default_factory=dict)
     exact_by_length: dict[int, list[str]] = field(default_factory=dict)  # the identifier keys, by length, sorted
-    kind_masks: dict[tuple, np.ndarray] = field(default_factory=dict)  # (kinds, connection) → embedded-doc mask
+    kind_masks: dict[tuple, np.ndarray | None] = field(default_factory=dict)  # (kinds, connection) → embedded-doc mask
     doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
     links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
     facts: Facts = field(default_factory=Facts)  # joins, usage tiers and stored values, by uid

@@ -81,3 +81,16 @@ def test_extending_a_projection_equals_projecting_the_whole_matrix(monkeypatch: 
     grown = head.extended(matrix)
     np.testing.assert_allclose(grown.matrix, matrix @ head.basis, rtol=1e-5, atol=1e-6)
     assert isinstance(grown, Coarse) and head.rows == 2000  # the old projection still reads its own head
+
+
+def test_no_mask_means_every_group_is_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dense, "COARSE_MIN_ROWS", 1)
+    monkeypatch.setattr(dense, "COARSE_DIMS", 16)
+    matrix = clustered(3000)
+    rows, starts = layout(2500)
+    groups = groups_of(rows, starts)
+    vector = clustered(1, seed=7)[0]
+    for coarse in (None, coarse_for(matrix)):
+        masked = doc_cosines(matrix, coarse, groups, rows, starts, vector, np.ones(len(starts), bool), 40, 0.1)[1]
+        unmasked = doc_cosines(matrix, coarse, groups, rows, starts, vector, None, 40, 0.1)[1]
+        assert sorted(masked.tolist()) == sorted(unmasked.tolist()) and len(masked) == 40
