@@ -53,6 +53,8 @@ _ANALYZER = build_analyzer()
 
 def _camel_parts(piece: str) -> list[str]:
     """'HTTPServer2Go' → HTTP, Server, 2, Go (Unicode-aware: 'Montréal' stays whole)."""
+    if piece.isalpha() and (piece[1:].islower() or piece.isupper()):  # most words: no boundary, no char loop
+        return [piece] if piece else []
     parts: list[str] = []
     start = 0
     for i in range(1, len(piece)):

@@ -42,3 +42,15 @@ def test_irregular_forms_meet_their_lemma_on_both_sides():
     assert set(analyze("amount_paid")) >= set(analyze("pay"))
     # regular forms and identifiers keep their spelling (the stemmer relates those already)
     assert lemma("drivers") == "drivers" and lemma("CDSCode") == "CDSCode" and lemma("data") == "data"
+
+
+def test_camel_split_fast_path_agrees_with_the_boundary_rules():
+    from ktx_index.analysis import _camel_parts
+
+    cases = {
+        "customer": ["customer"], "Customer": ["Customer"], "HTTP": ["HTTP"], "Montréal": ["Montréal"],
+        "HTTPServer2Go": ["HTTP", "Server", "2", "Go"], "aB": ["a", "B"], "ÉtéX": ["Été", "X"], "abc9": ["abc", "9"],
+        "": [],
+    }  # fmt: skip
+    for piece, parts in cases.items():
+        assert _camel_parts(piece) == parts, piece
