@@ -33,7 +33,7 @@ from ktx_index.search.spelling import indexed_term
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
-POOL = 100
+POOL = 50
 #: While embeddings catch up, new vectors are loaded again only after this many times the last load took
 #: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
 VECTOR_RELOAD_SPACING = 4
@@ -155,8 +155,12 @@ class Engine:
         self.model_error = None
         return vector
 
-    def rank(self, query: str, kinds: list[str], connection: str | None = None, pool: int = POOL) -> list[Candidate]:
-        """Score candidates from every lane on one scale; best first, floor not applied."""
+    def rank(
+        self, query: str, kinds: list[str], connection: str | None = None, pool: int | None = None
+    ) -> list[Candidate]:
+        """Score candidates from every lane (``pool`` from each, POOL by default) on one scale; best first,
+        floor not applied."""
+        pool = pool or POOL
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
         self._lexical(query, kinds, connection, pool, candidates)

@@ -38,6 +38,7 @@ MODULES = {
     "scoring": "ktx_index.search.scoring",
     "discover": "ktx_index.search.discover",
     "shapes": "ktx_index.search.shapes",
+    "engine": "ktx_index.search.engine",
 }
 
 
