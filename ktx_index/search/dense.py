@@ -171,4 +171,8 @@ def doc_cosines(
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
     """The positions of the ``k`` largest scores, unordered."""
-    return np.argpartition(scores, len(scores) - k)[len(scores) - k :] if len(scores) > k else np.arange(len(scores))
+    if len(scores) <= k:
+        return np.arange(len(scores))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.argpartition(scores, len(scores) - k)[len(scores) - k :]

@@ -94,3 +94,9 @@ def test_no_mask_means_every_group_is_allowed(monkeypatch: pytest.MonkeyPatch) -
         masked = doc_cosines(matrix, coarse, groups, rows, starts, vector, np.ones(len(starts), bool), 40, 0.1)[1]
         unmasked = doc_cosines(matrix, coarse, groups, rows, starts, vector, None, 40, 0.1)[1]
         assert sorted(masked.tolist()) == sorted(unmasked.tolist()) and len(masked) == 40
+
+
+def test_top_picks_the_largest_and_handles_edges() -> None:
+    scores = np.array([0.1, 0.9, 0.5, 0.7, 0.3], dtype=np.float32)
+    assert sorted(dense._top(scores, 2).tolist()) == [1, 3]
+    assert dense._top(scores, 0).tolist() == [] and sorted(dense._top(scores, 9).tolist()) == [0, 1, 2, 3, 4]
