@@ -9,6 +9,13 @@ from ktx_index.search import dense
 from ktx_index.search.dense import Coarse, best_per_group, coarse_for, doc_cosines, groups_of
 
 
+@pytest.fixture
+def small_coarse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A coarse pass on every matrix, on 16 dimensions: the test matrices are small."""
+    monkeypatch.setattr(dense, "COARSE_MIN_ROWS", 1)
+    monkeypatch.setattr(dense, "COARSE_DIMS", 16)
+
+
 def clustered(rows: int, dim: int = 64, seed: int = 0) -> np.ndarray:
     """Unit vectors around a few dozen centres, like embeddings of one project's texts."""
     rng = np.random.default_rng(seed)
@@ -38,9 +45,7 @@ def test_best_per_group_equals_a_reduction_over_every_chunk() -> None:
     assert np.array_equal(got, reference(matrix, vector, rows, starts))
 
 
-def test_coarse_shortlist_keeps_the_exact_top_and_scores_are_exact(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dense, "COARSE_MIN_ROWS", 1)
-    monkeypatch.setattr(dense, "COARSE_DIMS", 16)
+def test_coarse_shortlist_keeps_the_exact_top_and_scores_are_exact(small_coarse: None) -> None:
     matrix = clustered(6000)
     rows, starts = layout(5000)
     groups = groups_of(rows, starts)
@@ -72,9 +77,7 @@ def test_small_matrices_are_scored_exactly() -> None:
     assert np.array_equal(cosines.values, exact) and set(top) <= set(np.argsort(-exact)[:10])
 
 
-def test_extending_a_projection_equals_projecting_the_whole_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dense, "COARSE_MIN_ROWS", 1)
-    monkeypatch.setattr(dense, "COARSE_DIMS", 16)
+def test_extending_a_projection_equals_projecting_the_whole_matrix(small_coarse: None) -> None:
     matrix = clustered(3000)
     head = coarse_for(matrix[:2000])
     assert head is not None
@@ -83,9 +86,7 @@ def test_extending_a_projection_equals_projecting_the_whole_matrix(monkeypatch: 
     assert isinstance(grown, Coarse) and head.rows == 2000  # the old projection still reads its own head
 
 
-def test_no_mask_means_every_group_is_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dense, "COARSE_MIN_ROWS", 1)
-    monkeypatch.setattr(dense, "COARSE_DIMS", 16)
+def test_no_mask_means_every_group_is_allowed(small_coarse: None) -> None:
     matrix = clustered(3000)
     rows, starts = layout(2500)
     groups = groups_of(rows, starts)
