@@ -45,6 +45,8 @@ CREATE TABLE IF NOT EXISTS changes (generation INTEGER NOT NULL, uid TEXT NOT NU
     WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS words (word TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID;
 """
+#: Values bound per ``IN (…)`` statement (``DocStore.select_in``).
+IN_BATCH = 500
 #: Generations of changed uids kept for readers (search/delta.py); a reader further behind loads everything.
 CHANGE_LOG_GENERATIONS = 64
 #: A commit changing more documents than this is not logged: readers load everything after it anyway.
@@ -198,13 +200,15 @@ class DocStore:
         return _document(*row) if row else None
 
     def get_many(self, uids: list[str]) -> dict[str, Document]:
-        out: dict[str, Document] = {}
-        for start in range(0, len(uids), 500):
-            batch = uids[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            for row in self.db.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE uid IN ({marks})", batch):
-                out[row[0]] = _document(*row)
-        return out
+        sql = f"SELECT {_DOC_COLUMNS} FROM docs WHERE uid IN ({{marks}})"
+        return {row[0]: _document(*row) for row in self.select_in(sql, uids)}
+
+    def select_in(self, sql: str, values: list[str]) -> Iterator[tuple]:
+        """The rows of ``sql``, whose ``IN ({marks})`` takes the values, for any number of them: SQLite caps the
+        parameters of one statement (999 in older builds), so they go IN_BATCH at a time."""
+        for start in range(0, len(values), IN_BATCH):
+            batch = values[start : start + IN_BATCH]
+            yield from self.db.execute(sql.format(marks=",".join("?" * len(batch))), batch)
 
     def iter_docs(
         self, kinds: Iterable[str] | None = None, connection: str | None = None, write_order: bool = False
@@ -311,17 +315,11 @@ class DocStore:
 
     def chunk_rows_of(self, uids: list[str]) -> list[tuple[str, int | None]]:
         """``chunk_rows`` for these documents only."""
-        out: list[tuple[str, int | None]] = []
-        for start in range(0, len(uids), 500):
-            batch = uids[start : start + 500]
-            out.extend(
-                self.db.execute(
-                    "SELECT c.uid, v.row FROM chunks c LEFT JOIN vectors v ON v.key = c.key "
-                    f"WHERE c.uid IN ({','.join('?' * len(batch))}) ORDER BY c.uid, c.idx",
-                    batch,
-                )
-            )
-        return sorted(out, key=lambda r: r[0])  # stable: a document's chunks stay in order
+        sql = (
+            "SELECT c.uid, v.row FROM chunks c LEFT JOIN vectors v ON v.key = c.key "
+            "WHERE c.uid IN ({marks}) ORDER BY c.uid, c.idx"
+        )
+        return sorted(self.select_in(sql, uids), key=lambda r: r[0])  # stable: a document's chunks stay in order
 
     def uids_with_vectors_after(self, row: int) -> list[str]:
         """Documents with a chunk whose vector row is above ``row`` (embedded since a reader read them)."""
@@ -359,12 +357,7 @@ class DocStore:
 
     def word_texts(self, keys: list[str]) -> dict[str, str]:
         """Vector key → word, for the words among these keys."""
-        out: dict[str, str] = {}
-        for start in range(0, len(keys), 500):
-            batch = keys[start : start + 500]
-            sql = f"SELECT key, word FROM words WHERE key IN ({','.join('?' * len(batch))})"
-            out.update(self.db.execute(sql, batch))
-        return out
+        return dict(self.select_in("SELECT key, word FROM words WHERE key IN ({marks})", keys))
 
     def word_rows(self) -> list[tuple[str, int]]:
         """(word, vector row) of every embedded vocabulary word, by word."""
@@ -373,14 +366,9 @@ class DocStore:
 
     def uids_for_keys(self, keys: list[str]) -> list[str]:
         """Documents that have a chunk with one of these vector keys."""
-        out: set[str] = set()
-        for start in range(0, len(keys), 500):
-            batch = keys[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            out.update(
-                uid for (uid,) in self.db.execute(f"SELECT DISTINCT uid FROM chunks WHERE key IN ({marks})", batch)
-            )
-        return sorted(out)
+        return sorted(
+            {uid for (uid,) in self.select_in("SELECT DISTINCT uid FROM chunks WHERE key IN ({marks})", keys)}
+        )
 
     def put_vectors(self, rows: dict[str, int]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO vectors(key, row) VALUES (?, ?)", list(rows.items()))

@@ -44,13 +44,11 @@ def _rows(store: DocStore, uids: Iterable[str] | None) -> Iterator[tuple[str, st
         for uid, kind, conn, body in store.db.execute(sql, KINDS):
             yield uid, kind, conn, unpack(body)
         return
-    wanted = sorted(uids)
-    for start in range(0, len(wanted), 500):
-        batch = wanted[start : start + 500]
-        sql = f"SELECT uid, kind, connection, body FROM docs WHERE uid IN ({','.join('?' * len(batch))})"
-        for uid, kind, conn, body in store.db.execute(sql, batch):
-            if kind in KINDS:
-                yield uid, kind, conn, unpack(body)
+    for uid, kind, conn, body in store.select_in(
+        "SELECT uid, kind, connection, body FROM docs WHERE uid IN ({marks})", sorted(uids)
+    ):
+        if kind in KINDS:
+            yield uid, kind, conn, unpack(body)
 
 
 def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> None:

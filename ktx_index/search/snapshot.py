@@ -130,13 +130,9 @@ def snapshot_rows(store: DocStore, uids: Iterable[str] | None = None) -> list[tu
     marks = ",".join("?" * len(SEARCH_KINDS))
     if uids is None:
         return list(store.db.execute(f"{_ROW_SQL} WHERE kind IN ({marks}) ORDER BY uid", SEARCH_KINDS))
-    wanted, rows = sorted(uids), []
-    for start in range(0, len(wanted), 500):
-        batch = wanted[start : start + 500]
-        # by uid only: with a kind condition SQLite may walk the kind index, i.e. every document
-        sql = f"{_ROW_SQL} WHERE uid IN ({','.join('?' * len(batch))})"
-        rows.extend(row for row in store.db.execute(sql, batch) if row[1] in KIND_CODE)
-    return sorted(rows)
+    # by uid only: with a kind condition SQLite may walk the kind index, i.e. every document
+    rows = store.select_in(f"{_ROW_SQL} WHERE uid IN ({{marks}})", sorted(uids))
+    return sorted(row for row in rows if row[1] in KIND_CODE)
 
 
 def doc_entry(row: tuple) -> DocEntry:

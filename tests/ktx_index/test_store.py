@@ -21,3 +21,16 @@ def test_scope_diagnostics_follow_the_stored_scopes_and_parse_each_text_once(tmp
     store.delete_scope("scan:a")
     assert store.scope_diagnostics() == []
     store.close()
+
+
+def test_lookups_by_many_keys_cross_the_batch_boundary(tmp_path):
+    from ktx_index.store import IN_BATCH
+
+    store = DocStore(tmp_path / "store.sqlite")
+    words = {f"word{i}": f"key{i}" for i in range(IN_BATCH * 2 + 7)}
+    store.put_words(words)
+    wanted = sorted(words.values())
+    assert store.word_texts(wanted) == {key: word for word, key in words.items()}
+    assert len(list(store.select_in("SELECT word FROM words WHERE key IN ({marks})", wanted))) == len(words)
+    assert list(store.select_in("SELECT word FROM words WHERE key IN ({marks})", [])) == []
+    store.close()
