@@ -121,4 +121,41 @@ def build_server(service: KtxIndex) -> KtxMCPServer:
         model.model_config["extra"] = "forbid"
         model.model_rebuild(force=True)
         tool.parameters = model.model_json_schema(by_alias=True)
+        if tool.fn_metadata.output_schema is not None:
+            tool.fn_metadata.output_schema = flat_schema(tool.fn_metadata.output_schema)
     return server
+
+
+def flat_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The same output schema without `$ref`s and with `anyOf [X, null]` as `type: [X, "null"]`: it accepts
+    exactly what the pydantic schema accepts, and a client validating every result against it (the Python SDK
+    does, with jsonschema) spends about half as long, as resolving references is most of that cost. A
+    recursive schema is returned as it is."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any, inside: tuple[str, ...] = ()) -> Any:
+        if isinstance(node, list):
+            return [walk(item, inside) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: walk(value, inside) for key, value in node.items() if key not in ("$defs", "$ref")}
+        if "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[-1]
+            if name in inside:
+                raise RecursionError(name)
+            out = {**walk(defs[name], (*inside, name)), **out}
+        options = out.get("anyOf")
+        if (
+            isinstance(options, list)
+            and len(options) == 2
+            and {"type": "null"} in options
+            and all(set(o) == {"type"} and isinstance(o["type"], str) for o in options)
+        ):
+            del out["anyOf"]
+            out["type"] = [next(o["type"] for o in options if o["type"] != "null"), "null"]
+        return out
+
+    try:
+        return walk(schema)
+    except RecursionError:
+        return schema

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.types import Tool
 
 from ktx_index.mcp import build_server
-from ktx_index.mcp.server import TOOL_NAMES
+from ktx_index.mcp.server import TOOL_NAMES, flat_schema
 from ktx_index.service import KtxIndex
 
 pytestmark = pytest.mark.anyio
@@ -106,6 +107,39 @@ async def test_every_tool_has_an_object_output_schema(listed) -> None:
     for tool in listed:
         assert tool.output_schema, tool.name
         assert tool.output_schema["type"] == "object" and tool.output_schema["properties"], tool.name
+
+
+async def test_output_schemas_are_flat(listed) -> None:
+    for tool in listed:
+        text = json.dumps(tool.output_schema)
+        assert "$ref" not in text and "$defs" not in text, tool.name
+
+
+def test_flat_schema_accepts_what_the_model_schema_accepts() -> None:
+    nested = {
+        "$defs": {"Ref": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}},
+        "type": "object",
+        "properties": {
+            "ref": {"$ref": "#/$defs/Ref", "description": "the ref"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        },
+    }
+    flat = flat_schema(nested)
+    assert flat["properties"]["ref"] == {
+        "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "description": "the ref",
+    }  # fmt: skip
+    assert flat["properties"]["note"] == {"type": ["string", "null"]}
+    for good in ({"ref": {"name": "a"}, "note": None}, {"ref": {"name": "a"}, "note": "x"}):
+        assert not list(Draft202012Validator(flat).iter_errors(good))
+    for bad in ({"ref": {}}, {"ref": {"name": "a"}, "note": 3}):
+        assert list(Draft202012Validator(flat).iter_errors(bad))
+        assert list(Draft202012Validator(nested).iter_errors(bad))
+
+
+def test_flat_schema_leaves_a_recursive_schema_as_it_is() -> None:
+    tree = {"$defs": {"Node": {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/Node"}}}}},
+            "$ref": "#/$defs/Node"}  # fmt: skip
+    assert flat_schema(tree) is tree
 
 
 async def test_descriptions_inline_an_example_call(listed) -> None:
