@@ -47,7 +47,7 @@ COHERENCE = 0.3
 COHERENCE_TOP = 10
 #: Per tool, (best score below which nothing answers, concept coverage needed, best score confident alone):
 #: a question about things the project does not contain returns nothing (signals.answerable).
-ANSWERABLE = {"discover_data": (0.36, 0.15, 0.55), "wiki_search": (0.2, 0.7, 0.4)}
+ANSWERABLE = {"discover_data": (0.36, 0.15, 0.55), "wiki_search": (0.2, 0.7, 0.45)}
 #: A source's usage digest (frequencyTier) breaks near-ties: its score and its members' times (1 + this).
 USAGE_BONUS = {"high": 0.03, "mid": 0.015, "low": 0.0, "unused": -0.03}
 #: Key columns between two of the JOIN_CONTAINERS best tables that join score at least this share of the weaker.
