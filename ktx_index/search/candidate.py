@@ -10,7 +10,7 @@ class Candidate:
     uid: str
     lexical: float = 0.0
     terms: dict[str, float] = field(default_factory=dict)  # query term → its share of ``lexical``
-    cosine: float | None = None  # best chunk cosine, None when the document has no vector
+    cosine: float | None = None  # its cosine to the query (search/dense.py), None when it has no vector
     semantic: float | None = None
     exact: bool = False
     score: float = 0.0

@@ -1,4 +1,5 @@
-"""The dense lane's arithmetic: each embedded document's best-chunk cosine to the query.
+"""The dense lane's arithmetic: each embedded document's cosine to the query (its chunk's; for a wiki page,
+a blend of its two best sections').
 
 On a small index every cosine is exact (one matrix-vector product). On a large one that product
 is memory-bound (at 100k columns, 135k vectors: 207 MB read per query), so a coarse pass on the
@@ -13,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ktx_index.search import scoring
 
 #: Indexes with fewer vectors than this are scored exactly.
 COARSE_MIN_ROWS = 50_000
@@ -79,11 +82,25 @@ def groups_of(chunk_rows: np.ndarray, chunk_starts: np.ndarray) -> Groups:
 
 
 def best_per_group(row_scores: np.ndarray, groups: Groups) -> np.ndarray:
-    """Each group's best chunk score, from one score per matrix row."""
+    """Each group's cosine from one score per matrix row: its chunk's, or for several chunks the best moved
+    ``scoring.SECOND_CHUNK`` of the way toward the second best (``group_cosine``, for all groups at once)."""
     out = row_scores[groups.first]
     if len(groups.multi):
-        out[groups.multi] = np.maximum.reduceat(row_scores[groups.multi_chunks], groups.multi_starts)
+        chunks, starts = row_scores[groups.multi_chunks], groups.multi_starts
+        best = np.maximum.reduceat(chunks, starts)
+        at_best = chunks == np.repeat(best, groups.sizes[groups.multi])
+        second = np.maximum.reduceat(np.where(at_best, -np.inf, chunks), starts)
+        second = np.where(np.add.reduceat(at_best, starts) > 1, best, second)  # a tie for best: it is the second
+        out[groups.multi] = best - scoring.SECOND_CHUNK * (best - second)
     return out
+
+
+def group_cosine(chunk_cosines: np.ndarray) -> float:
+    """One group's cosine from its chunks' (as best_per_group computes it)."""
+    if len(chunk_cosines) == 1:
+        return float(chunk_cosines[0])
+    second, best = np.partition(chunk_cosines, -2)[-2:]
+    return float(best - scoring.SECOND_CHUNK * (best - second))
 
 
 class DocCosines:
@@ -129,7 +146,7 @@ class DocCosines:
         one = sizes == 1  # nearly every group: one chunk, one row
         self.values[groups[one]] = self._matrix[self._rows[starts[one]]] @ self._vector
         for g, start, size in zip(groups[~one], starts[~one], sizes[~one], strict=True):
-            self.values[g] = np.max(self._matrix[self._rows[start : start + size]] @ self._vector)
+            self.values[g] = group_cosine(self._matrix[self._rows[start : start + size]] @ self._vector)
         self._estimated[groups] = False
 
 

@@ -34,7 +34,7 @@ def in_connection(snap: Snapshot, idx: int, connection: str) -> bool:
 
 
 def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None:
-    """A document's best-chunk cosine for this query, or None when it has no vector."""
+    """A document's cosine to this query (search/dense.py), or None when it has no vector."""
     groups = snap.doc_group
     if cosines is None or groups is None or groups[idx] < 0:
         return None
