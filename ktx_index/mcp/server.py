@@ -129,8 +129,8 @@ def build_server(service: KtxIndex) -> KtxMCPServer:
 def flat_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The same output schema without `$ref`s and with `anyOf [X, null]` as `type: [X, "null"]`: it accepts
     exactly what the pydantic schema accepts, and a client validating every result against it (the Python SDK
-    does, with jsonschema) spends about half as long, as resolving references is most of that cost. A
-    recursive schema is returned as it is."""
+    does, with jsonschema) no longer resolves references, a third to a half of that cost (docs/benchmarks.md).
+    A recursive schema is returned as it is."""
     defs = schema.get("$defs", {})
 
     def walk(node: Any, inside: tuple[str, ...] = ()) -> Any:

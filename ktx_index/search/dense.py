@@ -104,7 +104,7 @@ def group_cosine(chunk_cosines: np.ndarray) -> float:
 
 
 class DocCosines:
-    """Best-chunk cosines by group (a document's position among the embedded ones)."""
+    """Cosines by group (a document's position among the embedded ones)."""
 
     def __init__(
         self,
