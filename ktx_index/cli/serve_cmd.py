@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import logging
 import os
@@ -64,6 +65,7 @@ def serve_command(
             f"refusing to serve on non-loopback address {host} without a token; pass --token or bind to 127.0.0.1"
         )
     setup_logging(log_level, log_file)
+    faulthandler.enable()  # a crash in native code (ONNX Runtime, tantivy, watchfiles) says where, on stderr
     service = open_service(project_dir)
     stopper = Stopper(service)  # from here on a signal stops at a safe point and exits 0, even while starting
     with stop_on_signals(stopper.stop_and_exit_soon):
