@@ -91,7 +91,7 @@ def best_per_group(row_scores: np.ndarray, groups: Groups) -> np.ndarray:
         at_best = chunks == np.repeat(best, groups.sizes[groups.multi])
         second = np.maximum.reduceat(np.where(at_best, -np.inf, chunks), starts)
         second = np.where(np.add.reduceat(at_best, starts) > 1, best, second)  # a tie for best: it is the second
-        out[groups.multi] = best - scoring.SECOND_CHUNK * (best - second)
+        out[groups.multi] = _blend(best, second)
     return out
 
 
@@ -100,7 +100,12 @@ def group_cosine(chunk_cosines: np.ndarray) -> float:
     if len(chunk_cosines) == 1:
         return float(chunk_cosines[0])
     second, best = np.partition(chunk_cosines, -2)[-2:]
-    return float(best - scoring.SECOND_CHUNK * (best - second))
+    return float(_blend(best, second))
+
+
+def _blend(best: np.ndarray | np.float32, second: np.ndarray | np.float32) -> np.ndarray | np.float32:
+    """A several-chunk group's cosine: its best chunk's moved SECOND_CHUNK of the way toward its second best."""
+    return best - scoring.SECOND_CHUNK * (best - second)
 
 
 class DocCosines:
