@@ -205,10 +205,12 @@ class DocStore:
 
     def select_in(self, sql: str, values: list[str]) -> Iterator[tuple]:
         """The rows of ``sql``, whose ``IN ({marks})`` takes the values, for any number of them: SQLite caps the
-        parameters of one statement (999 in older builds), so they go IN_BATCH at a time."""
+        parameters of one statement (999 in older builds), so they go IN_BATCH at a time. Each batch is fetched
+        whole: a caller stopped mid-iteration (a SIGTERM) leaves no open cursor for the finaliser to close after
+        the database has."""
         for start in range(0, len(values), IN_BATCH):
             batch = values[start : start + IN_BATCH]
-            yield from self.db.execute(sql.format(marks=",".join("?" * len(batch))), batch)
+            yield from self.db.execute(sql.format(marks=",".join("?" * len(batch))), batch).fetchall()
 
     def iter_docs(
         self, kinds: Iterable[str] | None = None, connection: str | None = None, write_order: bool = False

@@ -34,3 +34,14 @@ def test_lookups_by_many_keys_cross_the_batch_boundary(tmp_path):
     assert len(list(store.select_in("SELECT word FROM words WHERE key IN ({marks})", wanted))) == len(words)
     assert list(store.select_in("SELECT word FROM words WHERE key IN ({marks})", [])) == []
     store.close()
+
+
+def test_a_lookup_stopped_midway_closes_cleanly_after_the_store(tmp_path):
+    """A SIGTERM can stop a caller mid-iteration and close the store before the generator is finalised: closing it
+    then must not touch the closed database (CI saw 'Cannot operate on a closed database' at exit)."""
+    store = DocStore(tmp_path / "store.sqlite")
+    store.put_words({f"word{i}": f"key{i}" for i in range(10)})
+    rows = store.select_in("SELECT word FROM words WHERE key IN ({marks})", [f"key{i}" for i in range(10)])
+    next(rows)
+    store.close()
+    rows.close()  # raised sqlite3.ProgrammingError while the batch's cursor was still open
