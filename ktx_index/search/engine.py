@@ -197,6 +197,7 @@ class Engine:
         lifts.named(query)
         lifts.join_keys()
         lifts.shaped(self.store, question_values(query))
+        lifts.namesakes()
         coherence(snap, out)
         usage = snap.facts.usage
         for cand in out:  # a capped tie-breaker: a frequently queried source (and its members) before a look-alike

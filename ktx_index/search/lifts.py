@@ -23,6 +23,10 @@ from ktx_index.store import DocStore
 
 #: Uid prefixes of the documents that hold others (a source's measures and dimensions, a table's columns).
 CONTAINERS = ("table:", "sl_source:")
+#: The kinds that belong to a container.
+MEMBERS = ("column", "sl_dimension", "sl_measure")
+#: dbt's layer prefixes: stg_orders, int_orders, fct_orders are one table's copies (lifts.layer_stem).
+LAYER_PREFIXES = frozenset({"raw", "src", "base", "stg", "int", "fct", "fact", "dim", "mart"})
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
 
@@ -59,6 +63,18 @@ def named_keys(query: str, longest: int = 3) -> set[str]:
             if key.endswith("ies"):
                 keys.add(key[:-3] + "y")
     return keys
+
+
+def layer_stem(snap: Snapshot, member: int) -> str | None:
+    """The key of a member's table or source without its schema and dbt layer prefixes (raw.customers,
+    analytics.dim_customers and stg_customers → customers): the same data, copied layer to layer."""
+    parent = int(snap.doc_parent[member])
+    if parent < 0:
+        return None
+    parts = snap.doc_uids[parent].split(":", 2)[2].rsplit(".", 1)[-1].casefold().split("_")
+    while len(parts) > 1 and parts[0] in LAYER_PREFIXES:
+        parts = parts[1:]
+    return identifier_key("_".join(parts))
 
 
 def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
@@ -192,6 +208,28 @@ class Lifts:
                 cand = self.by_uid.get(uid)
                 if cand is not None and uid.startswith(CONTAINERS):
                     cand.score = max(cand.score, floor)
+
+    def namesakes(self) -> None:
+        """A column the question is about is often copied layer to layer (raw → staging → mart, and its dbt
+        definition): the same-named members of the same table's other layers answer it too, at NAMESAKE_SHARE
+        of its score. A name that tables of more than NAMESAKE_MAX stems share (`id`, `created_at`) lifts none."""
+        if scoring.NAMESAKE_SHARE <= 0:
+            return
+        snap = self.snap
+        for cand in sorted(self.ranked, key=lambda c: -c.score)[: scoring.NAMESAKE_TOP]:
+            idx = snap.uid_index[cand.uid]
+            if SEARCH_KINDS[snap.doc_kind[idx]] not in MEMBERS:
+                continue
+            stems: dict[str | None, list[int]] = {}
+            for uid in snap.exact.get(identifier_key(cand.uid.rsplit(".", 1)[-1]), ()):
+                i = snap.uid_index.get(uid)
+                if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
+                    stems.setdefault(layer_stem(snap, i), []).append(i)
+            if len(stems) > scoring.NAMESAKE_MAX:
+                continue
+            for i in stems.get(layer_stem(snap, idx), ()):
+                if i != idx and self.wanted(i) and snap.doc_uids[i] not in snap.shadowed:
+                    self.lift(i, scoring.NAMESAKE_SHARE * cand.score)
 
     def top_containers(self, among: Container[str] | None = None) -> list[Candidate]:
         """The JOIN_CONTAINERS best tables and sources (of ``among``) above the floor: what the question is about."""

@@ -56,3 +56,59 @@ def test_a_phrase_names_a_table_and_kinds_not_asked_for_are_never_added(clinic):
     assert lifted >= 0.95 * best - 1e-9  # 'gas stations' names gasstations, found through its Segment column
     ranked = clinic.rank("patients", ["column"])
     assert ranked and not any(c.uid.startswith("table:") for c in ranked)
+
+
+def _table(db: str, name: str, *columns: dict) -> dict:
+    return {"catalog": None, "db": db, "name": name, "columns": list(columns)}
+
+
+LAYERED = [
+    _table("raw", "customers", column("is_test_account", "boolean", comment="QA dummy logins"), column("created_at")),
+    _table("analytics", "dim_customers", column("is_test_account", "boolean"), column("created_at")),
+    _table("analytics", "weekly_signups", column("is_test_account", "boolean"), column("created_at")),
+    _table("analytics", "fct_orders", column("created_at")),
+    _table("analytics", "stg_orders", column("created_at", comment="QA dummy logins cutoff")),
+]
+
+
+@pytest.fixture
+def layered(make_project):
+    service = KtxIndex(
+        make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", LAYERED)), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    yield service.ensure_index()
+    service.close()
+
+
+def scores(engine, query: str) -> dict[str, float]:
+    return {c.uid.split(":", 2)[2]: c.score for c in engine.rank(query, ["table", "column"])}
+
+
+def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered, monkeypatch):
+    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.0)
+    off = scores(layered, "qa dummy logins")
+    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
+    on = scores(layered, "qa dummy logins")
+    source = on["raw.customers.is_test_account"]
+    assert source == pytest.approx(off["raw.customers.is_test_account"])
+    assert off.get("analytics.dim_customers.is_test_account", 0.0) < 0.9 * source
+    assert on["analytics.dim_customers.is_test_account"] == pytest.approx(0.9 * source)  # dim_ is a layer prefix
+    # same name, another table (weekly_signups is not customers): not lifted
+    assert on.get("analytics.weekly_signups.is_test_account", 0.0) == off.get(
+        "analytics.weekly_signups.is_test_account", 0.0
+    )
+
+
+def test_a_name_many_tables_share_lifts_nothing(layered, monkeypatch):
+    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
+    monkeypatch.setattr(scoring, "NAMESAKE_MAX", 2)  # created_at: customers, weekly_signups, orders (fct_ and stg_)
+    on = scores(layered, "dummy logins cutoff")
+    assert on["analytics.stg_orders.created_at"] > 0.0
+    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.0)
+    off = scores(layered, "dummy logins cutoff")
+    assert on.get("analytics.fct_orders.created_at") == off.get("analytics.fct_orders.created_at")
+    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
+    monkeypatch.setattr(scoring, "NAMESAKE_MAX", 3)
+    lifted = scores(layered, "dummy logins cutoff")
+    assert lifted["analytics.fct_orders.created_at"] == pytest.approx(0.9 * lifted["analytics.stg_orders.created_at"])
