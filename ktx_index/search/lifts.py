@@ -65,16 +65,27 @@ def named_keys(query: str, longest: int = 3) -> set[str]:
     return keys
 
 
-def layer_stem(snap: Snapshot, member: int) -> str | None:
-    """The key of a member's table or source without its schema and dbt layer prefixes (raw.customers,
+def layer_stem(snap: Snapshot, container: int) -> str | None:
+    """The key of a table's or source's name without its schema and dbt layer prefixes (raw.customers,
     analytics.dim_customers and stg_customers → customers): the same data, copied layer to layer."""
-    parent = int(snap.doc_parent[member])
-    if parent < 0:
+    if container < 0:
         return None
-    parts = snap.doc_uids[parent].split(":", 2)[2].rsplit(".", 1)[-1].casefold().split("_")
+    parts = snap.doc_uids[container].split(":", 2)[2].rsplit(".", 1)[-1].casefold().split("_")
     while len(parts) > 1 and parts[0] in LAYER_PREFIXES:
         parts = parts[1:]
     return identifier_key("_".join(parts))
+
+
+def container_stems(snap: Snapshot) -> dict[str | None, list[int]]:
+    """Layer stem → the tables and sources that have it; once per snapshot."""
+    stems: dict[str | None, list[int]] | None = snap.derived.get("stems")  # type: ignore[assignment]
+    if stems is None:
+        stems = {}
+        for i, uid in enumerate(snap.doc_uids):
+            if uid.startswith(CONTAINERS):
+                stems.setdefault(layer_stem(snap, i), []).append(i)
+        snap.derived["stems"] = stems
+    return stems
 
 
 def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
@@ -210,24 +221,31 @@ class Lifts:
                     cand.score = max(cand.score, floor)
 
     def namesakes(self) -> None:
-        """A column the question is about is often copied layer to layer (raw → staging → mart, and its dbt
-        definition): the same-named members of the same table's other layers answer it too, at NAMESAKE_SHARE
-        of its score. A name that tables of more than NAMESAKE_MAX stems share (`id`, `created_at`) lifts none."""
+        """A table is often copied layer to layer (raw → staging → mart, and its dbt definition): among the
+        NAMESAKE_TOP best results, a table or source lifts its other layers (same stem), and a column, dimension
+        or measure its same-named members there, to NAMESAKE_SHARE of its score. A member name that tables of
+        more than NAMESAKE_MAX stems share (`id`, `created_at`) lifts none."""
         if scoring.NAMESAKE_SHARE <= 0:
             return
         snap = self.snap
         for cand in sorted(self.ranked, key=lambda c: -c.score)[: scoring.NAMESAKE_TOP]:
             idx = snap.uid_index[cand.uid]
-            if SEARCH_KINDS[snap.doc_kind[idx]] not in MEMBERS:
+            if cand.uid.startswith(CONTAINERS):
+                copies = container_stems(snap).get(layer_stem(snap, idx), [])
+            elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBERS:
+                stems: dict[str | None, list[int]] = {}
+                for uid in snap.exact.get(identifier_key(cand.uid.rsplit(".", 1)[-1]), ()):
+                    i = snap.uid_index.get(uid)
+                    if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
+                        stems.setdefault(layer_stem(snap, int(snap.doc_parent[i])), []).append(i)
+                copies = (
+                    stems.get(layer_stem(snap, int(snap.doc_parent[idx])), [])
+                    if len(stems) <= scoring.NAMESAKE_MAX
+                    else []
+                )
+            else:
                 continue
-            stems: dict[str | None, list[int]] = {}
-            for uid in snap.exact.get(identifier_key(cand.uid.rsplit(".", 1)[-1]), ()):
-                i = snap.uid_index.get(uid)
-                if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
-                    stems.setdefault(layer_stem(snap, i), []).append(i)
-            if len(stems) > scoring.NAMESAKE_MAX:
-                continue
-            for i in stems.get(layer_stem(snap, idx), ()):
+            for i in copies:
                 if i != idx and self.wanted(i) and snap.doc_uids[i] not in snap.shadowed:
                     self.lift(i, scoring.NAMESAKE_SHARE * cand.score)
 

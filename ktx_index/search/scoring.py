@@ -59,11 +59,11 @@ JOIN_SHARE = 0.9
 JOIN_CONTAINERS = 4
 #: A table or source named by a noun of the question scores at least this share of the best one (lifts.named).
 NAMED_SHARE = 0.95
-#: A column, dimension or measure among the NAMESAKE_TOP best results lifts its namesakes (the same-named members
-#: of its table's other layers: the raw column, its staging and mart copies, the dbt definition) to this share of
-#: its score, unless tables of more than NAMESAKE_MAX stems have a member of that name (`id`, `created_at`). 0: off.
+#: Among the NAMESAKE_TOP best results, a table or source lifts its copies in other layers (raw.customers,
+#: stg_customers, dim_customers, its dbt definition) and a column, dimension or measure its same-named members there,
+#: to this share of its score, unless tables of more than NAMESAKE_MAX stems have a member of that name (`id`). 0: off.
 NAMESAKE_SHARE = 0.9
-NAMESAKE_TOP = 10
+NAMESAKE_TOP = 5
 NAMESAKE_MAX = 3
 #: A column shaped like a value the question names (search/shapes.py) scores at least this share of its table.
 SHAPE_SHARE = 0.85

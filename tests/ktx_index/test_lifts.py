@@ -94,6 +94,8 @@ def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered, monk
     assert source == pytest.approx(off["raw.customers.is_test_account"])
     assert off.get("analytics.dim_customers.is_test_account", 0.0) < 0.9 * source
     assert on["analytics.dim_customers.is_test_account"] == pytest.approx(0.9 * source)  # dim_ is a layer prefix
+    # the table of the best column lifts its own copy in the other layer
+    assert on["analytics.dim_customers"] >= 0.9 * on["raw.customers"] - 1e-9 > off.get("analytics.dim_customers", 0.0)
     # same name, another table (weekly_signups is not customers): not lifted
     assert on.get("analytics.weekly_signups.is_test_account", 0.0) == off.get(
         "analytics.weekly_signups.is_test_account", 0.0
