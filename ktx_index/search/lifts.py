@@ -81,9 +81,9 @@ def container_stems(snap: Snapshot) -> dict[str | None, list[int]]:
     stems: dict[str | None, list[int]] | None = snap.derived.get("stems")  # type: ignore[assignment]
     if stems is None:
         stems = {}
-        for i, uid in enumerate(snap.doc_uids):
-            if uid.startswith(CONTAINERS):
-                stems.setdefault(layer_stem(snap, i), []).append(i)
+        codes = [SEARCH_KINDS.index(kind) for kind in ("table", "sl_source")]
+        for i in np.flatnonzero(np.isin(snap.doc_kind, codes)):
+            stems.setdefault(layer_stem(snap, int(i)), []).append(int(i))
         snap.derived["stems"] = stems
     return stems
 
