@@ -88,6 +88,19 @@ def container_stems(snap: Snapshot) -> dict[str | None, list[int]]:
     return stems
 
 
+def member_copies(snap: Snapshot, member: int) -> list[int]:
+    """The members named like this one in tables of its table's stem; none when tables of more than
+    NAMESAKE_MAX stems have a member of that name (the walk stops there: `id` names thousands)."""
+    stems: dict[str | None, list[int]] = {}
+    for uid in snap.exact.get(identifier_key(snap.doc_uids[member].rsplit(".", 1)[-1]), ()):
+        i = snap.uid_index.get(uid)
+        if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
+            stems.setdefault(layer_stem(snap, int(snap.doc_parent[i])), []).append(i)
+            if len(stems) > scoring.NAMESAKE_MAX:
+                return []
+    return stems.get(layer_stem(snap, int(snap.doc_parent[member])), [])
+
+
 def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
     """Every matched member brings its source or table in, so the container can be ranked too."""
     for uid in list(candidates):
@@ -233,16 +246,7 @@ class Lifts:
             if cand.uid.startswith(CONTAINERS):
                 copies = container_stems(snap).get(layer_stem(snap, idx), [])
             elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBERS:
-                stems: dict[str | None, list[int]] = {}
-                for uid in snap.exact.get(identifier_key(cand.uid.rsplit(".", 1)[-1]), ()):
-                    i = snap.uid_index.get(uid)
-                    if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
-                        stems.setdefault(layer_stem(snap, int(snap.doc_parent[i])), []).append(i)
-                copies = (
-                    stems.get(layer_stem(snap, int(snap.doc_parent[idx])), [])
-                    if len(stems) <= scoring.NAMESAKE_MAX
-                    else []
-                )
+                copies = member_copies(snap, idx)
             else:
                 continue
             for i in copies:
