@@ -90,7 +90,11 @@ def container_stems(snap: Snapshot) -> dict[str | None, list[int]]:
 
 def member_copies(snap: Snapshot, member: int) -> list[int]:
     """The members named like this one in tables of its table's stem; none when tables of more than
-    NAMESAKE_MAX stems have a member of that name (the walk stops there: `id` names thousands)."""
+    NAMESAKE_MAX stems have a member of that name (the walk stops there: `id` names thousands), or when its
+    table is not indexed."""
+    own = layer_stem(snap, int(snap.doc_parent[member]))
+    if own is None:
+        return []
     stems: dict[str | None, list[int]] = {}
     for uid in snap.exact.get(identifier_key(snap.doc_uids[member].rsplit(".", 1)[-1]), ()):
         i = snap.uid_index.get(uid)
@@ -98,7 +102,7 @@ def member_copies(snap: Snapshot, member: int) -> list[int]:
             stems.setdefault(layer_stem(snap, int(snap.doc_parent[i])), []).append(i)
             if len(stems) > scoring.NAMESAKE_MAX:
                 return []
-    return stems.get(layer_stem(snap, int(snap.doc_parent[member])), [])
+    return stems.get(own, [])
 
 
 def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
