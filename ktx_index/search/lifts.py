@@ -65,41 +65,43 @@ def named_keys(query: str, longest: int = 3) -> set[str]:
     return keys
 
 
-def layer_stem(snap: Snapshot, container: int) -> str | None:
+def layer_stem(name: str) -> str:
     """The key of a table's or source's name without its schema and dbt layer prefixes (raw.customers,
     analytics.dim_customers and stg_customers → customers): the same data, copied layer to layer."""
-    if container < 0:
-        return None
-    parts = snap.doc_uids[container].split(":", 2)[2].rsplit(".", 1)[-1].casefold().split("_")
+    parts = name.rsplit(".", 1)[-1].casefold().split("_")
     while len(parts) > 1 and parts[0] in LAYER_PREFIXES:
         parts = parts[1:]
     return identifier_key("_".join(parts))
 
 
-def container_stems(snap: Snapshot) -> dict[str | None, list[int]]:
-    """Layer stem → the tables and sources that have it; once per snapshot."""
-    stems: dict[str | None, list[int]] | None = snap.derived.get("stems")  # type: ignore[assignment]
-    if stems is None:
-        stems = {}
+def container_stems(snap: Snapshot) -> tuple[dict[int, str], dict[str, list[int]]]:
+    """Each table's and source's layer stem, and the tables and sources of each stem; once per snapshot."""
+    cached = snap.derived.get("stems")
+    if cached is None:
         codes = [SEARCH_KINDS.index(kind) for kind in ("table", "sl_source")]
-        for i in np.flatnonzero(np.isin(snap.doc_kind, codes)):
-            stems.setdefault(layer_stem(snap, int(i)), []).append(int(i))
-        snap.derived["stems"] = stems
-    return stems
+        stem_of = {
+            int(i): layer_stem(snap.doc_uids[i].split(":", 2)[2]) for i in np.flatnonzero(np.isin(snap.doc_kind, codes))
+        }
+        by_stem: dict[str, list[int]] = {}
+        for i, stem in stem_of.items():
+            by_stem.setdefault(stem, []).append(i)
+        cached = snap.derived["stems"] = (stem_of, by_stem)
+    return cached  # type: ignore[return-value]
 
 
 def member_copies(snap: Snapshot, member: int) -> list[int]:
     """The members named like this one in tables of its table's stem; none when tables of more than
     NAMESAKE_MAX stems have a member of that name (the walk stops there: `id` names thousands), or when its
     table is not indexed."""
-    own = layer_stem(snap, int(snap.doc_parent[member]))
+    stem_of, _ = container_stems(snap)
+    own = stem_of.get(int(snap.doc_parent[member]))
     if own is None:
         return []
     stems: dict[str | None, list[int]] = {}
     for uid in snap.exact.get(identifier_key(snap.doc_uids[member].rsplit(".", 1)[-1]), ()):
         i = snap.uid_index.get(uid)
         if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
-            stems.setdefault(layer_stem(snap, int(snap.doc_parent[i])), []).append(i)
+            stems.setdefault(stem_of.get(int(snap.doc_parent[i])), []).append(i)
             if len(stems) > scoring.NAMESAKE_MAX:
                 return []
     return stems.get(own, [])
@@ -248,7 +250,8 @@ class Lifts:
         for cand in sorted(self.ranked, key=lambda c: -c.score)[: scoring.NAMESAKE_TOP]:
             idx = snap.uid_index[cand.uid]
             if cand.uid.startswith(CONTAINERS):
-                copies = container_stems(snap).get(layer_stem(snap, idx), [])
+                stem_of, by_stem = container_stems(snap)
+                copies = by_stem.get(stem_of[idx], [])
             elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBERS:
                 copies = member_copies(snap, idx)
             else:
