@@ -222,7 +222,10 @@ class Engine:
                 continue
             idf = self.lexical.idf(fixed)
             weighted.append((fixed, idf, 1.0 if fixed == term else scoring.CORRECTED_TERM, idf))
-        bridged = self.bridged(query, unknown) if unknown and scoring.BRIDGED_TERM > 0 else {}
+        # Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
+        # costs an embedding per word, so a wiki-only search does not bridge.
+        bridging = scoring.BRIDGED_TERM > 0 and set(kinds) != {"wiki"}
+        bridged = self.bridged(query, unknown) if unknown and bridging else {}
         for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns most of it back
             near = bridged.get(term)
             if near is not None and near[1] >= scoring.BRIDGE_MIN:

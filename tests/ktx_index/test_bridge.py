@@ -130,3 +130,12 @@ def test_another_model_embeds_the_vocabulary_again(make_project):
     assert {"film", "actor"} <= set(other.words)
     assert {"film", "actor"} <= {word for word, _ in second.ensure_index().store.word_rows()}
     second.close()
+
+
+def test_a_wiki_only_search_does_not_bridge(service):
+    engine, words = service.ensure_index(), service.embedder.words
+    words.clear()
+    engine.rank("movie rating", ["wiki"])
+    assert "movie" not in words  # no word embedded alone: pages are matched on their whole text
+    engine.rank("movie rating", ["wiki", "table"])
+    assert "movie" in words
