@@ -91,11 +91,13 @@ def snippet_around(text: str, terms: set[str]) -> str | None:
 
 
 def warm(pages: Iterable[Document]) -> None:
-    """Analyse wiki pages' sections ahead of the first queries (term_set caches them): choosing a page's
-    snippet analyses every section, which is most of a cold wiki_search."""
+    """Analyse wiki pages' sections and their words ahead of the first queries (term_set caches them): choosing
+    a page's snippet analyses every section, and cutting and highlighting it each of its words."""
     for page in pages:
         for section in page.sections:
             term_set(section.text)
+            for word in RAW_TOKEN.findall(section.text):
+                term_set(word)
 
 
 def cap(text: str | None) -> str | None:
