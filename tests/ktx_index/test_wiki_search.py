@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ktx_index.analysis import RAW_TOKEN
 from ktx_index.embedder import HashEmbedder
 from ktx_index.errors import NotFound
 from ktx_index.search.engine import POOL
@@ -81,3 +82,22 @@ def test_warming_the_reader_analyses_every_section_once(demo_service):
     for text in sections:
         term_set(text)
     assert term_set.cache_info().misses == misses  # all already analysed: snippets start warm
+    for word in RAW_TOKEN.findall(sections[0]):
+        term_set(word)
+    assert term_set.cache_info().misses == misses  # and their words, which snippets cut and highlight one by one
+
+
+def test_pages_are_read_once_per_snapshot_and_again_after_a_commit(make_project):
+    root = make_project({"wiki/global/refunds.md": _page(1, "refund"), "wiki/global/other.md": _page(2, "refund")})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    store, read = service.ensure_index().store, []
+    get_many = store.get_many
+    store.get_many = lambda uids: read.extend(uids) or get_many(uids)  # type: ignore[method-assign]
+    first = service.wiki_search("refund")
+    assert service.wiki_search("refund topic") and len(read) == len(first.results)  # the second search read nothing
+    (root / "wiki/global/refunds.md").write_text(_page(1, "refund").replace("Page 1 about", "Rewritten page about"))
+    service.rebuild()
+    summaries = [r.summary for r in service.wiki_search("refund").results]
+    assert any(s.startswith("Rewritten page about") for s in summaries)  # a commit's pages are read anew
+    service.close()
