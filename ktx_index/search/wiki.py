@@ -102,12 +102,15 @@ def pages(engine: Engine, uids: list[str]) -> dict[str, Document]:
     questions return again and again, and reading one (decompressing and parsing its text) is most of
     fetching it. Callers only read them."""
     cache: dict[str, Document] = engine.snapshot.derived.setdefault("pages", {})  # type: ignore[assignment]
-    missing = [uid for uid in uids if uid not in cache]
+    found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}  # one lookup: another thread may clear
+    missing = [uid for uid in uids if uid not in found]
     if missing:
-        if len(cache) + len(missing) > MAX_CACHED_PAGES:
+        fetched = engine.store.get_many(missing)
+        if len(cache) + len(fetched) > MAX_CACHED_PAGES:
             cache.clear()
-        cache.update(engine.store.get_many(missing))
-    return {uid: cache[uid] for uid in uids if uid in cache}
+        cache.update(fetched)
+        found.update(fetched)
+    return {uid: found[uid] for uid in uids if uid in found}
 
 
 def matching_pages(engine: Engine, query: str, connection_id: str | None = None) -> list[Candidate]:
