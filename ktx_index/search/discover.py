@@ -69,7 +69,7 @@ def discover(
         return DiscoverResult(refs=[])
     ranked = [c for c in ranked if scoring.passes_floor(c.score)]
     head = ranked[: limit * 3 + 10]
-    docs = engine.store.get_many([c.uid for c in head])
+    docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
     # choose first (twins merged, at most MAX_PER_CONTAINER members of one source or table), explain after
     chosen: list[tuple[Candidate, Document, list[Document]]] = []

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from indexers.models import SEARCH_KINDS
+from indexers.models import SEARCH_KINDS, Document
 from ktx_index.analysis import identifier_key, query_terms
 from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
@@ -34,6 +34,8 @@ from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
 POOL = 50
+#: Parsed documents kept per snapshot (Engine.documents); beyond it the cache starts again.
+CACHED_DOCUMENTS = 2048
 #: While embeddings catch up, new vectors are loaded again only after this many times the last load took
 #: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
 VECTOR_RELOAD_SPACING = 4
@@ -140,6 +142,21 @@ class Engine:
         if not should_stop():
             self.query_vector("warm up")
         snippets.warm(itertools.takewhile(lambda _: not should_stop(), self.store.iter_docs(kinds=["wiki"])))
+
+    def documents(self, uids: list[str]) -> dict[str, Document]:
+        """The documents behind results, each read from the store once per snapshot (at most CACHED_DOCUMENTS
+        kept): questions return the same tables and pages again and again, and decompressing and parsing a
+        document is most of fetching it. Callers only read them."""
+        cache: dict[str, Document] = self.snapshot.derived.setdefault("documents", {})  # type: ignore[assignment]
+        found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}  # one lookup: a thread may clear
+        missing = [uid for uid in uids if uid not in found]
+        if missing:
+            fetched = self.store.get_many(missing)
+            if len(cache) + len(fetched) > CACHED_DOCUMENTS:
+                cache.clear()
+            cache.update(fetched)
+            found.update(fetched)
+        return {uid: found[uid] for uid in uids if uid in found}
 
     # ------------------------------------------------------------------ ranking
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from indexers.models import SEARCH_KINDS, Document
+from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import query_terms
 from ktx_index.search import scoring
 from ktx_index.search.engine import POOL, Candidate, Engine
@@ -28,8 +28,6 @@ from ktx_index.search.snippets import snippet
 from ktx_index.search.spelling import indexed_term
 
 MAX_LIMIT = 50
-#: Pages kept parsed per snapshot (pages): beyond it the cache starts again.
-MAX_CACHED_PAGES = 512
 WIKI = SEARCH_KINDS.index("wiki")
 
 
@@ -38,7 +36,7 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
     if not query.strip():
         return WikiSearchResult(results=[], totalFound=0)
     ranked = matching_pages(engine, query, connection_id)
-    docs = pages(engine, [c.uid for c in ranked[:limit]])
+    docs = engine.documents([c.uid for c in ranked[:limit]])
     terms = set(query_terms(query))
     status, reason = engine.semantic_status()
     lanes = [
@@ -95,22 +93,6 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
             )
         )
     return WikiSearchResult(results=results, totalFound=len(ranked))
-
-
-def pages(engine: Engine, uids: list[str]) -> dict[str, Document]:
-    """The pages' documents, read from the store once per snapshot: a wiki is a few hundred pages that
-    questions return again and again, and reading one (decompressing and parsing its text) is most of
-    fetching it. Callers only read them."""
-    cache: dict[str, Document] = engine.snapshot.derived.setdefault("pages", {})  # type: ignore[assignment]
-    found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}  # one lookup: another thread may clear
-    missing = [uid for uid in uids if uid not in found]
-    if missing:
-        fetched = engine.store.get_many(missing)
-        if len(cache) + len(fetched) > MAX_CACHED_PAGES:
-            cache.clear()
-        cache.update(fetched)
-        found.update(fetched)
-    return {uid: found[uid] for uid in uids if uid in found}
 
 
 def matching_pages(engine: Engine, query: str, connection_id: str | None = None) -> list[Candidate]:
