@@ -200,9 +200,14 @@ class Lifts:
                 self.lift(idx, scoring.VALUE_SCORE)
 
     def links(self) -> None:
-        """What a matching wiki page names is relevant too, at LINK_SHARE of the page's score."""
+        """What a matching wiki page names is relevant too, at LINK_SHARE of the page's score. A page whose lift
+        would stay under the floor is skipped: it cannot bring anything into the results (the judged answers are
+        the same either way), and a project's many weakly matching pages made this most of the step."""
         snap = self.snap
-        for page in [c for c in self.ranked if c.uid.startswith("wiki:") and c.score >= scoring.RELEVANCE_FLOOR]:
+        if scoring.LINK_SHARE <= 0:
+            return
+        floor = scoring.RELEVANCE_FLOOR / scoring.LINK_SHARE
+        for page in [c for c in self.ranked if c.uid.startswith("wiki:") and c.score >= floor]:
             for target in snap.links.get(snap.uid_index[page.uid], []):
                 if not self.wanted(target):
                     continue

@@ -114,3 +114,26 @@ def test_a_name_many_tables_share_lifts_nothing(layered, monkeypatch):
     monkeypatch.setattr(scoring, "NAMESAKE_MAX", 3)
     lifted = scores(layered, "dummy logins cutoff")
     assert lifted["analytics.fct_orders.created_at"] == pytest.approx(0.9 * lifted["analytics.stg_orders.created_at"])
+
+
+@pytest.fixture
+def clinic_wiki(make_project):
+    files = scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC)
+    files["wiki/global/blood-tests.md"] = (
+        "---\nsummary: Thrombocyte reference ranges for blood tests\n---\n"
+        "Thrombocyte reference ranges: flag a blood test below 150 in `Laboratory.PLT`.\n"
+    )
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    yield service.ensure_index()
+    service.close()
+
+
+def test_a_matching_page_lifts_what_it_names_unless_the_lift_stays_under_the_floor(clinic_wiki, monkeypatch):
+    query = "thrombocyte reference ranges"
+    scores = {c.uid: c.score for c in clinic_wiki.rank(query, ["wiki", "column"])}
+    page, plt = scores["wiki:global:blood-tests"], scores["column:warehouse:main.Laboratory.PLT"]
+    assert page > scoring.RELEVANCE_FLOOR / scoring.LINK_SHARE and plt >= scoring.LINK_SHARE * page
+    monkeypatch.setattr(scoring, "RELEVANCE_FLOOR", page * scoring.LINK_SHARE * 1.01)  # the page still passes
+    scores = {c.uid: c.score for c in clinic_wiki.rank(query, ["wiki", "column"])}
+    assert scores.get("column:warehouse:main.Laboratory.PLT", 0.0) < scoring.LINK_SHARE * page  # not lifted
