@@ -200,8 +200,7 @@ def test_create_page(watched: Watch) -> None:
     before = watched.commits
     (watched.root / "wiki/global/refunds.md").write_text(page("Refunds", "How refunds work: flibbertine."))
     watched.wait_key("flibbertine", "refunds")
-    wait_for(lambda: watched.batches[before:], "the watcher to report its batch")  # it runs just after the commit
-    assert not watched.batches[before][1].targeted  # a new file: listed again in full
+    assert not watched.next_commit(before, "the new page").targeted  # a new file: listed again in full
     assert watched.indexed("wiki:global:refunds").summary == "Refunds"
 
 
@@ -211,9 +210,7 @@ def test_atomic_save_arrives_as_added(watched: Watch) -> None:
     watched.wait_key("wobbleflux", "revenue")
     doc = watched.indexed("wiki:global:revenue")
     assert doc.summary == "Revenue v2" and "zorblat" not in doc.body
-    # the commit is visible to readers a moment before the watcher's batch callback runs
-    wait_for(lambda: watched.batches[before:], "the watcher to report its batch")
-    report = watched.batches[before][1]
+    report = watched.next_commit(before, "the atomic save")  # reported a moment after readers see the commit
     assert (report.added, report.updated, report.deleted) == (0, 1, 0)  # same page updated, not re-created
     assert report.targeted  # planned from the saved path alone
 
