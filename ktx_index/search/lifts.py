@@ -9,6 +9,7 @@ of what implies it (search/scoring.py), adding it, with its semantic lane, when 
 from __future__ import annotations
 
 from collections.abc import Container
+from functools import lru_cache
 
 import numpy as np
 
@@ -74,14 +75,19 @@ def layer_stem(name: str) -> str:
     return identifier_key("_".join(parts))
 
 
+@lru_cache(maxsize=1 << 17)
+def _uid_stem(uid: str) -> str:
+    """A table's or source's layer stem by its uid, cached: every commit's snapshot derives them again for every
+    table (170 ms at 1M columns), and the uids stay."""
+    return layer_stem(uid.split(":", 2)[2])
+
+
 def container_stems(snap: Snapshot) -> tuple[dict[int, str], dict[str, list[int]]]:
     """Each table's and source's layer stem, and the tables and sources of each stem; once per snapshot."""
     cached = snap.derived.get("stems")
     if cached is None:
         codes = [SEARCH_KINDS.index(kind) for kind in ("table", "sl_source")]
-        stem_of = {
-            int(i): layer_stem(snap.doc_uids[i].split(":", 2)[2]) for i in np.flatnonzero(np.isin(snap.doc_kind, codes))
-        }
+        stem_of = {int(i): _uid_stem(snap.doc_uids[i]) for i in np.flatnonzero(np.isin(snap.doc_kind, codes))}
         by_stem: dict[str, list[int]] = {}
         for i, stem in stem_of.items():
             by_stem.setdefault(stem, []).append(i)
