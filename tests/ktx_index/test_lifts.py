@@ -27,12 +27,17 @@ def test_named_keys_are_a_questions_phrases_singular_and_plural():
     assert {"category", "categories"} <= named_keys("sales by categories")
 
 
-@pytest.fixture
-def clinic(make_project):
-    service = KtxIndex(make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC)), embedder=HashEmbedder())
+def indexed(make_project, files: dict):
+    """The engine over a project of these files, indexed with the fake embedder (a fixture yields from it)."""
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
     service.rebuild()
     yield service.ensure_index()
     service.close()
+
+
+@pytest.fixture
+def clinic(make_project):
+    yield from indexed(make_project, scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC))
 
 
 def score_of(engine, query: str, uid_end: str) -> tuple[float, float]:
@@ -73,12 +78,7 @@ LAYERED = [
 
 @pytest.fixture
 def layered(make_project):
-    service = KtxIndex(
-        make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", LAYERED)), embedder=HashEmbedder()
-    )
-    service.rebuild()
-    yield service.ensure_index()
-    service.close()
+    yield from indexed(make_project, scan_files("warehouse", "2026-01-01-000000-aaaa", LAYERED))
 
 
 def scores(engine, query: str) -> dict[str, float]:
@@ -123,10 +123,7 @@ def clinic_wiki(make_project):
         "---\nsummary: Thrombocyte reference ranges for blood tests\n---\n"
         "Thrombocyte reference ranges: flag a blood test below 150 in `Laboratory.PLT`.\n"
     )
-    service = KtxIndex(make_project(files), embedder=HashEmbedder())
-    service.rebuild()
-    yield service.ensure_index()
-    service.close()
+    yield from indexed(make_project, files)
 
 
 def test_a_matching_page_lifts_what_it_names_unless_the_lift_stays_under_the_floor(clinic_wiki, monkeypatch):
