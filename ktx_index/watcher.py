@@ -210,7 +210,7 @@ class Watcher:
                     catch_up = False
                     self.ready.set()
                     if not self._warmed:  # parse shared files ahead, while readers start; events meanwhile queue
-                        self._warmed = bool(self._attempt("warm", self.service.acquire_writer().warm))
+                        self._warmed = bool(self._attempt("warm", self._warm))
                         gc.freeze()  # what is parsed and loaded by now lives long: keep full collections off it
                     backlog = bool(self._attempt("embed", self._embed_slice))
                 self.ready.set()
@@ -271,6 +271,11 @@ class Watcher:
         )  # fmt: skip
         self._write_state()
         self.ready.set()  # nobody waits on a dead thread
+
+    def _warm(self) -> None:
+        started = time.perf_counter()
+        self.service.acquire_writer().warm()
+        log_event(log, logging.INFO, "watcher.warmed", ms=round((time.perf_counter() - started) * 1000, 1))
 
     def _embed_slice(self) -> bool:
         """Embed one slice of pending texts; True while some remain (recorded for status readers)."""

@@ -239,7 +239,8 @@ def apply_vectors(
         buffer[:used] = old.matrix
     buffer[used : used + len(missing)] = block
     snap.matrix_buffer, snap.matrix = buffer, buffer[: used + len(missing)]
-    snap.coarse = coarse_for(snap.matrix) if old.coarse is None else old.coarse.extended(snap.matrix)
+    spare = len(buffer) - len(snap.matrix)
+    snap.coarse = coarse_for(snap.matrix, spare) if old.coarse is None else old.coarse.extended(snap.matrix)
     snap.matrix_file_rows = all_rows = np.concatenate([file_rows, missing])
     matrix_rows = np.empty(len(new_file_rows), dtype=np.int64)
     matrix_rows[found] = order[at[found]]

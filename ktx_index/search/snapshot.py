@@ -291,6 +291,6 @@ def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | 
         error = f"vector file does not match the index ({exc}); run `ktx-index rebuild` to repair"
     snap.matrix, snap.matrix_buffer = matrix, buffer
     snap.matrix_file_rows = unique
-    snap.coarse = coarse_for(matrix)
+    snap.coarse = coarse_for(matrix, spare=len(buffer) - len(matrix))
     group_chunks(snap, np.array(doc_of_chunk, dtype=np.int64), chunk_to_row)
     return error

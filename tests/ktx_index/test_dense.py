@@ -100,6 +100,16 @@ def test_extending_a_projection_equals_projecting_the_whole_matrix(small_coarse:
     assert isinstance(grown, Coarse) and head.rows == 2000  # the old projection still reads its own head
 
 
+def test_a_projection_with_spare_rows_extends_in_place(small_coarse: None) -> None:
+    matrix = clustered(3000)
+    head = coarse_for(matrix[:2000], spare=1000)
+    assert head is not None and head.matrix.shape == (2000, 16)
+    grown = head.extended(matrix)
+    assert grown.buffer is head.buffer  # no copy of the rows already projected
+    np.testing.assert_allclose(grown.matrix, matrix @ head.basis, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(head.matrix, matrix[:2000] @ head.basis, rtol=1e-5, atol=1e-6)
+
+
 def test_no_mask_means_every_group_is_allowed(small_coarse: None) -> None:
     matrix = clustered(3000)
     rows, starts = layout(2500)
