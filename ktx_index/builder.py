@@ -304,8 +304,10 @@ class Builder:
         fingerprint = self._embed_fingerprint()
         if self.store.get_meta("embed_fingerprint") != fingerprint:
             self._rechunk(fingerprint)
-        missing = self.store.missing_vector_keys()
+        complete = self._completeness_mark()
+        missing = self._missing_keys(complete)
         if not missing:
+            self.store.set_meta({"vectors_complete": complete})
             return 0, "ready"
         more = limit is not None and len(missing) > limit
         missing = missing[:limit] if more else missing
@@ -333,7 +335,27 @@ class Builder:
                     on_progress("embed", done, len(missing))
         except Exception as exc:  # a missing or broken model leaves a lexical-only index, said plainly
             return done, f"unavailable: {type(exc).__name__}: {exc}"
-        return done, "pending" if more else "ready"
+        if more:
+            return done, "pending"
+        self.store.set_meta({"vectors_complete": complete})
+        return done, "ready"
+
+    def _completeness_mark(self) -> str:
+        """'generation|vector epoch|fingerprint': what ``vectors_complete`` records once every text has a vector."""
+        meta = self.store.meta()
+        return "|".join((meta.get("generation", "0"), meta.get("vector_epoch", ""), meta.get("embed_fingerprint", "")))
+
+    def _missing_keys(self, now: str) -> list[str]:
+        """Keys without a vector. Once every text had one (``vectors_complete``), only the documents changed
+        since can lack one while no vector was forgotten and the fingerprint held: a commit's check reads
+        those few chunks instead of every chunk (~1 s at 1M columns, after every watcher commit)."""
+        meta = self.store.meta()
+        generation, _, rest = meta.get("vectors_complete", "").partition("|")
+        if generation.isdigit() and rest == now.partition("|")[2]:
+            changed = self.store.changes_since(int(generation), meta)
+            if changed is not None:
+                return self.store.missing_vector_keys(sorted(changed))
+        return self.store.missing_vector_keys()
 
     def _rechunk(self, fingerprint: str) -> None:
         self.store.begin()

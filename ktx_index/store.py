@@ -337,11 +337,11 @@ class DocStore:
     def bump_vector_epoch(self) -> None:
         self.set_meta({"vector_epoch": str(time.time_ns())})
 
-    def missing_vector_keys(self) -> list[str]:
-        """Keys of chunk texts, then of vocabulary words, that have no vector yet."""
-        rows = self.db.execute(
-            "SELECT DISTINCT c.key FROM chunks c LEFT JOIN vectors v ON v.key = c.key WHERE v.row IS NULL"
-        )
+    def missing_vector_keys(self, among: list[str] | None = None) -> list[str]:
+        """Keys of chunk texts (of every document, or only of the ``among`` uids), then of vocabulary words,
+        that have no vector yet."""
+        sql = "SELECT DISTINCT c.key FROM chunks c LEFT JOIN vectors v ON v.key = c.key WHERE v.row IS NULL"
+        rows = self.db.execute(sql) if among is None else self.select_in(sql + " AND c.uid IN ({marks})", among)
         words = self.db.execute("SELECT w.key FROM words w LEFT JOIN vectors v ON v.key = w.key WHERE v.row IS NULL")
         return list(dict.fromkeys([key for (key,) in rows] + [key for (key,) in words]))
 

@@ -335,3 +335,34 @@ def test_files_read_again_without_a_document_change_keep_the_generation(project)
     assert service.refreshed_engine().store.generation() == generation
     assert service.rebuild().scopes_read == 0  # its new fingerprint was stored
     service.close()
+
+
+def test_once_every_text_has_a_vector_only_changed_documents_are_checked(project, monkeypatch):
+    """A commit's embedding step reads the chunks of the documents changed since every text last had a vector,
+    not every chunk; a forgotten vector (a repaired vector file) sends it over every chunk again."""
+    from ktx_index.store import DocStore
+
+    scanned: list[int | None] = []
+    whole = DocStore.missing_vector_keys
+
+    def counted(self, among=None):
+        scanned.append(None if among is None else len(among))
+        return whole(self, among)
+
+    monkeypatch.setattr(DocStore, "missing_vector_keys", counted)
+    embedder = HashEmbedder()
+    service = service_for(project, embedder)
+    service.rebuild()
+    (project / "wiki/global/new.md").write_text(PAGE.format(summary="Deliveries", body="Late boxes."))
+    scanned.clear()
+    report = service.rebuild()
+    assert scanned == [1] and report.embedding_status == "ready" and report.embedded > 0
+    status = service.status()
+    assert status.chunks_embedded == status.chunks
+    writer = service.acquire_writer()
+    writer.store.forget_vectors_from(0)  # as a repair that lost the vector file would
+    scanned.clear()
+    done, state = service.embed_pending()
+    assert scanned[0] is None and state == "ready" and done > 0
+    assert service.status().chunks_embedded == status.chunks
+    service.close()
