@@ -31,6 +31,7 @@ from ktx_index.search.snapshot import (
     insort_new,
     snapshot_rows,
 )
+from ktx_index.search.uids import UidIndex
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
@@ -101,25 +102,19 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
 
 
 def _renumber(old: Snapshot, snap: Snapshot, gone: set[str], added: list[str]) -> None:
-    """The sorted uid list and uid → index map with documents gone and added. For a few, the old list
-    is edited and only the indexes past the first change are rewritten; for many, both are rebuilt."""
+    """The sorted uid list and uid → index map with documents gone and added. For a few, the old list is
+    edited and the map records the change (search/uids.py); for many, both are rebuilt."""
     if len(gone) + len(added) > SMALL_DELTA:
         kept = [uid for uid in old.doc_uids if uid not in gone] if gone else old.doc_uids
         snap.doc_uids = sorted(kept + added) if added else kept  # two sorted runs: a linear merge
-        snap.uid_index = dict(zip(snap.doc_uids, range(len(snap.doc_uids)), strict=True))
+        snap.uid_index = UidIndex(snap.doc_uids)
         return
     uids = list(old.doc_uids)
-    gone_at = sorted((old.uid_index[uid] for uid in gone), reverse=True)
-    for at in gone_at:
+    for at in sorted((old.uid_index[uid] for uid in gone), reverse=True):
         del uids[at]
     for uid in added:
         bisect.insort(uids, uid)
-    first = min([*gone_at, *(bisect.bisect_left(uids, uid) for uid in added)])
-    index = dict(old.uid_index)  # a C-level copy; before ``first`` nothing moved
-    for uid in gone:
-        del index[uid]
-    index.update(zip(uids[first:], range(first, len(uids)), strict=True))
-    snap.doc_uids, snap.uid_index = uids, index
+    snap.doc_uids, snap.uid_index = uids, old.uid_index.edited(uids, gone, added)
 
 
 def _update_exact(old: Snapshot, snap: Snapshot, previous: dict[str, DocEntry], fresh: dict[str, DocEntry]) -> None:

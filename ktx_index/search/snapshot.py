@@ -26,6 +26,7 @@ from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import identifier_key, identifier_part_key
 from ktx_index.search.dense import Coarse, coarse_for
 from ktx_index.search.facts import Facts, load_facts
+from ktx_index.search.uids import UidIndex
 from ktx_index.store import DocStore, unpack
 from ktx_index.vectors import VectorFile
 
@@ -76,7 +77,7 @@ class Snapshot:
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
     wiki_connections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tagged pages → their connections
     derived: dict[str, object] = field(default_factory=dict)  # per-snapshot caches of searches (reset with vectors)
-    uid_index: dict[str, int] = field(default_factory=dict)
+    uid_index: UidIndex = field(default_factory=lambda: UidIndex([]))
     # kept for deltas
     entries: dict[str, DocEntry] = field(default_factory=dict)
     orphans: dict[str, list[str]] = field(default_factory=dict)  # missing parent uid → its children's uids
@@ -159,7 +160,7 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
     for row in snapshot_rows(store):
         snap.entries[row[0]] = doc_entry(row)
     snap.doc_uids = list(snap.entries)
-    snap.uid_index = {uid: i for i, uid in enumerate(snap.doc_uids)}
+    snap.uid_index = UidIndex(snap.doc_uids)
     for entry in snap.entries.values():
         snap.connections.setdefault(entry.connection, len(snap.connections))
     for name, (dtype, value) in DOC_ARRAYS.items():
