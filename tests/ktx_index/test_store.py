@@ -23,6 +23,23 @@ def test_scope_diagnostics_follow_the_stored_scopes_and_parse_each_text_once(tmp
     store.close()
 
 
+def test_the_writers_scope_rows_match_the_table_and_forget_a_rollback(tmp_path):
+    writer = DocStore(tmp_path / "store.sqlite")
+    writer.put_scope("scan:a", "scan", "f1", ["a.json"], [])
+    assert writer.scope_fingerprints() == {"scan:a": "f1"}  # read once, then kept by the writer
+    writer.begin()
+    writer.put_scope("scan:b", "scan", "f2", ["b.json"], [Diagnostic(path="b.json", message="truncated JSON")])
+    writer.delete_scope("scan:a")
+    assert writer.scope_fingerprints() == {"scan:b": "f2"} and len(writer.scope_diagnostics()) == 1
+    writer.rollback()  # a batch discarded whole: what the writer kept of it goes too
+    assert writer.scope_fingerprints() == {"scan:a": "f1"} and writer.scope_diagnostics() == []
+    writer.put_scope("scan:c", "scan", "f3", ["c.json"], [])
+    reader = DocStore(tmp_path / "store.sqlite", readonly=True)
+    assert reader.scope_fingerprints() == writer.scope_fingerprints() == {"scan:a": "f1", "scan:c": "f3"}
+    reader.close()
+    writer.close()
+
+
 def test_lookups_by_many_keys_cross_the_batch_boundary(tmp_path):
     from ktx_index.store import IN_BATCH
 
