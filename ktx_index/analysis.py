@@ -168,3 +168,23 @@ def identifier_key(text: str) -> str:
 def identifier_part_key(part: str) -> str:
     """identifier_key of one dotted part, cached: schema and table names repeat across every column."""
     return squash(part)
+
+
+#: dbt's layer prefixes: stg_orders, int_orders, fct_orders are one table's copies (layer_stem).
+LAYER_PREFIXES = frozenset({"raw", "src", "base", "stg", "int", "fct", "fact", "dim", "mart"})
+
+
+def layer_stem(name: str) -> str:
+    """The key of a table's or source's name without its schema and dbt layer prefixes (raw.customers,
+    analytics.dim_customers and stg_customers → customers): the same data, copied layer to layer."""
+    parts = name.rsplit(".", 1)[-1].casefold().split("_")
+    while len(parts) > 1 and parts[0] in LAYER_PREFIXES:
+        parts = parts[1:]
+    return identifier_key("_".join(parts))
+
+
+@lru_cache(maxsize=1 << 17)
+def uid_stem(uid: str) -> str:
+    """A table's or source's layer stem by its uid ('kind:connection:name'), cached: a snapshot derives them
+    for every table, and a delta again for the tables it changes."""
+    return layer_stem(uid.split(":", 2)[2])

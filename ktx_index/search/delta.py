@@ -22,11 +22,13 @@ import numpy as np
 from ktx_index.search.dense import coarse_for
 from ktx_index.search.facts import update_facts
 from ktx_index.search.snapshot import (
+    CONTAINER_CODES,
     DOC_ARRAYS,
     DocEntry,
     Snapshot,
     derive_wiki,
     doc_entry,
+    edited_stems,
     group_chunks,
     insort_new,
     snapshot_rows,
@@ -62,6 +64,11 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
     for uid in changed:
         pages.pop(uid, None)
     pages.update((uid, entry.wiki) for uid, entry in fresh.items() if entry.wiki is not None)
+    snap.stems = edited_stems(
+        old.stems,
+        (uid for uid in gone if previous[uid].kind in CONTAINER_CODES),
+        (uid for uid in added if fresh[uid].kind in CONTAINER_CODES),
+    )
     snap.connections = dict(old.connections)
     for entry in fresh.values():
         snap.connections.setdefault(entry.connection, len(snap.connections))  # codes only grow

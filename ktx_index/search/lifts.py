@@ -9,12 +9,11 @@ of what implies it (search/scoring.py), adding it, with its semantic lane, when 
 from __future__ import annotations
 
 from collections.abc import Container
-from functools import lru_cache
 
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import RAW_TOKEN, STOPWORDS, identifier_key, term_set
+from ktx_index.analysis import RAW_TOKEN, STOPWORDS, identifier_key, term_set, uid_stem
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
@@ -26,8 +25,6 @@ from ktx_index.store import DocStore
 CONTAINERS = ("table:", "sl_source:")
 #: The kinds that belong to a container.
 MEMBERS = ("column", "sl_dimension", "sl_measure")
-#: dbt's layer prefixes: stg_orders, int_orders, fct_orders are one table's copies (lifts.layer_stem).
-LAYER_PREFIXES = frozenset({"raw", "src", "base", "stg", "int", "fct", "fact", "dim", "mart"})
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
 
@@ -66,48 +63,24 @@ def named_keys(query: str, longest: int = 3) -> set[str]:
     return keys
 
 
-def layer_stem(name: str) -> str:
-    """The key of a table's or source's name without its schema and dbt layer prefixes (raw.customers,
-    analytics.dim_customers and stg_customers → customers): the same data, copied layer to layer."""
-    parts = name.rsplit(".", 1)[-1].casefold().split("_")
-    while len(parts) > 1 and parts[0] in LAYER_PREFIXES:
-        parts = parts[1:]
-    return identifier_key("_".join(parts))
-
-
-@lru_cache(maxsize=1 << 17)
-def _uid_stem(uid: str) -> str:
-    """A table's or source's layer stem by its uid, cached: every commit's snapshot derives them again for every
-    table (170 ms at 1M columns), and the uids stay."""
-    return layer_stem(uid.split(":", 2)[2])
-
-
-def container_stems(snap: Snapshot) -> tuple[dict[int, str], dict[str, list[int]]]:
-    """Each table's and source's layer stem, and the tables and sources of each stem; once per snapshot."""
-    cached = snap.derived.get("stems")
-    if cached is None:
-        codes = [SEARCH_KINDS.index(kind) for kind in ("table", "sl_source")]
-        stem_of = {int(i): _uid_stem(snap.doc_uids[i]) for i in np.flatnonzero(np.isin(snap.doc_kind, codes))}
-        by_stem: dict[str, list[int]] = {}
-        for i, stem in stem_of.items():
-            by_stem.setdefault(stem, []).append(i)
-        cached = snap.derived["stems"] = (stem_of, by_stem)
-    return cached  # type: ignore[return-value]
+def container_stem(snap: Snapshot, member: int) -> str | None:
+    """The layer stem of a member's table or source; None when it has none indexed."""
+    parent = int(snap.doc_parent[member])
+    return uid_stem(snap.doc_uids[parent]) if parent >= 0 else None
 
 
 def member_copies(snap: Snapshot, member: int) -> list[int]:
     """The members named like this one in tables of its table's stem; none when tables of more than
     NAMESAKE_MAX stems have a member of that name (the walk stops there: `id` names thousands), or when its
     table is not indexed."""
-    stem_of, _ = container_stems(snap)
-    own = stem_of.get(int(snap.doc_parent[member]))
+    own = container_stem(snap, member)
     if own is None:
         return []
     stems: dict[str | None, list[int]] = {}
     for uid in snap.exact.get(identifier_key(snap.doc_uids[member].rsplit(".", 1)[-1]), ()):
         i = snap.uid_index.get(uid)
         if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
-            stems.setdefault(stem_of.get(int(snap.doc_parent[i])), []).append(i)
+            stems.setdefault(container_stem(snap, i), []).append(i)
             if len(stems) > scoring.NAMESAKE_MAX:
                 return []
     return stems.get(own, [])
@@ -261,8 +234,7 @@ class Lifts:
         for cand in sorted(self.ranked, key=lambda c: -c.score)[: scoring.NAMESAKE_TOP]:
             idx = snap.uid_index[cand.uid]
             if cand.uid.startswith(CONTAINERS):
-                stem_of, by_stem = container_stems(snap)
-                copies = by_stem.get(stem_of[idx], [])
+                copies = [snap.uid_index[uid] for uid in snap.stems.get(uid_stem(cand.uid), ())]
             elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBERS:
                 copies = member_copies(snap, idx)
             else:

@@ -23,7 +23,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import identifier_key, identifier_part_key
+from ktx_index.analysis import identifier_key, identifier_part_key, uid_stem
 from ktx_index.search.dense import Coarse, coarse_for
 from ktx_index.search.facts import Facts, load_facts
 from ktx_index.search.uids import UidIndex
@@ -33,6 +33,8 @@ from ktx_index.vectors import VectorFile
 #: A mention that names more items than this (e.g. 'created_at') is not linked.
 MAX_LINK_TARGETS = 6
 KIND_CODE = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
+#: The kinds that hold others (a source's measures and dimensions, a table's columns).
+CONTAINER_CODES = frozenset({KIND_CODE["table"], KIND_CODE["sl_source"]})
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,7 @@ class Snapshot:
     entries: dict[str, DocEntry] = field(default_factory=dict)
     orphans: dict[str, list[str]] = field(default_factory=dict)  # missing parent uid → its children's uids
     pages: dict[str, WikiInfo] = field(default_factory=dict)  # wiki uid → what links and shadowing need
+    stems: dict[str, tuple[str, ...]] = field(default_factory=dict)  # layer stem → its tables and sources (sorted)
     matrix_buffer: np.ndarray | None = None  # matrix is its head; rows past it are free for the next delta
     matrix_file_rows: np.ndarray | None = None  # vector-file row of each matrix row
     coarse: Coarse | None = None  # the matrix's coarse projection, on large indexes (search/dense.py)
@@ -176,6 +179,7 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
             snap.doc_parent[i] = parent
             if parent < 0:
                 snap.orphans.setdefault(entry.parent, []).append(uid)
+    snap.stems = edited_stems({}, (), (uid for uid, entry in snap.entries.items() if entry.kind in CONTAINER_CODES))
     for key in snap.exact:
         snap.exact_by_length.setdefault(len(key), []).append(key)
     for keys in snap.exact_by_length.values():
@@ -183,6 +187,25 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
     derive_wiki(snap)
     snap.facts = load_facts(store)
     return snap
+
+
+def edited_stems(
+    stems: dict[str, tuple[str, ...]], gone: Iterable[str], added: Iterable[str]
+) -> dict[str, tuple[str, ...]]:
+    """Layer stem → tables and sources (lifts.namesakes), with containers gone and added: a copy, whose
+    changed entries are new tuples (a snapshot's are never modified)."""
+    out = dict(stems)
+    for uid in gone:
+        stem = uid_stem(uid)
+        out[stem] = tuple(u for u in out.get(stem, ()) if u != uid)
+        if not out[stem]:
+            del out[stem]
+    grown: dict[str, list[str]] = {}
+    for uid in added:
+        grown.setdefault(uid_stem(uid), []).append(uid)
+    for stem, uids in grown.items():
+        out[stem] = tuple(sorted((*out.get(stem, ()), *uids)))
+    return out
 
 
 def nearest_key(keys_by_length: dict[int, list[str]], key: str, edits: int) -> tuple[str, int] | None:

@@ -49,6 +49,7 @@ def view(snap: Snapshot) -> dict:
         "entries": snap.entries,
         "orphans": snap.orphans,
         "pages": snap.pages,
+        "stems": snap.stems,
         "vectors": vectors,
         "embedded": snap.embedded_docs,
         "wiki_connections": snap.wiki_connections,
