@@ -358,13 +358,19 @@ class Builder:
         return self.store.missing_vector_keys()
 
     def _rechunk(self, fingerprint: str) -> None:
+        """Every document's chunk keys under a new fingerprint, in one transaction (rolled back on failure, so
+        the next commit can begin one)."""
         self.store.begin()
-        for doc in self.store.iter_docs(SEARCH_KINDS):
-            self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
-        self.store.rekey_words(lambda word: vector_key(fingerprint, word))
-        self.store.set_meta({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
-        self.store.bump_vector_epoch()
-        self.store.commit()
+        try:
+            for doc in self.store.iter_docs(SEARCH_KINDS):
+                self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
+            self.store.rekey_words(lambda word: vector_key(fingerprint, word))
+            self.store.set_meta({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
+            self.store.bump_vector_epoch()
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
 
     def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:
         """Each key's text: a vocabulary word's from the words table, a chunk's from its document (documents

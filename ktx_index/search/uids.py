@@ -47,6 +47,8 @@ class UidIndex(Mapping[str, int]):
         return out
 
     def get(self, uid: str, default: int | None = None) -> int | None:
+        if not isinstance(uid, str):
+            return default
         if self._added:
             at = bisect.bisect_left(self._added, uid)
             if at < len(self._added) and self._added[at] == uid:
@@ -67,7 +69,7 @@ class UidIndex(Mapping[str, int]):
         return at
 
     def __contains__(self, uid: object) -> bool:
-        return isinstance(uid, str) and self.get(uid) is not None
+        return self.get(uid) is not None  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         return len(self._uids)

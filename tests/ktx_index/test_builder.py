@@ -366,3 +366,32 @@ def test_once_every_text_has_a_vector_only_changed_documents_are_checked(project
     assert scanned[0] is None and state == "ready" and done > 0
     assert service.status().chunks_embedded == status.chunks
     service.close()
+
+
+def test_a_failed_rechunk_leaves_no_transaction_open(project, monkeypatch):
+    """A new embedding fingerprint re-keys every chunk in one transaction; when that fails, it is rolled back,
+    so the next commit (and the next try) can begin its own."""
+    from ktx_index.store import DocStore
+
+    service_for(project).rebuild()
+    service_for(project).close()
+    calls = []
+    rekey = DocStore.rekey_words
+
+    def failing_once(self, key_of):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("disk full")
+        return rekey(self, key_of)
+
+    monkeypatch.setattr(DocStore, "rekey_words", failing_once)
+    service = service_for(project, HashEmbedder(dim=256))  # another fingerprint: every chunk is re-keyed
+    service.acquire_writer()  # held across both tries, as a watcher holds it
+    with pytest.raises(OSError):
+        service.rebuild()
+    (project / "wiki/global/new.md").write_text(PAGE.format(summary="Deliveries", body="Late boxes."))
+    report = service.rebuild()
+    assert report.embedding_status == "ready" and len(calls) == 2
+    assert service.wiki_search("late boxes").results[0].key == "new"
+    service.release_writer()
+    service.close()

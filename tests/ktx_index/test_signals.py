@@ -6,6 +6,7 @@ from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.signals import coherence, concept_coverage, value_like, value_phrases
 from ktx_index.search.snapshot import Snapshot
+from ktx_index.search.uids import UidIndex
 
 
 def test_value_phrases_are_folded_ngrams_without_filler_or_short_numbers():
@@ -37,7 +38,7 @@ def test_coherence_lowers_other_connections_in_proportion():
         doc_kind=np.array([4, 4, 4, 0], dtype=np.int8),  # three tables and a wiki page
         doc_conn=np.array([0, 0, 1, 2], dtype=np.int32),
     )
-    snap.uid_index = {u: i for i, u in enumerate(snap.doc_uids)}
+    snap.uid_index = UidIndex(snap.doc_uids)
     ranked = [
         Candidate("a", score=0.8),
         Candidate("b", score=0.6),
