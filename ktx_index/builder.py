@@ -304,8 +304,12 @@ class Builder:
         fingerprint = self._embed_fingerprint()
         if self.store.get_meta("embed_fingerprint") != fingerprint:
             self._rechunk(fingerprint)
-        complete = self._completeness_mark()
-        missing = self._missing_keys(complete)
+        meta = self.store.meta()
+        # what ``vectors_complete`` records once every text has a vector: 'generation|vector epoch|fingerprint'
+        complete = "|".join(
+            (meta.get("generation", "0"), meta.get("vector_epoch", ""), meta.get("embed_fingerprint", ""))
+        )
+        missing = self._missing_keys(meta, complete)
         if not missing:
             self.store.set_meta({"vectors_complete": complete})
             return 0, "ready"
@@ -340,16 +344,10 @@ class Builder:
         self.store.set_meta({"vectors_complete": complete})
         return done, "ready"
 
-    def _completeness_mark(self) -> str:
-        """'generation|vector epoch|fingerprint': what ``vectors_complete`` records once every text has a vector."""
-        meta = self.store.meta()
-        return "|".join((meta.get("generation", "0"), meta.get("vector_epoch", ""), meta.get("embed_fingerprint", "")))
-
-    def _missing_keys(self, now: str) -> list[str]:
+    def _missing_keys(self, meta: dict[str, str], now: str) -> list[str]:
         """Keys without a vector. Once every text had one (``vectors_complete``), only the documents changed
         since can lack one while no vector was forgotten and the fingerprint held: a commit's check reads
         those few chunks instead of every chunk (~1 s at 1M columns, after every watcher commit)."""
-        meta = self.store.meta()
         generation, _, rest = meta.get("vectors_complete", "").partition("|")
         if generation.isdigit() and rest == now.partition("|")[2]:
             changed = self.store.changes_since(int(generation), meta)

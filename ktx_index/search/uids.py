@@ -18,31 +18,29 @@ MAX_PENDING = 256
 
 
 class UidIndex(Mapping[str, int]):
-    __slots__ = ("_added", "_base", "_removed", "_removed_at", "_uids")
+    __slots__ = ("_added", "_base", "_removed_at", "_uids")
 
     def __init__(self, uids: list[str]) -> None:
         """The map of this sorted list (which it keeps: a snapshot's list is never modified)."""
         self._uids = uids
         self._base = dict(zip(uids, range(len(uids)), strict=True))
-        self._removed: set[str] = set()  # base uids no longer in the list
-        self._removed_at: list[int] = []  # their base positions, sorted
+        self._removed_at: list[int] = []  # base positions of the uids no longer in the list, sorted
         self._added: list[str] = []  # uids added since the base (sorted), a re-added base uid included
 
     def edited(self, uids: list[str], gone: Iterable[str], added: Iterable[str]) -> UidIndex:
         """The map of ``uids``: this one's list with ``gone`` removed and ``added`` inserted."""
         out = UidIndex.__new__(UidIndex)
         out._uids, out._base = uids, self._base
-        out._removed, out._removed_at, out._added = set(self._removed), list(self._removed_at), list(self._added)
+        out._removed_at, out._added = list(self._removed_at), list(self._added)
         for uid in gone:
             at = bisect.bisect_left(out._added, uid)
             if at < len(out._added) and out._added[at] == uid:
                 del out._added[at]
             else:
-                out._removed.add(uid)
                 bisect.insort(out._removed_at, self._base[uid])
         for uid in added:
             bisect.insort(out._added, uid)
-        if len(out._removed) + len(out._added) > max(MAX_PENDING, len(uids) // 1000):
+        if len(out._removed_at) + len(out._added) > max(MAX_PENDING, len(uids) // 1000):
             return UidIndex(uids)
         return out
 
@@ -56,11 +54,12 @@ class UidIndex(Mapping[str, int]):
         base = self._base.get(uid)
         if base is None:
             return default
-        if not (self._removed or self._added):
+        if not (self._removed_at or self._added):
             return base
-        if uid in self._removed:
-            return default
-        return base - bisect.bisect_left(self._removed_at, base) + bisect.bisect_left(self._added, uid)
+        removed_before = bisect.bisect_left(self._removed_at, base)
+        if removed_before < len(self._removed_at) and self._removed_at[removed_before] == base:
+            return default  # removed (and not added back: that was answered above)
+        return base - removed_before + bisect.bisect_left(self._added, uid)
 
     def __getitem__(self, uid: str) -> int:
         at = self.get(uid)
