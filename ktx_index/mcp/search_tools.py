@@ -37,12 +37,14 @@ WikiConnectionArg = Annotated[
 
 DISCOVER = """Search across ktx wiki pages, semantic-layer sources, measures, dimensions, raw tables, and columns, \
 ranked on one relevance scale (hybrid BM25 + embeddings; exact names rank first; nothing is returned when nothing \
-is relevant). Follow up with wiki_read (kind wiki), sl_read_source (sl_*: the source is the part of id before the \
+is relevant). `confidence: "low"` means the project may not hold what was asked: the refs are its nearest matches, \
+so verify them (entity_details, wiki_read) or rephrase in the project's terms before relying on them. Follow up with wiki_read (kind wiki), sl_read_source (sl_*: the source is the part of id before the \
 first '.'), entity_details (table/column: pass tableRef). \
 Example: discover_data({ query: "monthly orders by customer", connectionId: "warehouse", kinds: ["sl_source", "table"] })."""
 
 WIKI = """Search ktx wiki pages for reusable business context (definitions, policies, gotchas). Results carry the page \
-key for wiki_read; a user page shadows the global page with the same key. \
+key for wiki_read; a user page shadows the global page with the same key. `confidence: "low"` means no page may \
+answer the question: read the pages before relying on them. \
 Example: wiki_search({ query: "revenue recognition", limit: 5 })."""
 
 DICTIONARY = """Search profile-sampled warehouse values (and dbt enum values) to locate likely source columns for \

@@ -8,7 +8,7 @@ from ktx_index.errors import InvalidInput
 from ktx_index.search import scoring
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.models import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
-from ktx_index.search.signals import answerable
+from ktx_index.search.signals import answer_floor, confidence
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.search.snippets import matched_on, snippet
 
@@ -65,9 +65,10 @@ def discover(
         return DiscoverResult(refs=[])
     snap = engine.snapshot
     ranked = engine.rank(query, wanted, connection_id)
-    if not answerable(engine.lexical, query, ranked, "discover_data"):
+    level = confidence(engine.lexical, query, ranked, "discover_data", lambda: engine.noise(snap))
+    if level == "none":
         return DiscoverResult(refs=[])
-    ranked = [c for c in ranked if scoring.passes_floor(c.score)]
+    ranked = [c for c in ranked if scoring.passes_floor(c.score, answer_floor(ranked, level))]
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
@@ -103,7 +104,7 @@ def discover(
             _merge_twin(ref, twin)
         refs.append(ref)
     joins = joins_between(snap, [[doc.uid, *(t.uid for t in twins)] for _cand, doc, twins in chosen[:limit]])
-    return DiscoverResult(refs=refs[:limit], joins=joins or None)
+    return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence="low" if level == "low" else None)
 
 
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:

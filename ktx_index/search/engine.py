@@ -22,6 +22,7 @@ from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
 from ktx_index.search import scoring, snippets
 from ktx_index.search.bridge import Bridge, load_bridge, question_words
+from ktx_index.search.calibration import PROBES, noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
@@ -66,6 +67,7 @@ class Engine:
         self._next_vector_load = 0.0
         self.last_refresh = ""  # "full" or "delta": how the latest commit was taken in
         self._bridge: tuple[tuple, Bridge] | None = None  # (the vectors it was read with, the vocabulary)
+        self._probes: np.ndarray | None = None  # calibration.PROBES embedded, once per engine
         self.refresh()
 
     def close(self) -> None:
@@ -141,6 +143,7 @@ class Engine:
         """Load the query model and analyse the wiki pages once, so the first calls answer at warm speed."""
         if not should_stop():
             self.query_vector("warm up")
+            self.probe_vectors()
         snippets.warm(itertools.takewhile(lambda _: not should_stop(), self.store.iter_docs(kinds=["wiki"])))
 
     def documents(self, uids: list[str]) -> dict[str, Document]:
@@ -171,6 +174,29 @@ class Engine:
             return None
         self.model_error = None
         return vector
+
+    def probe_vectors(self) -> np.ndarray | None:
+        """The off-topic probe questions embedded (search/calibration.py), or None without a model."""
+        if self._probes is None and self.embedder is not None:
+            try:
+                self._probes = np.asarray(self.embedder.encode(list(PROBES)), dtype=np.float32)
+            except Exception:  # the query vector reports a broken model; the noise level is then unknown
+                return None
+        return self._probes
+
+    def noise(self, snap: Snapshot, matrix: np.ndarray | None = None, key: str = "noise") -> float | None:
+        """The project's noise level over ``matrix`` (all its vectors by default), once per snapshot; None when
+        there are no vectors to calibrate on."""
+        matrix = snap.matrix if matrix is None else matrix
+        if matrix is None or not len(matrix):
+            return None
+        cached = snap.derived.get(key)
+        if cached is None:
+            probes = self.probe_vectors()
+            if probes is None:
+                return None
+            cached = snap.derived[key] = noise_level(matrix, probes)
+        return cached  # type: ignore[return-value]
 
     def rank(
         self, query: str, kinds: list[str], connection: str | None = None, pool: int | None = None

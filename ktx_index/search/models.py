@@ -15,6 +15,14 @@ RefKind = Literal["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "c
 MatchedOn = Literal["name", "display", "description", "comment", "expr", "sample_value", "body"]
 
 
+#: What a low-confidence answer means, said in the output schema of both searches (and the tools' descriptions).
+LOW_CONFIDENCE = (
+    'Present only as "low": the project may not hold what was asked (the question\'s words and meaning match '
+    "it weakly); the refs are its nearest matches. Check them (entity_details, wiki_read) before relying on "
+    "them, or ask again in the project's own terms; absent when the answer is confident."
+)
+
+
 def _absent_if_none(value: Any) -> bool:
     return value is None
 
@@ -74,6 +82,11 @@ class DiscoverResult(Strict):
         description="How the tables and sources behind the refs join (declared foreign keys, semantic-layer "
         "joins and usage commonJoins; never inferred), so the JOIN can be written directly.",
     )
+    confidence: Literal["low"] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description=LOW_CONFIDENCE,
+    )
 
 
 class WikiLane(Strict):
@@ -106,6 +119,11 @@ class WikiResult(Strict):
 class WikiSearchResult(Strict):
     results: list[WikiResult]
     totalFound: int = Field(description="All pages above the relevance floor (may exceed the results returned).")
+    confidence: Literal["low"] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description=LOW_CONFIDENCE,
+    )
 
 
 class Coverage(Strict):

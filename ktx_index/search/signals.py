@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, fold, query_terms
@@ -27,6 +27,8 @@ MAX_VALUE_COLUMNS = 4
 WIKI = SEARCH_KINDS.index("wiki")
 QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
 PUNCTUATION = ".,;:!?\"'()[]{}«»“”‘’"
+#: How sure a search is that the project answers it (signals.confidence).
+Confidence = Literal["high", "low", "none"]
 
 
 def value_phrases(query: str) -> list[str]:
@@ -97,19 +99,43 @@ def concept_coverage(known: Callable[[str], bool], idf: Callable[[str], float], 
     return sum(w for w, known in weights if known) / total if total else 1.0
 
 
-def answerable(lexical: LexicalIndex, query: str, ranked: list[Candidate], tool: str) -> bool:
-    """Whether the project answers the question at all, from signals that separate the judged cases:
-    a best score above ANSWER_FLOOR, and either the question's concepts are in the project's
-    vocabulary (concept_coverage) or the best score alone is confident. An exact identifier always is."""
+def confidence(
+    lexical: LexicalIndex, query: str, ranked: list[Candidate], tool: str, noise: Callable[[], float | None]
+) -> Confidence:
+    """How sure the ranking is that the project answers the question: ``none`` only when the evidence says the
+    project holds nothing for it (its best cosine does not clear the project's own noise level by NOISE_MARGIN,
+    search/calibration.py, and no document matches its words beyond CHANCE_LEXICAL), ``high`` when an identifier
+    is named, the best score alone is confident, or it clears the answer floor with the question's concepts in
+    the project's vocabulary (concept_coverage), ``low`` otherwise: the best refs are returned, flagged.
+
+    A vocabulary rule alone emptied answerable questions asked in words the schema does not use (*patrons* for
+    ``customer``); here it only decides between high and low. ``noise`` gives the project's noise level (None
+    without vectors), asked for only when the words leave the answer in doubt."""
     if not ranked:
-        return False
+        return "none"
     top = max(ranked, key=lambda c: c.score)
     if top.exact:
-        return True
+        return "high"
+    best_lexical = max(c.lexical for c in ranked)
+    cosines = [c.cosine for c in ranked if c.cosine is not None]
+    if best_lexical < scoring.CHANCE_LEXICAL:  # the noise level is read only when the words do not answer
+        level = noise()
+        if level is None or not cosines or max(cosines) < level + scoring.NOISE_MARGIN:
+            return "none"
     floor, coverage, confident = scoring.ANSWERABLE[tool]
-    if top.score < floor:
-        return False
-    return top.score >= confident or concept_coverage(vocabulary(lexical), lexical.idf, query) >= coverage
+    if top.score >= confident:
+        return "high"
+    if top.score >= floor and concept_coverage(vocabulary(lexical), lexical.idf, query) >= coverage:
+        return "high"
+    return "low"
+
+
+def answer_floor(ranked: list[Candidate], level: Confidence) -> float:
+    """The score a result needs to be returned: RELEVANCE_FLOOR, or for a low-confidence answer whose best
+    score is under it, LOW_BAND of that best score (the nearest matches are the answer then)."""
+    if level != "low" or not ranked:
+        return scoring.RELEVANCE_FLOOR
+    return min(scoring.RELEVANCE_FLOOR, scoring.LOW_BAND * max(c.score for c in ranked))
 
 
 def vocabulary(lexical: LexicalIndex) -> Callable[[str], bool]:

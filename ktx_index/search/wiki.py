@@ -22,7 +22,7 @@ from ktx_index.analysis import query_terms
 from ktx_index.search import scoring
 from ktx_index.search.engine import POOL, Candidate, Engine
 from ktx_index.search.models import WikiLane, WikiResult, WikiSearchResult
-from ktx_index.search.signals import answerable
+from ktx_index.search.signals import Confidence, answer_floor, confidence
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.search.snippets import snippet
 from ktx_index.search.spelling import indexed_term
@@ -35,7 +35,7 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
     limit = max(1, min(int(limit), MAX_LIMIT))
     if not query.strip():
         return WikiSearchResult(results=[], totalFound=0)
-    ranked = matching_pages(engine, query, connection_id)
+    ranked, level = matching_pages(engine, query, connection_id)
     docs = engine.documents([c.uid for c in ranked[:limit]])
     terms = set(query_terms(query))
     status, reason = engine.semantic_status()
@@ -92,19 +92,23 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
                 snippet=snippet(doc, "body", terms),
             )
         )
-    return WikiSearchResult(results=results, totalFound=len(ranked))
+    return WikiSearchResult(results=results, totalFound=len(ranked), confidence="low" if level == "low" else None)
 
 
-def matching_pages(engine: Engine, query: str, connection_id: str | None = None) -> list[Candidate]:
-    """Every page above the floor (applicable to the connection when one is given), best first."""
+def matching_pages(engine: Engine, query: str, connection_id: str | None = None) -> tuple[list[Candidate], Confidence]:
+    """Every page above the floor (applicable to the connection when one is given), best first, and how sure
+    the ranking is that the wiki answers the question (signals.confidence, calibrated on the pages alone)."""
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))
     ranked = engine.rank(query, ["wiki"])
-    if not answerable(engine.lexical, query, ranked, "wiki_search"):
-        return []
+    noise = lambda: engine.noise(snap, _wiki_vectors(snap)[0], "noise_wiki")  # noqa: E731
+    level = confidence(engine.lexical, query, ranked, "wiki_search", noise)
+    if level == "none":
+        return [], level
     if pages > POOL and _pool_may_be_full(engine, snap, query):
         ranked = engine.rank(query, ["wiki"], pool=pages)
-    return [c for c in ranked if scoring.passes_floor(c.score) and _applies(snap, c.uid, connection_id)]
+    floor = answer_floor(ranked, level)
+    return [c for c in ranked if scoring.passes_floor(c.score, floor) and _applies(snap, c.uid, connection_id)], level
 
 
 def _applies(snap: Snapshot, uid: str, connection_id: str | None) -> bool:
