@@ -14,6 +14,8 @@ disjoint from every evaluation database
 project's own indexer, so what the model learns to match is exactly the text the index embeds.
 Word embeddings stay frozen: the shipped artefact is the rest of the transformer in float16
 (~22 MB), loaded over the packaged base model by ktx_index/embedder.py. Fixed seed, one process.
+torch and numpy are imported where they are used, so tests/benchmarks/heldout.py and its test read
+the schemas and pairs without loading them.
 """
 
 from __future__ import annotations
@@ -33,8 +35,6 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
 from projects import scan_files, write_files  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
@@ -129,6 +129,8 @@ def kind_of(item: str) -> str:
 
 def mine_negatives(model, pairs: list[dict], texts: dict[str, str], rnd: random.Random) -> list[dict[str, list[str]]]:
     """Per question and kind, the base model's five closest same-database items the gold SQL does not use."""
+    import numpy as np
+
     ids = sorted(texts)
     by_db: dict[str, list[int]] = defaultdict(list)
     for i, item in enumerate(ids):
@@ -195,6 +197,8 @@ def batches(items: list[tuple], size: int, per_db: int, rnd: random.Random) -> l
 def masked_ranking_loss(queries, docs, batch: list[tuple], scale: float = 20.0):
     """Multiple-negatives ranking loss (softmax over every positive and hard negative of the batch) with the
     documents that are relevant to a question, other than its own positive, removed from its negatives."""
+    import torch
+
     ids = [item[2] for item in batch] + [item[3] for item in batch]
     scores = scale * queries @ docs.T
     mask = torch.tensor([[j != i and ids[j] in item[4] for j in range(len(ids))] for i, item in enumerate(batch)])
@@ -204,6 +208,8 @@ def masked_ranking_loss(queries, docs, batch: list[tuple], scale: float = 20.0):
 
 def encode(model, texts: list[str]):
     """Normalised sentence embeddings with gradients (SentenceTransformer.encode has none)."""
+    import torch
+
     features = model.preprocess(texts)
     return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
 
@@ -225,6 +231,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
+    import torch
     from sentence_transformers import SentenceTransformer
 
     from ktx_index.embedder import MiniLMEmbedder
