@@ -77,12 +77,14 @@ def write_project(root: Path, db: str, schema: dict[str, Any]) -> Path:
 
 
 def sql_questions(db: str, pairs: list[dict[str, Any]], per_db: int = SQL_PER_DB) -> list[JudgedQuery]:
-    """Up to ``per_db`` training questions of ``db``, the first by sha256 of the question, graded as bird-dev."""
+    """Up to ``per_db`` training questions of ``db``, the first by sha256 of the question, graded as bird-dev;
+    the type is the source (bird, spider), so the report splits the family by it."""
     mine = sorted((p for p in pairs if p["db_id"] == db), key=lambda p: _digest(p["query"]))[:per_db]
     out = []
     for n, pair in enumerate(mine, 1):
         item = bird_query({"query": pair["query"], "relevant": pair["relevant"], "kind": pair["source"]}, n)
         item["id"] = f"hs-{db}-{n:02d}"
+        item["tags"] = []  # one project per database: the benchmark's own "@<name>" tag already says which
         out.append(JudgedQuery.model_validate(item))
     return out
 
