@@ -2,6 +2,7 @@
 
     python tests/benchmarks/quality.py [--corpora tests/benchmarks/corpora] [--only demo,bird-dev] [--json out.json]
                                       [--precision int8|float32]
+    python tests/benchmarks/quality.py --only heldout-sql,heldout-business   # the held-out projects (heldout.py)
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -24,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+from heldout import FAMILIES, heldout_corpora  # noqa: E402
 from ktx_baseline import KtxBaseline  # noqa: E402
 from naive import bm25_runner, cosine_runner  # noqa: E402
 
@@ -136,10 +138,17 @@ def main() -> None:
     tables: dict[str, tuple[list[QueryResult], list[QueryResult]]] = {}
     naive_tables: dict[tuple[str, str], list[QueryResult]] = {}
     payload: dict[str, Any] = {"k": K, "corpora": {}, "tables": {}}
-    for name, table, queries in judged_corpora(args.corpora):
-        if only and name not in only:
+    corpora = [
+        (name, table, queries, project_path(name, args.corpora))
+        for name, table, queries in judged_corpora(args.corpora)
+    ]
+    if only & set(FAMILIES):  # held-out projects (heldout.py), one table per family, only when asked for
+        corpora += [
+            (name, family, queries, path) for name, path, queries, family in heldout_corpora(args.work / "heldout")
+        ]
+    for name, table, queries, source in corpora:
+        if only and name not in only and table not in only:
             continue
-        source = project_path(name, args.corpora)
         if not (source / "ktx.yaml").is_file():
             print(f"skip {name}: no project at {source}", file=sys.stderr)
             continue
