@@ -29,6 +29,7 @@ from ktx_index.search.dictionary import dictionary_search
 from ktx_index.search.discover import discover
 from ktx_index.search.engine import Engine
 from ktx_index.search.models import DictionarySearchResult, DiscoverResult, WikiSearchResult
+from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.search.wiki import wiki_search
 from ktx_index.status import build_status
 
@@ -41,8 +42,10 @@ class KtxIndex:
         root: str | Path,
         embedder: Embedder | object | None = DEFAULT,
         indexers: list[Indexer] | None = None,
+        params: Params = PARAMS,
     ) -> None:
         self.root = Path(root).resolve()
+        self.params = params  # the ranking's constants (search/scoring.py); benchmarks hand in others
         self.project: Project = load_project(self.root)
         self.layout = IndexLayout(self.root)
         if embedder is DEFAULT:
@@ -196,15 +199,15 @@ class KtxIndex:
     def _open_engine(self) -> Engine:
         """Open for reading; a damaged index is repaired first when no other process is writing."""
         try:
-            engine = Engine(self.layout, self.embedder)
+            engine = Engine(self.layout, self.embedder, self.params)
         except Exception as exc:
             self._repair(f"index could not be opened ({exc})")
-            return Engine(self.layout, self.embedder)
+            return Engine(self.layout, self.embedder, self.params)
         damage = engine.lexical_error or engine.vector_error
         if damage is not None:
             engine.close()
             self._repair(damage)
-            engine = Engine(self.layout, self.embedder)
+            engine = Engine(self.layout, self.embedder, self.params)
         return engine
 
     def _repair(self, reason: str) -> None:

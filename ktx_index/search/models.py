@@ -41,6 +41,12 @@ class LaneScores(Strict):
     lexical: float = Field(description="BM25 relevance normalised to [0, 1] against this query's best possible match.")
     semantic: float | None = Field(description="Embedding similarity mapped to [0, 1]; null when vectors are missing.")
     exact: bool = Field(description="The query is exactly this item's name or id.")
+    fused: float = Field(description="The lanes fused (and weighed by kind), before the structural steps.")
+    steps: dict[str, float] = Field(
+        default_factory=dict,
+        description="What each structural step (links, propagate, named, join_keys, shaped, namesakes, coherence) "
+        "added to the score, in the order they ran; absent steps changed nothing.",
+    )
 
 
 class DiscoverRef(Strict):

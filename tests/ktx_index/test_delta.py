@@ -55,10 +55,7 @@ def view(snap: Snapshot) -> dict:
         "wiki_connections": snap.wiki_connections,
         # the ranking facts (search/facts.py); list order follows dict insertion, which a patch changes
         "edges": {uid: sorted(map(repr, edges)) for uid, edges in snap.facts.edges.items()},
-        "usage": snap.facts.usage,
-        "value_of": snap.facts.value_of,
         "joins": {uid: sorted(map(repr, joins)) for uid, joins in snap.facts.joins.items()},
-        "values": {value: sorted(holders) for value, holders in snap.facts.values.items()},
     }
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from projects import column, scan_files
+from projects import column, scan_files, with_params
 
 from ktx_index.embedder import HashEmbedder
-from ktx_index.search import scoring
 from ktx_index.search.lifts import named_keys
+from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
 
 CLINIC = [
@@ -46,12 +46,10 @@ def score_of(engine, query: str, uid_end: str) -> tuple[float, float]:
     return next(c.score for c in ranked if c.uid.endswith(uid_end)), max(c.score for c in ranked)
 
 
-def test_a_table_the_question_names_scores_near_the_best_table(clinic, monkeypatch):
+def test_a_table_the_question_names_scores_near_the_best_table(clinic):
     query = "patients with a platelet count below normal"
-    monkeypatch.setattr(scoring, "NAMED_SHARE", 0.0)
-    off, best_off = score_of(clinic, query, "main.Patient")
-    monkeypatch.setattr(scoring, "NAMED_SHARE", 0.95)
-    on, best = score_of(clinic, query, "main.Patient")
+    off, best_off = score_of(with_params(clinic, named_share=0.0), query, "main.Patient")
+    on, best = score_of(with_params(clinic, named_share=0.95), query, "main.Patient")
     assert off < 0.95 * best_off  # the columns matched are the laboratory's
     assert on == pytest.approx(0.95 * best) and best == pytest.approx(best_off)  # lifted, never above the best
 
@@ -85,11 +83,9 @@ def scores(engine, query: str) -> dict[str, float]:
     return {c.uid.split(":", 2)[2]: c.score for c in engine.rank(query, ["table", "column"])}
 
 
-def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered, monkeypatch):
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.0)
-    off = scores(layered, "qa dummy logins")
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
-    on = scores(layered, "qa dummy logins")
+def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered):
+    off = scores(with_params(layered, namesake_share=0.0), "qa dummy logins")
+    on = scores(with_params(layered, namesake_share=0.9), "qa dummy logins")
     source = on["raw.customers.is_test_account"]
     assert source == pytest.approx(off["raw.customers.is_test_account"])
     assert off.get("analytics.dim_customers.is_test_account", 0.0) < 0.9 * source
@@ -102,17 +98,13 @@ def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered, monk
     )
 
 
-def test_a_name_many_tables_share_lifts_nothing(layered, monkeypatch):
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
-    monkeypatch.setattr(scoring, "NAMESAKE_MAX", 2)  # created_at: customers, weekly_signups, orders (fct_ and stg_)
-    on = scores(layered, "dummy logins cutoff")
+def test_a_name_many_tables_share_lifts_nothing(layered):
+    # created_at: customers, weekly_signups, orders (fct_ and stg_)
+    on = scores(with_params(layered, namesake_share=0.9, namesake_max=2), "dummy logins cutoff")
     assert on["analytics.stg_orders.created_at"] > 0.0
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.0)
-    off = scores(layered, "dummy logins cutoff")
+    off = scores(with_params(layered, namesake_share=0.0), "dummy logins cutoff")
     assert on.get("analytics.fct_orders.created_at") == off.get("analytics.fct_orders.created_at")
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
-    monkeypatch.setattr(scoring, "NAMESAKE_MAX", 3)
-    lifted = scores(layered, "dummy logins cutoff")
+    lifted = scores(with_params(layered, namesake_share=0.9, namesake_max=3), "dummy logins cutoff")
     assert lifted["analytics.fct_orders.created_at"] == pytest.approx(0.9 * lifted["analytics.stg_orders.created_at"])
 
 
@@ -126,11 +118,14 @@ def clinic_wiki(make_project):
     yield from indexed(make_project, files)
 
 
-def test_a_matching_page_lifts_what_it_names_unless_the_lift_stays_under_the_floor(clinic_wiki, monkeypatch):
+def test_a_matching_page_lifts_what_it_names_unless_the_lift_stays_under_the_floor(clinic_wiki):
     query = "thrombocyte reference ranges"
-    scores = {c.uid: c.score for c in clinic_wiki.rank(query, ["wiki", "column"])}
+    ranked = clinic_wiki.rank(query, ["wiki", "column"])
+    scores = {c.uid: c.score for c in ranked}
     page, plt = scores["wiki:global:blood-tests"], scores["column:warehouse:main.Laboratory.PLT"]
-    assert page > scoring.RELEVANCE_FLOOR / scoring.LINK_SHARE and plt >= scoring.LINK_SHARE * page
-    monkeypatch.setattr(scoring, "RELEVANCE_FLOOR", page * scoring.LINK_SHARE * 1.01)  # the page still passes
-    scores = {c.uid: c.score for c in clinic_wiki.rank(query, ["wiki", "column"])}
-    assert scores.get("column:warehouse:main.Laboratory.PLT", 0.0) < scoring.LINK_SHARE * page  # not lifted
+    share = PARAMS.link_share
+    assert page > PARAMS.relevance_floor / share and plt >= share * page
+    assert next(c for c in ranked if c.uid.endswith("Laboratory.PLT")).steps.get("links", 0.0) > 0  # explained
+    higher = with_params(clinic_wiki, relevance_floor=page * share * 1.01)  # the page still passes
+    scores = {c.uid: c.score for c in higher.rank(query, ["wiki", "column"])}
+    assert scores.get("column:warehouse:main.Laboratory.PLT", 0.0) < share * page  # not lifted
