@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from indexers.models import SEARCH_KINDS, Document
-from ktx_index.analysis import query_terms
 from ktx_index.errors import InvalidInput
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.models import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
+from ktx_index.search.query import Query
 from ktx_index.search.scoring import passes_floor
 from ktx_index.search.signals import answer_floor, confidence
 from ktx_index.search.snapshot import Snapshot
@@ -61,9 +61,10 @@ def discover(
     if not query.strip() or not wanted:
         return DiscoverResult(refs=[])
     snap = engine.snapshot
-    ranked = engine.rank(query, wanted, connection_id)
+    q = Query.parse(query)
+    ranked = engine.rank(q, wanted, connection_id)
     p = engine.params
-    level = confidence(engine.lexical, query, ranked, "discover_data", lambda: engine.noise(snap), p)
+    level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap), p)
     if level == "none":
         return DiscoverResult(refs=[])
     ranked = [c for c in ranked if passes_floor(c.score, answer_floor(ranked, level, p))]
@@ -95,7 +96,7 @@ def discover(
         if key is not None:
             seen[key] = len(chosen)
         chosen.append((cand, doc, []))
-    terms = set(query_terms(query))
+    terms = set(q.terms)
     refs = []
     for cand, doc, twins in chosen:
         ref = _ref(doc, cand, terms, explain)

@@ -16,7 +16,6 @@ from collections.abc import Callable
 import numpy as np
 
 from indexers.models import SEARCH_KINDS, Document
-from ktx_index.analysis import identifier_key, query_terms
 from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
@@ -26,9 +25,10 @@ from ktx_index.search.calibration import PROBES, noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
-from ktx_index.search.lifts import Lifts, add_parents, cosine, in_connection, term_context
+from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, in_connection, term_context
+from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score, term_score, with_prior
-from ktx_index.search.shapes import question_values
+from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 from ktx_index.search.spelling import indexed_term
 from ktx_index.store import DocStore
@@ -199,18 +199,18 @@ class Engine:
         return cached  # type: ignore[return-value]
 
     def rank(
-        self, query: str, kinds: list[str], connection: str | None = None, pool: int | None = None
+        self, query: str | Query, kinds: list[str], connection: str | None = None, pool: int | None = None
     ) -> list[Candidate]:
         """Score candidates from every lane (``pool`` from each, the params' pool by default) on one scale; best
         first, floor not applied."""
-        p = self.params
+        p, q = self.params, Query.of(query)
         pool = pool or p.pool
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
-        self._lexical(query, kinds, connection, pool, candidates)
-        for uid in self._exact_uids(snap, query):
+        self._lexical(q, kinds, connection, pool, candidates)
+        for uid in self._exact_uids(snap, q):
             candidates.setdefault(uid, Candidate(uid)).exact = True
-        cosines = self._dense(snap, query, kinds, connection, pool, candidates)
+        cosines = self._dense(snap, q.text, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
         add_parents(snap, candidates)
@@ -232,19 +232,39 @@ class Engine:
             cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
             cand.score = with_prior(fuse(cand.lexical, cand.semantic, cand.exact, p), kind, p)
             out.append(cand)
-        Lifts(snap, out, kind_set, connection, cosines, p).run(query, self.store, question_values(query))
+        Lifts(snap, out, kind_set, connection, cosines, p).run(q, functools.partial(self.member_shapes, snap))
         out.sort(key=lambda c: (-c.score, c.uid))
         return out
 
+    def member_shapes(self, snap: Snapshot, container: int) -> list[MemberShape]:
+        """The shaped columns of a table or dimensions of a source (search/shapes.py), read from the store once
+        per snapshot: only the few tables a question with values reaches need them (lifts.shaped asks)."""
+        cache: dict[int, list[MemberShape]] = snap.derived.setdefault("shapes", {})  # type: ignore[assignment]
+        shapes = cache.get(container)
+        if shapes is None:
+            members = [int(i) for i in np.flatnonzero(snap.doc_parent == container)]
+            docs = self.store.get_many([snap.doc_uids[i] for i in members])
+            shapes = []
+            for i in members:
+                doc = docs.get(snap.doc_uids[i])
+                if doc is None:
+                    continue
+                types = tuple(str(doc.attrs.get(k) or "") for k in ("nativeType", "dimensionType", "type"))
+                shape = column_shape(doc.sample_values, types)
+                if shape is not None:
+                    shapes.append((i, shape, closed_values(doc.sample_values, doc.attrs.get("distinctCount"))))
+            cache[container] = shapes
+        return shapes
+
     def _lexical(
-        self, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
+        self, query: Query, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
     ) -> None:
         """Per query term, the share of it each document matches (saturating per term, idf-weighted). A term in
         no field is looked for as its typo correction, else as the project word nearest in meaning (bridge.py)."""
         p = self.params
         weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
         unknown: list[str] = []
-        for term in query_terms(query):
+        for term in query.terms:
             fixed = indexed_term(self.lexical, term)
             if fixed is None:
                 unknown.append(term)
@@ -254,7 +274,7 @@ class Engine:
         # Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
         # costs an embedding per word, so a wiki-only search does not bridge.
         bridging = p.bridged_term > 0 and set(kinds) != {"wiki"}
-        bridged = self.bridged(query, unknown) if unknown and bridging else {}
+        bridged = self.bridged(query.text, unknown) if unknown and bridging else {}
         for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns most of it back
             near = bridged.get(term)
             if near is not None and near[1] >= p.bridge_min:
@@ -300,14 +320,14 @@ class Engine:
             cached = self._bridge = (key, load_bridge(self.store, VectorFile(self.layout.vectors, dim)))
         return cached[1]
 
-    def _exact_uids(self, snap: Snapshot, query: str) -> list[str]:
+    def _exact_uids(self, snap: Snapshot, query: Query) -> list[str]:
         """Items whose name or id is the query; for a long identifier, also within one or two edits."""
-        key = identifier_key(query)
+        key = query.identifier
         if not key:
             return []
         if key in snap.exact:
             return snap.exact[key]
-        if len(key) >= 8 and len(query.split()) <= 3:
+        if len(key) >= 8 and len(query.text.split()) <= 3:
             near = nearest_key(snap.exact_by_length, key, 1 if len(key) < 12 else 2)
             if near is not None:
                 return snap.exact[near[0]]

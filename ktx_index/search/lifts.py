@@ -11,19 +11,17 @@ candidate's score (``Candidate.steps``, printed by ``--explain``); docs/ranking.
 
 from __future__ import annotations
 
-from collections.abc import Container
-
-import numpy as np
+from collections.abc import Callable, Container
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import RAW_TOKEN, STOPWORDS, identifier_key, term_set, uid_stem
+from ktx_index.analysis import identifier_key, term_set, uid_stem
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
+from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score
-from ktx_index.search.shapes import Value, closed_values, column_shape, fit
+from ktx_index.search.shapes import Value, fit
 from ktx_index.search.signals import coherence
 from ktx_index.search.snapshot import Snapshot
-from ktx_index.store import DocStore
 
 #: Uid prefixes of the documents that hold others (a source's measures and dimensions, a table's columns).
 CONTAINERS = ("table:", "sl_source:")
@@ -47,26 +45,6 @@ def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None
     if cosines is None or groups is None or groups[idx] < 0:
         return None
     return cosines[groups[idx]]
-
-
-def named_keys(query: str, longest: int = 3) -> set[str]:
-    """Identifier keys of the question's phrases of up to ``longest`` words, singular and plural ('gas stations'
-    → gasstations, gasstation): what a table named by the question's own nouns answers to."""
-    words = [m.group(0) for m in RAW_TOKEN.finditer(query)]
-    keys: set[str] = set()
-    for n in range(1, longest + 1):
-        for i in range(len(words) - n + 1):
-            gram = words[i : i + n]
-            if gram[0].lower() in STOPWORDS or gram[-1].lower() in STOPWORDS:
-                continue
-            key = identifier_key("".join(gram))
-            if not key or key.isdigit():
-                continue
-            keys.add(key)
-            keys.add(key[:-1] if key.endswith("s") else key + "s")
-            if key.endswith("ies"):
-                keys.add(key[:-3] + "y")
-    return keys
 
 
 def container_stem(snap: Snapshot, member: int) -> str | None:
@@ -119,27 +97,6 @@ def term_context(snap: Snapshot, candidates: dict[str, Candidate], p: Params = P
             cand.lexical = min(1.0, cand.lexical + p.member_context * extra)
 
 
-def member_shapes(snap: Snapshot, store: DocStore, container: int) -> list[MemberShape]:
-    """The shaped columns of a table or dimensions of a source (search/shapes.py), read from the store once
-    per snapshot: only the few tables a question with values reaches need them."""
-    cache: dict[int, list[MemberShape]] = snap.derived.setdefault("shapes", {})  # type: ignore[assignment]
-    shapes = cache.get(container)
-    if shapes is None:
-        members = [int(i) for i in np.flatnonzero(snap.doc_parent == container)]
-        docs = store.get_many([snap.doc_uids[i] for i in members])
-        shapes = []
-        for i in members:
-            doc = docs.get(snap.doc_uids[i])
-            if doc is None:
-                continue
-            types = tuple(str(doc.attrs.get(k) or "") for k in ("nativeType", "dimensionType", "type"))
-            shape = column_shape(doc.sample_values, types)
-            if shape is not None:
-                shapes.append((i, shape, closed_values(doc.sample_values, doc.attrs.get("distinctCount"))))
-        cache[container] = shapes
-    return shapes
-
-
 class Lifts:
     """One query's structural lifts over its scored candidates (``ranked`` grows as documents are added)."""
 
@@ -156,14 +113,15 @@ class Lifts:
         self.p = params
         self.by_uid = {c.uid: c for c in ranked}
 
-    def run(self, query: str, store: DocStore, values: list[Value]) -> None:
-        """Every step of STAGES in order, each candidate's ``steps`` recording what the step changed of its score."""
+    def run(self, query: Query, shapes: Callable[[int], list[MemberShape]]) -> None:
+        """Every step of STAGES in order, each candidate's ``steps`` recording what the step changed of its score.
+        ``shapes`` gives a table's shaped members (the engine reads them from its store: ranking reads none)."""
         steps = {
             "links": self.links,
             "propagate": self.propagate,
-            "named": lambda: self.named(query),
+            "named": lambda: self.named(query.named),
             "join_keys": self.join_keys,
-            "shaped": lambda: self.shaped(store, values),
+            "shaped": lambda: self.shaped(shapes, query.values),
             "namesakes": self.namesakes,
             "coherence": lambda: coherence(self.snap, self.ranked, self.p),
         }
@@ -221,7 +179,7 @@ class Lifts:
             if cand is not None:
                 cand.score = max(cand.score, self.p.parent_share * score)
 
-    def named(self, query: str) -> None:
+    def named(self, keys: frozenset[str]) -> None:
         """A table or source the question names by one of its own nouns ('patients' → Patient, 'gas stations'
         → gasstations) is what it is about: found by any lane, it scores at least ``named_share`` of the best
         table's or source's score, whatever its columns matched."""
@@ -231,7 +189,7 @@ class Lifts:
         if not containers:
             return
         floor = self.p.named_share * max(c.score for c in containers)
-        for key in named_keys(query):
+        for key in keys:
             for uid in self.snap.exact.get(key, ()):
                 cand = self.by_uid.get(uid)
                 if cand is not None and uid.startswith(CONTAINERS):
@@ -280,7 +238,7 @@ class Lifts:
                     if key is not None and SEARCH_KINDS[self.snap.doc_kind[key]] in self.kinds:
                         self.lift(key, self.p.join_share * min(score, other))
 
-    def shaped(self, store: DocStore, values: list[Value]) -> None:
+    def shaped(self, shapes: Callable[[int], list[MemberShape]], values: tuple[Value, ...]) -> None:
         """A question naming a value ('by Ahmed Samir Farag', 'molecule TR004') needs the column holding such
         values, in a table it is about or one joined to it: per value, the column of its shape that could hold
         it (not one whose every value is known and other), in the best-scoring table and closest to the
@@ -299,7 +257,7 @@ class Lifts:
             for container, anchor_score in reach.items():
                 table_terms = term_set(snap.doc_uids[container].split(":", 2)[2])
                 lift = self.p.shape_share * anchor_score
-                for member, member_shape, closed in member_shapes(snap, store, container):
+                for member, member_shape, closed in shapes(container):
                     if member_shape != value.shape or (closed is not None and value.text not in closed):
                         continue
                     if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:

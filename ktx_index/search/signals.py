@@ -5,14 +5,13 @@ Pure functions over a loaded snapshot and the scored candidates, so each can be 
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import RAW_TOKEN, analyze, query_terms
 from ktx_index.search.candidate import Candidate
+from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.search.spelling import indexed_term
 
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
     from ktx_index.search.snapshot import Snapshot
 
 WIKI = SEARCH_KINDS.index("wiki")
-QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
 PUNCTUATION = ".,;:!?\"'()[]{}«»“”‘’"
 #: How sure a search is that the project answers it (signals.confidence).
 Confidence = Literal["high", "low", "none"]
@@ -45,23 +43,11 @@ def coherence(snap: Snapshot, ranked: list[Candidate], p: Params = PARAMS) -> No
         cand.score *= 1.0 - p.coherence * (1.0 - share)
 
 
-def value_like(query: str) -> set[str]:
-    """Words of a question that look like data rather than concepts: numbers, quoted text, and capitalised
-    words after the first ('when did Angela Sanders pay'): their absence from the schema says nothing."""
-    out: set[str] = set()
-    quoted = {m.lower() for span in QUOTED.findall(query) for m in span.split()}
-    for i, match in enumerate(RAW_TOKEN.finditer(query)):
-        token = match.group(0)
-        if any(c.isdigit() for c in token) or token.lower() in quoted or (i > 0 and token[:1].isupper()):
-            out.update(analyze(token))
-    return out
-
-
-def concept_coverage(known: Callable[[str], bool], idf: Callable[[str], float], query: str) -> float:
+def concept_coverage(known: Callable[[str], bool], idf: Callable[[str], float], query: str | Query) -> float:
     """The idf-weighted share of a question's concept terms that the project's vocabulary holds at all
     (1.0 when it has none): low when it asks about things the project never mentions."""
-    data = value_like(query)
-    terms = [t for t in query_terms(query) if t not in data]
+    q = Query.of(query)
+    terms = [t for t in q.terms if t not in q.data_words]
     if not terms:
         return 1.0
     weights = [(idf(t), known(t)) for t in terms]
@@ -71,7 +57,7 @@ def concept_coverage(known: Callable[[str], bool], idf: Callable[[str], float], 
 
 def confidence(
     lexical: LexicalIndex,
-    query: str,
+    query: str | Query,
     ranked: list[Candidate],
     tool: str,
     noise: Callable[[], float | None],

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import query_terms
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.models import WikiLane, WikiResult, WikiSearchResult
+from ktx_index.search.query import Query
 from ktx_index.search.scoring import passes_floor
 from ktx_index.search.signals import Confidence, answer_floor, confidence
 from ktx_index.search.snapshot import Snapshot
@@ -35,9 +35,10 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
     limit = max(1, min(int(limit), MAX_LIMIT))
     if not query.strip():
         return WikiSearchResult(results=[], totalFound=0)
-    ranked, level = matching_pages(engine, query, connection_id)
+    q = Query.parse(query)
+    ranked, level = matching_pages(engine, q, connection_id)
     docs = engine.documents([c.uid for c in ranked[:limit]])
-    terms = set(query_terms(query))
+    terms = set(q.terms)
     status, reason = engine.semantic_status()
     p = engine.params
     lanes = [
@@ -96,7 +97,9 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
     return WikiSearchResult(results=results, totalFound=len(ranked), confidence="low" if level == "low" else None)
 
 
-def matching_pages(engine: Engine, query: str, connection_id: str | None = None) -> tuple[list[Candidate], Confidence]:
+def matching_pages(
+    engine: Engine, query: Query, connection_id: str | None = None
+) -> tuple[list[Candidate], Confidence]:
     """Every page above the floor (applicable to the connection when one is given), best first, and how sure
     the ranking is that the wiki answers the question (signals.confidence, calibrated on the pages alone)."""
     snap = engine.snapshot
@@ -117,14 +120,14 @@ def _applies(snap: Snapshot, uid: str, connection_id: str | None) -> bool:
     return connection_id is None or not tagged or connection_id in tagged
 
 
-def _pool_may_be_full(engine: Engine, snap: Snapshot, query: str) -> bool:
+def _pool_may_be_full(engine: Engine, snap: Snapshot, query: Query) -> bool:
     """Could a lane have matched more than ``pool`` pages (so ranking saw only part of them)?"""
     lexical, p = engine.lexical, engine.params
-    for term in query_terms(query):
+    for term in query.terms:
         term = indexed_term(lexical, term)  # the engine searches a typo's correction instead
         if term and lexical.count([term], ["wiki"]) >= p.pool:
             return True
-    vector = engine.query_vector(query) if snap.matrix is not None and len(snap.matrix) else None
+    vector = engine.query_vector(query.text) if snap.matrix is not None and len(snap.matrix) else None
     if vector is None:
         return False
     matrix, starts = _wiki_vectors(snap)

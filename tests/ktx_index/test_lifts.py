@@ -6,7 +6,7 @@ import pytest
 from projects import column, scan_files, with_params
 
 from ktx_index.embedder import HashEmbedder
-from ktx_index.search.lifts import named_keys
+from ktx_index.search.query import named_keys
 from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
 

@@ -5,12 +5,12 @@ import numpy as np
 from ktx_index.search import scoring
 from ktx_index.search.calibration import noise_level
 from ktx_index.search.candidate import Candidate
+from ktx_index.search.query import value_like
 from ktx_index.search.signals import (
     answer_floor,
     coherence,
     concept_coverage,
     confidence,
-    value_like,
 )
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.search.uids import UidIndex
