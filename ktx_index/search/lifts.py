@@ -30,7 +30,7 @@ MEMBERS = ("column", "sl_dimension", "sl_measure")
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
 #: The structural steps after fusion, in the order they run.
-STAGES = ("links", "propagate", "named", "join_keys", "shaped", "namesakes", "coherence")
+STAGES = ("links", "propagate", "named", "join_keys", "shaped", "namesakes", "coherence", "page_scope")
 
 
 def in_connection(snap: Snapshot, idx: int, connection: str) -> bool:
@@ -124,6 +124,7 @@ class Lifts:
             "shaped": lambda: self.shaped(shapes, query.values),
             "namesakes": self.namesakes,
             "coherence": lambda: coherence(self.snap, self.ranked, self.p),
+            "page_scope": self.page_scope,
         }
         for stage in STAGES:
             before = {c.uid: c.score for c in self.ranked}
@@ -271,3 +272,14 @@ class Lifts:
                 _score, member, container, lift = best
                 self.lift(member, lift)
                 self.lift(container, lift)
+
+    def page_scope(self) -> None:
+        """With a connection asked for, a wiki page whose ``connections`` frontmatter names only other connections
+        keeps ``other_connection_page`` of its score: it is about another warehouse, so the pages that apply rank
+        first; demoted, never dropped (KTX leaves this lane unscoped, so its answers stay a subset)."""
+        if self.connection is None:
+            return
+        for cand in self.ranked:
+            tagged = self.snap.wiki_connections.get(cand.uid)
+            if tagged and self.connection not in tagged:
+                cand.score *= self.p.other_connection_page

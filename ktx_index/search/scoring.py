@@ -76,6 +76,9 @@ class Params:
     namesake_share: float = 0.9
     namesake_top: int = 5
     namesake_max: int = 3
+    #: With ``connectionId``, a wiki page tagged (``connections`` frontmatter) with other connections only keeps this
+    #: share of its score in discover_data (wiki_search drops such pages, as KTX does).
+    other_connection_page: float = 0.5
     #: How much items of other connections lose when one connection holds the best answers (0: nothing).
     coherence: float = 0.3
     coherence_top: int = 10

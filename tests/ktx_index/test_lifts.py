@@ -129,3 +129,21 @@ def test_a_matching_page_lifts_what_it_names_unless_the_lift_stays_under_the_flo
     higher = with_params(clinic_wiki, relevance_floor=page * share * 1.01)  # the page still passes
     scores = {c.uid: c.score for c in higher.rank(query, ["wiki", "column"])}
     assert scores.get("column:warehouse:main.Laboratory.PLT", 0.0) < share * page  # not lifted
+
+
+def test_with_a_connection_pages_about_other_connections_are_demoted_never_dropped(make_project):
+    files = scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC)
+    page = "---\nsummary: Thrombocyte reference ranges\nconnections: [{conn}]\n---\nThrombocyte reference ranges.\n"
+    files["wiki/global/ranges-here.md"] = page.format(conn="warehouse")
+    files["wiki/global/ranges-elsewhere.md"] = page.format(conn="crm")
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    query = "thrombocyte reference ranges"
+    unscoped = {r.id: r.score for r in service.discover_data(query, kinds=["wiki"]).refs}
+    scoped = service.discover_data(query, connection_id="warehouse", kinds=["wiki"], explain=True).refs
+    assert unscoped["ranges-here"] == pytest.approx(unscoped["ranges-elsewhere"])
+    assert [r.id for r in scoped] == ["ranges-here", "ranges-elsewhere"]  # demoted, still there
+    elsewhere = scoped[1]
+    assert elsewhere.score == pytest.approx(PARAMS.other_connection_page * unscoped["ranges-elsewhere"], abs=1e-3)
+    assert elsewhere.lanes is not None and elsewhere.lanes.steps["page_scope"] < 0
+    service.close()
