@@ -75,8 +75,9 @@ def tools(service: KtxIndex) -> ToolSet:
     @tools.tool(
         name="connection_list",
         title="Connection List",
-        description="List the project's connections (ktx.yaml and folders present) with driver and indexed "
-        "document counts. Example: connection_list({}).",
+        description="List the project's connections (ktx.yaml, then folders present) with their connectionType; "
+        "a semantic-layer-only one carries queryPolicy and a hint, and _ktx_federated (last, with its members) is "
+        "the cross-database SQL connection when two or more can be joined. Example: connection_list({}).",
         idempotent=True,
     )
     async def connection_list() -> Annotated[CallToolResult, ConnectionListResult]:
@@ -104,6 +105,8 @@ def tools(service: KtxIndex) -> ToolSet:
         title="Entity Details",
         description="Read table and column metadata from the latest scan snapshot of each table, with each "
         "column's sample values, distinct count and null rate from the profile, and the table's description. "
+        "One result per entity, in order: ok true with the table, or ok false with error.code (scan_missing, "
+        "table_not_found, ambiguous_table, column_not_found) and candidates to send instead. "
         'Example: entity_details({ connectionId: "warehouse", entities: [{ table: { catalog: null, db: "public", '
         'name: "orders" }, columns: ["id"] }] }).',
         idempotent=True,
