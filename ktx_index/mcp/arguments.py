@@ -12,6 +12,7 @@ them for the call log.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -135,28 +136,51 @@ def _got(value: Any) -> str:
     return text if len(text) <= MAX_GOT else text[: MAX_GOT - 1] + "…"
 
 
-def unknown_keys(schema: dict[str, Any], arguments: Any) -> list[str]:
+@dataclass(frozen=True)
+class KeyTree:
+    """Which keys an argument value may carry, compiled once per tool from its inputSchema (walking the schema on
+    every call would cost more than the arguments' own validation): for an object, each alternative shape's
+    required keys and what each key holds; for a list, what its items hold."""
+
+    known: frozenset[str] = frozenset()
+    shapes: tuple[tuple[frozenset[str], dict[str, KeyTree]], ...] = ()
+    items: KeyTree | None = None
+
+
+def key_tree(schema: dict[str, Any]) -> KeyTree:
+    def build(node: dict[str, Any]) -> KeyTree:
+        node = _resolve(node, schema)
+        if isinstance(node.get("items"), dict):
+            return KeyTree(items=build(node["items"]))
+        branches = [_resolve(o, schema) for o in node.get("anyOf", [node])]
+        objects = [b for b in branches if "properties" in b]
+        shapes = tuple(
+            (frozenset(b.get("required") or []), {k: build(v) for k, v in b["properties"].items()}) for b in objects
+        )
+        items = next((build(b["items"]) for b in branches if isinstance(b.get("items"), dict)), None)
+        return KeyTree(frozenset(k for b in objects for k in b["properties"]), shapes, items)
+
+    return build(schema)
+
+
+def unknown_keys(tree: KeyTree, arguments: Any) -> list[str]:
     """Dotted paths of the keys the schema does not name (they are dropped before the handler runs)."""
     found: list[str] = []
-    _unknown(schema, _resolve(schema, schema), arguments, "", found)
+    _unknown(tree, arguments, "", found)
     return found
 
 
-def _unknown(root: dict[str, Any], node: dict[str, Any], value: Any, prefix: str, found: list[str]) -> None:
-    if isinstance(value, list) and isinstance(node.get("items"), dict):
-        for i, item in enumerate(value):
-            _unknown(root, _resolve(node["items"], root), item, f"{prefix}{i}.", found)
+def _unknown(tree: KeyTree, value: Any, prefix: str, found: list[str]) -> None:
+    if isinstance(value, list):
+        if tree.items is not None:
+            for i, item in enumerate(value):
+                _unknown(tree.items, item, f"{prefix}{i}.", found)
         return
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or not tree.shapes:
         return
-    branches = [_resolve(o, root) for o in node.get("anyOf", [node])]
-    objects = [b for b in branches if b.get("type") == "object" or "properties" in b]
-    if not objects:
-        return
-    known = {k for b in objects for k in (b.get("properties") or {})}
-    found.extend(f"{prefix}{k}" for k in value if k not in known)
-    fitting = next((b for b in objects if set(b.get("required") or []) <= set(value)), None)
+    found.extend(f"{prefix}{k}" for k in value if k not in tree.known)
+    fitting = next((props for required, props in tree.shapes if required <= value.keys()), None)
     if fitting is not None:
-        for key, prop in (fitting.get("properties") or {}).items():
+        for key, child in fitting.items():
             if key in value:
-                _unknown(root, _resolve(prop, root), value[key], f"{prefix}{key}.", found)
+                _unknown(child, value[key], f"{prefix}{key}.", found)

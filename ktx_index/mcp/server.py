@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ktx_index import __version__
 from ktx_index.logs import log_event, record_error
 from ktx_index.mcp import read_tools, search_tools
-from ktx_index.mcp.arguments import argument_errors, unknown_keys
+from ktx_index.mcp.arguments import argument_errors, key_tree, unknown_keys
 from ktx_index.mcp.common import ToolFailure
 from ktx_index.service import KtxIndex
 
@@ -38,14 +38,14 @@ class KtxMCPServer(MCPServer):
         super().__init__(*args, tools=tools, **kwargs)
         #: The tools this server defines, by name (the SDK's tool manager is not reached into).
         self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools or []}
+        self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         """Run and log the call (one JSON line: tool, arguments cut, keys dropped, duration, count, error kind)."""
         started = time.perf_counter()
         tool = self.own_tools.get(name)
-        dropped = (
-            {"ignored": ignored} if tool is not None and (ignored := unknown_keys(tool.parameters, arguments)) else {}
-        )
+        keys = self._keys.get(name)
+        dropped = {"ignored": ignored} if keys is not None and (ignored := unknown_keys(keys, arguments)) else {}
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
