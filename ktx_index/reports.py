@@ -93,7 +93,7 @@ class ToolCallError(BaseModel):
     at: str
     pid: int | None = None
     tool: str
-    kind: str = Field(description="Error kind: NotFound, InvalidParams, IndexUnavailable, …")
+    kind: str = Field(description="Error kind: NotFound, InvalidArguments, IndexUnavailable, …")
     message: str
 
 

@@ -65,7 +65,7 @@ def test_kinds_and_connection_filters(demo_service):
     assert refs and all(r.kind == "column" and r.connectionId == "warehouse" for r in refs)
     refs = demo_service.discover_data("delivery status", connection_id="dbt", limit=30).refs
     assert all(r.connectionId in (None, "dbt") for r in refs)
-    with pytest.raises(NotFound, match="known: dbt, warehouse"):
+    with pytest.raises(NotFound, match="Configured connections: dbt, warehouse"):
         demo_service.discover_data("x", connection_id="nope")
     with pytest.raises(InvalidInput, match="use any of"):
         demo_service.discover_data("x", kinds=["tables"])
@@ -120,7 +120,7 @@ def test_dictionary_search_validates_inputs(demo_service):
         demo_service.dictionary_search([])
     with pytest.raises(InvalidInput, match="at most 20"):
         demo_service.dictionary_search(["a"] * 21)
-    with pytest.raises(NotFound, match="known"):
+    with pytest.raises(NotFound, match="Configured connections: dbt, warehouse"):
         demo_service.dictionary_search(["a"], "nope")
 
 
@@ -130,7 +130,7 @@ def test_reads_hydrate_refs(demo_service):
     assert demo_service.wiki_read("active-subscriber-definition").scope == "USER"
     source = demo_service.sl_read_source("warehouse", "courier_weekly_scorecard")
     assert "sql:" in source.yaml
-    details = demo_service.entity_details("warehouse", [{"table": "raw.depots", "columns": ["city"]}]).entities[0]
+    details = demo_service.entity_details("warehouse", [{"table": "raw.depots", "columns": ["city"]}]).results[0]
     assert details.ok and details.columns[0].sampleValues and details.columns[0].distinctCount is not None
 
 
