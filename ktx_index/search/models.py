@@ -19,7 +19,7 @@ MatchedOn = Literal["name", "display", "description", "comment", "expr", "sample
 
 #: What a low-confidence answer means, said in the output schema of both searches (and the tools' descriptions).
 LOW_CONFIDENCE = (
-    'Present only as "low": the project may not hold what was asked (the question\'s words and meaning match '
+    'ktx-index: present only as "low": the project may not hold what was asked (the question\'s words and meaning match '
     "it weakly); the refs are its nearest matches. Check them (entity_details, wiki_read) before relying on "
     "them, or ask again in the project's own terms; absent when the answer is confident."
 )
