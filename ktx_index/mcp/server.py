@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
@@ -15,6 +15,11 @@ from ktx_index import __version__
 from ktx_index.logs import log_event, record_error
 from ktx_index.mcp import read_tools, search_tools
 from ktx_index.service import KtxIndex
+
+if TYPE_CHECKING:
+    from mcp.types import Tool
+
+    from ktx_index.mcp.gateway import Gateway
 
 TOOL_NAMES = (
     "connection_list", "discover_data", "wiki_search", "wiki_read", "entity_details", "dictionary_search",
@@ -28,9 +33,18 @@ class KtxMCPServer(MCPServer):
 
     #: Set by build_server: where the last tool errors are kept for ``status`` (None: not kept).
     errors_path = None
+    #: Set by build_server with ``serve --upstream``: the upstream KTX server fronted (gateway.py).
+    gateway: Gateway | None = None
+
+    async def list_tools(self) -> list[Tool]:
+        """Our seven tools, then (with a gateway) upstream's tools we do not serve."""
+        tools = await super().list_tools()
+        return tools if self.gateway is None else self.gateway.merged(tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         """Validate, run, and log the call (one JSON line: tool, arguments cut, duration, count, error kind)."""
+        if self.gateway is not None and self.gateway.forwards(name):
+            return await self.gateway.call(name, arguments, context)  # upstream's tool: forwarded as it is
         started = time.perf_counter()
         try:
             tool = self._tool_manager.get_tool(name)
@@ -109,9 +123,13 @@ def instructions(service: KtxIndex) -> str:
     )
 
 
-def build_server(service: KtxIndex) -> KtxMCPServer:
+def build_server(service: KtxIndex, gateway: Gateway | None = None) -> KtxMCPServer:
+    """The server; with a gateway (``serve --upstream``) it also lists and forwards upstream KTX's tools."""
+    fronting: dict[str, Any] = {}
+    if gateway is not None:
+        fronting = {"lifespan": gateway.lifespan, "subscriptions": gateway.bus, "middleware": gateway.middleware}
     server = KtxMCPServer(
-        name="ktx-index", instructions=instructions(service), version=__version__, log_level="WARNING"
+        name="ktx-index", instructions=instructions(service), version=__version__, log_level="WARNING", **fronting
     )
     server.errors_path = service.layout.errors
     search_tools.register(server, service)
@@ -123,6 +141,12 @@ def build_server(service: KtxIndex) -> KtxMCPServer:
         tool.parameters = model.model_json_schema(by_alias=True)
         if tool.fn_metadata.output_schema is not None:
             tool.fn_metadata.output_schema = flat_schema(tool.fn_metadata.output_schema)
+    if gateway is not None:
+        from ktx_index.mcp.gateway import advertise_list_changed
+
+        gateway.local = frozenset(tool.name for tool in server._tool_manager.list_tools())
+        server.gateway = gateway
+        advertise_list_changed(server._lowlevel_server)
     return server
 
 
