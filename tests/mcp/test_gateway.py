@@ -21,10 +21,12 @@ from typing import Any
 import anyio
 import jsonschema
 import pytest
+from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, ToolListChangedNotification
 from projects import write_files
 
+from ktx_index.cli import cli
 from ktx_index.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput
 from ktx_index.mcp import build_server
@@ -63,6 +65,10 @@ class Fake:
 
     def __init__(self, tmp: Path) -> None:
         self.pid_file, self.down_file, self.events = tmp / "upstream.pid", tmp / "upstream.down", tmp / "events.log"
+
+    @staticmethod
+    def script() -> Path:
+        return FAKE
 
     @property
     def command(self) -> str:
@@ -205,6 +211,8 @@ async def test_upstream_killed_then_back(gateway, fake: Fake, service: KtxIndex)
     status = service.status().upstream
     assert status is not None and status.state == "unavailable" and status.pid == os.getpid()
     assert status.tools == UPSTREAM_ONLY and status.hidden == ["discover_data"] and status.last_error
+    shown = CliRunner().invoke(cli, ["status", "--project", str(service.root)]).output
+    assert "upstream     unavailable" in shown and "served by ktx-index instead of upstream: discover_data" in shown
 
     fake.down_file.unlink()
     started = time.monotonic()
