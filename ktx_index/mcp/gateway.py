@@ -100,7 +100,7 @@ class Gateway:
         unknown tool itself, in-band, as KTX does."""
         return name not in self.local and (name in self.upstream.tools or self.upstream.connected)
 
-    async def call(self, name: str, arguments: dict[str, Any], context: Context | None) -> types.CallToolResult:
+    async def call(self, name: str, arguments: dict[str, Any], context: Context | None) -> Any:
         """Forward one call and log it as a ``tool.call`` event with ``upstream`` set."""
         started = time.perf_counter()
         fields: dict[str, Any] = {"tool": name, "arguments": arguments, "upstream": self.upstream.spec.label}
@@ -115,14 +115,15 @@ class Gateway:
                 record_error(self.errors_path, tool=name, kind="UpstreamUnavailable", message=str(exc))
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         ms = round((time.perf_counter() - started) * 1000, 2)
-        if result.is_error:
-            text = next((c.text for c in result.content if isinstance(c, types.TextContent)), "")
+        if result.get("isError"):
+            content = result.get("content") or [{}]
+            text = content[0].get("text", "") if isinstance(content[0], dict) else ""
             log_event(log, logging.WARNING, "tool.call", **fields, ms=ms, error_kind="UpstreamToolError", error=text)
         else:
             log_event(log, logging.INFO, "tool.call", **fields, ms=ms)
         return result
 
-    async def _forward(self, name: str, arguments: dict[str, Any], context: Context | None) -> types.CallToolResult:
+    async def _forward(self, name: str, arguments: dict[str, Any], context: Context | None) -> dict[str, Any]:
         if not _wants_progress(context):
             return await self.upstream.call(name, arguments, None)
         assert context is not None

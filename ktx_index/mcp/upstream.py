@@ -28,6 +28,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
+from pydantic import TypeAdapter
 
 from ktx_index.errors import InvalidInput
 from ktx_index.logs import cut, log_event
@@ -41,6 +42,7 @@ log = logging.getLogger("ktx_index.mcp.upstream")
 BACKOFF_FIRST, BACKOFF_CAP = 0.1, 2.0
 #: An upstream that starts but does not answer initialize and tools/list within this is retried.
 CONNECT_TIMEOUT = 30.0
+RAW = TypeAdapter(dict[str, Any])
 LOST = "the connection was lost (the upstream process exited or its server went away)"
 
 
@@ -170,18 +172,18 @@ class Upstream:
             "(`ktx-index status` shows its state); ktx-index's own tools still answer"
         )
 
-    async def call(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None
-    ) -> types.CallToolResult:
-        """Forward one tools/call as it is. The result is upstream's, untouched (isError, structured content);
-        upstream's own JSON-RPC errors pass through; a lost connection raises UpstreamUnavailable. Cancelling
-        the caller cancels the request upstream (the SDK sends notifications/cancelled)."""
+    async def call(self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None) -> dict[str, Any]:
+        """Forward one tools/call as it is. The result is upstream's wire object, untouched (isError, structured
+        content; kept as a dict: the SDK checks it against the protocol, and our server checks it again on the
+        way out, so a typed copy in between would only cost a parse and a dump); upstream's own JSON-RPC errors
+        pass through; a lost connection raises UpstreamUnavailable. Cancelling the caller cancels the request
+        upstream (the SDK sends notifications/cancelled)."""
         client = self._client
         if client is None:
             raise self.unavailable()
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
         try:
-            return await client.session.send_request(request, types.CallToolResult, progress_callback=progress)
+            return await client.session.send_request(request, RAW, progress_callback=progress)
         except MCPError as exc:
             if exc.error.code != types.CONNECTION_CLOSED:
                 raise
