@@ -55,6 +55,13 @@ class Gateway:
         self._sessions: dict[int, ServerSession] = {}
         self.middleware = [self._track_sessions]
 
+    def instructions(self) -> str:
+        """Appended to the server's instructions: where the rest of the loop is."""
+        return (
+            f" The other tools (queries with sl_query or sql_execution, sql_dialect_notes before raw SQL, "
+            f"memory_ingest) are upstream KTX's ('{self.upstream.spec.label}'), forwarded as they are."
+        )
+
     # ------------------------------------------------------------------ the list
 
     def merged(self, local: list[types.Tool]) -> list[types.Tool]:

@@ -128,9 +128,8 @@ def build_server(service: KtxIndex, gateway: Gateway | None = None) -> KtxMCPSer
     fronting: dict[str, Any] = {}
     if gateway is not None:
         fronting = {"lifespan": gateway.lifespan, "subscriptions": gateway.bus, "middleware": gateway.middleware}
-    server = KtxMCPServer(
-        name="ktx-index", instructions=instructions(service), version=__version__, log_level="WARNING", **fronting
-    )
+    text = instructions(service) + (gateway.instructions() if gateway is not None else "")
+    server = KtxMCPServer(name="ktx-index", instructions=text, version=__version__, log_level="WARNING", **fronting)
     server.errors_path = service.layout.errors
     search_tools.register(server, service)
     read_tools.register(server, service)

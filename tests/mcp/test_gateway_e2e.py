@@ -84,6 +84,7 @@ async def test_stdio_gateway_end_to_end(project: Path, tmp_path: Path) -> None:
         with log.open("w") as errlog, anyio.fail_after(120):
             async with Client(stdio_client(params, errlog=errlog)) as client:  # the SDK's default: 2026-07-28
                 await one_list(client)
+                assert "upstream KTX" in (client.instructions or "")
                 stages: list[str | None] = []
 
                 async def on_progress(progress: float, total: float | None, message: str | None) -> None:
