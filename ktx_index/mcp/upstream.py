@@ -183,12 +183,16 @@ class Upstream:
             raise self.unavailable()
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
         try:
-            return await client.session.send_request(request, RAW, progress_callback=progress)
+            result = await client.session.send_request(request, RAW, progress_callback=progress)
         except MCPError as exc:
             if exc.error.code != types.CONNECTION_CLOSED:
                 raise
             self._mark_lost()
             raise self.unavailable() from exc
+        # A handshake-era upstream (KTX's SDK) sends no resultType; our 2026-07-28 clients require it, and our
+        # server drops it again for handshake-era ones.
+        result.setdefault("resultType", "complete")
+        return result
 
     def _mark_lost(self) -> None:
         """Seen lost (end of the stream, or a call answered "connection closed"): say so at once, in the state

@@ -190,6 +190,20 @@ async def test_calls_forwarded_as_they_are(gateway, fake: Fake) -> None:
     await until(lambda: "cancelled sql_execution" in fake.events_seen())
 
 
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_2026_client_gets_forwarded_results(service: KtxIndex, fake: Fake) -> None:
+    """The SDK's default client speaks 2026-07-28, whose results carry resultType; upstream's (handshake era,
+    as KTX's SDK) do not: the gateway's answer must still be a valid result for it."""
+    gw = Gateway(UpstreamSpec.parse(fake.command), service.root, None, None)
+    async with Client(build_server(service, gw)) as client:
+        assert client.protocol_version == "2026-07-28"
+        query = await client.call_tool("sl_query", {"measures": ["orders.count"]})
+        assert not query.is_error and query.structured_content["totalRows"] == 2
+        failed = await client.call_tool("memory_ingest_status", {"runId": "nope"})
+        assert failed.is_error and "was not found" in text(failed)
+
+
 # ------------------------------------------------------------------ upstream dies and comes back
 
 
