@@ -85,8 +85,12 @@ class Gateway:
         state.hidden = hidden
         self.upstream.write_state()
         await self.bus.publish(ToolsListChanged())
-        for session in list(self._sessions.values()):
-            await session.send_tool_list_changed()  # best effort: a closed connection drops it
+        for key, session in list(self._sessions.items()):
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:  # a connection closing under us must not look like an upstream failure
+                self._sessions.pop(key, None)
+                log_event(log, logging.DEBUG, "upstream.notify_failed", error=f"{type(exc).__name__}: {exc}")
 
     async def _track_sessions(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Remember each handshake-era connection (at its notifications/initialized) until it closes."""

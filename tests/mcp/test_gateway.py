@@ -210,8 +210,12 @@ async def test_a_2026_client_gets_forwarded_results(service: KtxIndex, fake: Fak
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_upstream_killed_then_back(gateway, fake: Fake, service: KtxIndex) -> None:
-    client, _ = gateway
+    client, received = gateway
     assert not (await client.call_tool("sql_dialect_notes", {"connectionId": "warehouse"})).is_error
+    await client.call_tool("memory_ingest", {"content": "enable mongo_query"})  # this process's list only
+    await until(lambda: any(isinstance(m, ToolListChangedNotification) for m in received))
+    assert "mongo_query" in [t.name for t in (await client.list_tools()).tools]
+    received.clear()
 
     fake.down_file.touch()  # restarts fail until the test says the upstream is back
     fake.kill()
@@ -224,7 +228,7 @@ async def test_upstream_killed_then_back(gateway, fake: Fake, service: KtxIndex)
 
     status = service.status().upstream
     assert status is not None and status.state == "unavailable" and status.pid == os.getpid()
-    assert status.tools == UPSTREAM_ONLY and status.hidden == ["discover_data"] and status.last_error
+    assert status.tools == [*UPSTREAM_ONLY, "mongo_query"] and status.hidden == ["discover_data"] and status.last_error
     shown = CliRunner().invoke(cli, ["status", "--project", str(service.root)]).output
     assert "upstream     unavailable" in shown and "served by ktx-index instead of upstream: discover_data" in shown
 
@@ -236,6 +240,9 @@ async def test_upstream_killed_then_back(gateway, fake: Fake, service: KtxIndex)
 
     await until(forwarding)
     print(f"forwarding again {time.monotonic() - started:.2f}s after the upstream could start")
+    # the restarted upstream lists no mongo_query: the list changed across the reconnect, and clients are told
+    await until(lambda: any(isinstance(m, ToolListChangedNotification) for m in received))
+    assert "mongo_query" not in [t.name for t in (await client.list_tools()).tools]
     status = service.status().upstream
     assert status is not None and status.state == "connected" and status.attempts == 0
 
