@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -20,6 +20,11 @@ from ktx_index.mcp.arguments import argument_errors, key_tree, unknown_keys
 from ktx_index.mcp.common import ToolFailure
 from ktx_index.service import KtxIndex
 
+if TYPE_CHECKING:
+    from mcp.types import Tool
+
+    from ktx_index.mcp.gateway import Gateway
+
 TOOL_NAMES = (
     "connection_list", "discover_data", "wiki_search", "wiki_read", "entity_details", "dictionary_search",
     "sl_read_source",
@@ -33,6 +38,13 @@ class KtxMCPServer(MCPServer):
 
     #: Set by build_server: where the last tool errors are kept for ``status`` (None: not kept).
     errors_path = None
+    #: Set by build_server with ``serve --upstream``: the upstream KTX server fronted (gateway.py).
+    gateway: Gateway | None = None
+
+    async def list_tools(self) -> list[Tool]:
+        """Our seven tools, then (with a gateway) upstream's tools we do not serve."""
+        tools = await super().list_tools()
+        return tools if self.gateway is None else self.gateway.merged(tools)
 
     def __init__(self, *args: Any, tools: list[Tool] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, tools=tools, **kwargs)
@@ -41,7 +53,10 @@ class KtxMCPServer(MCPServer):
         self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        """Run and log the call (one JSON line: tool, arguments cut, keys dropped, duration, count, error kind)."""
+        """Run and log the call (one JSON line: tool, arguments cut, keys dropped, duration, count, error kind);
+        with a gateway, a tool this server does not define is upstream's and is forwarded as it is."""
+        if self.gateway is not None and self.gateway.forwards(name):
+            return await self.gateway.call(name, arguments, context)
         started = time.perf_counter()
         tool = self.own_tools.get(name)
         keys = self._keys.get(name)
@@ -136,15 +151,28 @@ def instructions(service: KtxIndex) -> str:
     )
 
 
-def build_server(service: KtxIndex) -> KtxMCPServer:
+def build_server(service: KtxIndex, gateway: Gateway | None = None) -> KtxMCPServer:
+    """The server; with a gateway (``serve --upstream``) it also lists and forwards upstream KTX's tools."""
     tools = [*search_tools.tools(service), *read_tools.tools(service)]
     for tool in tools:  # FuncMetadata's fields are public and read live (the SDK documents reassigning them)
         if tool.fn_metadata.output_schema is not None:
             tool.fn_metadata.output_schema = flat_schema(tool.fn_metadata.output_schema)
+    fronting: dict[str, Any] = {}
+    if gateway is not None:
+        fronting = {"lifespan": gateway.lifespan, "subscriptions": gateway.bus, "middleware": gateway.middleware}
+    text = instructions(service) + (gateway.instructions() if gateway is not None else "")
     server = KtxMCPServer(
-        name="ktx-index", instructions=instructions(service), version=__version__, log_level="WARNING", tools=tools
+        name="ktx-index", instructions=text, version=__version__, log_level="WARNING", tools=tools, **fronting
     )
     server.errors_path = service.layout.errors
+    if gateway is not None:
+        from ktx_index.mcp.gateway import advertise_list_changed
+
+        gateway.local = frozenset(server.own_tools)
+        server.gateway = gateway
+        # the SDK's runners build the initialization options of its low-level server, which MCPServer exposes only
+        # as this attribute; no public hook declares tools.listChanged
+        advertise_list_changed(server._lowlevel_server)
     return server
 
 
