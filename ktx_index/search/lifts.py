@@ -1,8 +1,7 @@
 """Structural steps of ranking: what the scored items say about others.
 
 A matched column brings its table in, a table its members' terms; two high-ranked tables that
-join bring the key columns between them; a wiki page the assets it names; a value the question
-names the column that could hold it. Each step lifts a document to at least a share of the score
+join bring the key columns between them; a value the question names the column that could hold it. Each step lifts a document to at least a share of the score
 of what implies it (search/scoring.py), adding it, with its semantic lane, when no lane found it.
 
 The steps run in the order ``STAGES`` declares (``Lifts.run``), each recording what it added to every
@@ -18,7 +17,7 @@ from ktx_index.analysis import identifier_key, term_set, uid_stem
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
 from ktx_index.search.query import Query
-from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score
+from ktx_index.search.scoring import PARAMS, Params, semantic_score
 from ktx_index.search.shapes import Value, fit
 from ktx_index.search.signals import coherence
 from ktx_index.search.snapshot import Snapshot
@@ -30,7 +29,7 @@ MEMBERS = ("column", "sl_dimension", "sl_measure")
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
 #: The structural steps after fusion, in the order they run.
-STAGES = ("links", "propagate", "named", "join_keys", "shaped", "namesakes", "coherence", "page_scope")
+STAGES = ("propagate", "named", "join_keys", "shaped", "namesakes", "coherence", "page_scope")
 
 
 def in_connection(snap: Snapshot, idx: int, connection: str) -> bool:
@@ -117,7 +116,6 @@ class Lifts:
         """Every step of STAGES in order, each candidate's ``steps`` recording what the step changed of its score.
         ``shapes`` gives a table's shaped members (the engine reads them from its store: ranking reads none)."""
         steps = {
-            "links": self.links,
             "propagate": self.propagate,
             "named": lambda: self.named(query.named),
             "join_keys": self.join_keys,
@@ -150,23 +148,6 @@ class Lifts:
             self.ranked.append(cand)
         cand.score = max(cand.score, score)
         return cand
-
-    def links(self) -> None:
-        """What a matching wiki page names is relevant too, at ``link_share`` of the page's score. A page whose lift
-        would stay under the floor is skipped: it cannot bring anything into the results (the judged answers are
-        the same either way), and a project's many weakly matching pages made this most of the step."""
-        snap, p = self.snap, self.p
-        if p.link_share <= 0:
-            return
-        floor = p.relevance_floor / p.link_share
-        for page in [c for c in self.ranked if c.uid.startswith("wiki:") and c.score >= floor]:
-            for target in snap.links.get(snap.uid_index[page.uid], []):
-                if not self.wanted(target):
-                    continue
-                if snap.doc_uids[target] not in self.by_uid:
-                    new = self.lift(target, 0.0)
-                    new.score = fuse(new.lexical, new.semantic, new.exact, p)
-                self.lift(target, p.link_share * page.score)
 
     def propagate(self) -> None:
         """A source or table scores at least ``parent_share`` of its best-matching member."""

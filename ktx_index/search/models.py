@@ -46,8 +46,7 @@ class LaneScores(Strict):
     fused: float = Field(description="The lanes fused (and weighed by kind), before the structural steps.")
     steps: dict[str, float] = Field(
         default_factory=dict,
-        description="What each structural step (links, propagate, named, join_keys, shaped, namesakes, coherence, "
-        "page_scope) "
+        description="What each structural step (propagate, named, join_keys, shaped, namesakes, coherence, page_scope) "
         "added to the score, in the order they ran; absent steps changed nothing.",
     )
 

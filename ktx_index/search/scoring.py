@@ -57,8 +57,6 @@ class Params:
     #: Containers and curated definitions answer more questions than single columns do.
     kind_prior: dict[str, float] = field(default_factory=_kind_prior)
     relevance_floor: float = 0.18
-    #: What a matching wiki page names (sl_refs, `identifiers`) scores at least this share of the page.
-    link_share: float = 0.7
     #: A source or table scores at least this share of its best-matching measure, dimension or column (0.9 → 0.95
     #: chosen by every discover fold, families weighed equally; no held-out family loses: docs/benchmarks.md).
     parent_share: float = 0.95

@@ -44,7 +44,6 @@ def view(snap: Snapshot) -> dict:
         "parent": [uids[p] if p >= 0 else None for p in snap.doc_parent],
         "exact": snap.exact,
         "exact_by_length": snap.exact_by_length,
-        "links": {uids[page]: [uids[t] for t in targets] for page, targets in snap.links.items()},
         "shadowed": snap.shadowed,
         "entries": snap.entries,
         "orphans": snap.orphans,

@@ -108,29 +108,6 @@ def test_a_name_many_tables_share_lifts_nothing(layered):
     assert lifted["analytics.fct_orders.created_at"] == pytest.approx(0.9 * lifted["analytics.stg_orders.created_at"])
 
 
-@pytest.fixture
-def clinic_wiki(make_project):
-    files = scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC)
-    files["wiki/global/blood-tests.md"] = (
-        "---\nsummary: Thrombocyte reference ranges for blood tests\n---\n"
-        "Thrombocyte reference ranges: flag a blood test below 150 in `Laboratory.PLT`.\n"
-    )
-    yield from indexed(make_project, files)
-
-
-def test_a_matching_page_lifts_what_it_names_unless_the_lift_stays_under_the_floor(clinic_wiki):
-    query = "thrombocyte reference ranges"
-    ranked = clinic_wiki.rank(query, ["wiki", "column"])
-    scores = {c.uid: c.score for c in ranked}
-    page, plt = scores["wiki:global:blood-tests"], scores["column:warehouse:main.Laboratory.PLT"]
-    share = PARAMS.link_share
-    assert page > PARAMS.relevance_floor / share and plt >= share * page
-    assert next(c for c in ranked if c.uid.endswith("Laboratory.PLT")).steps.get("links", 0.0) > 0  # explained
-    higher = with_params(clinic_wiki, relevance_floor=page * share * 1.01)  # the page still passes
-    scores = {c.uid: c.score for c in higher.rank(query, ["wiki", "column"])}
-    assert scores.get("column:warehouse:main.Laboratory.PLT", 0.0) < share * page  # not lifted
-
-
 def test_with_a_connection_pages_about_other_connections_are_demoted_never_dropped(make_project):
     files = scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC)
     page = "---\nsummary: Thrombocyte reference ranges\nconnections: [{conn}]\n---\nThrombocyte reference ranges.\n"
