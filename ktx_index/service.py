@@ -63,6 +63,7 @@ class KtxIndex:
         self._write_lock = threading.RLock()  # every write path in this process, see the module docstring
         self._stop = threading.Event()  # a requested stop: writers finish their batch and return
         self._background: list[threading.Thread] = []
+        self._background_lock = threading.Lock()  # close never misses a thread that in_background is starting
 
     def request_stop(self) -> None:
         """Ask writers to stop at a safe point: a parse not yet committed is discarded, embedding stops
@@ -80,9 +81,12 @@ class KtxIndex:
     def close(self, timeout: float = 60.0) -> None:
         """Stop background work at a safe point, wait for it, release the writer and the model's sessions."""
         self._stop.set()
-        for thread in self._background:
+        with self._background_lock:  # from here on in_background starts nothing that could touch the engine
+            threads = list(self._background)
+        for thread in threads:
             thread.join(timeout)
-        self._background = [t for t in self._background if t.is_alive()]
+        with self._background_lock:
+            self._background = [t for t in self._background if t.is_alive()]
         if self._engine is not None:
             self._engine.close()
             self._engine = None
@@ -108,10 +112,14 @@ class KtxIndex:
 
     def in_background(self, name: str, work: Callable[[], None]) -> threading.Thread:
         """Run ``work`` in a thread that ``close`` joins: a thread still inside ONNX Runtime when the
-        interpreter exits aborts the process ("terminate called without an active exception")."""
-        thread = threading.Thread(target=work, name=name, daemon=True)
-        self._background.append(thread)
-        thread.start()
+        interpreter exits aborts the process ("terminate called without an active exception"), and one started
+        while ``close`` runs (a signal during serve's start) used the store as it closed: a segfault in SQLite."""
+        with self._background_lock:
+            if self._stop.is_set():  # closing: a thread started now could use the engine while it is closed
+                work = _noop_work
+            thread = threading.Thread(target=work, name=name, daemon=True)
+            self._background.append(thread)
+            thread.start()
         return thread
 
     # ------------------------------------------------------------------ writing
@@ -323,3 +331,7 @@ class KtxIndex:
         engine = self.refreshed_engine() if self.layout.exists() else None
         connections = self.connections({} if engine is None else None)
         return build_status(self.layout, self.project, engine, self.embedder, self.indexers, connections)
+
+
+def _noop_work() -> None:
+    """What a background thread asked for while the service closes does instead."""

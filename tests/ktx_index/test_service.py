@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+from projects import write_files
+
 from ktx_index.builder import Builder
 from ktx_index.embedder import HashEmbedder
 from ktx_index.service import KtxIndex
@@ -71,3 +73,15 @@ def test_reads_refresh_without_writing(make_project):
     assert reader.wiki_search("beta").totalFound == 1  # and sees the writer's commit on its next call
     writer.close()
     reader.close()
+
+
+def test_work_asked_for_while_the_service_closes_never_touches_it(tmp_path):
+    """serve's warm-up starting as a signal closes the service used the store as it closed (a segfault)."""
+    service = KtxIndex(write_files(tmp_path, {"ktx.yaml": "connections: {}\n"}), embedder=HashEmbedder())
+    ran = threading.Event()
+    service.request_stop()  # what close does first
+    service.in_background("late", ran.set).join(5)
+    assert not ran.is_set()
+    service.close()
+    service.in_background("after", ran.set).join(5)  # a closed service is usable again
+    assert ran.is_set()
