@@ -45,6 +45,7 @@ HEAD_PROBES = 3
 #: How long to wait for a worker to load its model (the first run on a node exports it: tens of seconds).
 WORKER_START_S = 300.0
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+FORWARDED = ("KTX_INDEX_MODEL_CACHE", "KTX_INDEX_EMBED_RUNTIME", "XDG_CACHE_HOME")
 
 
 def import_ray(loopback: bool) -> Any:
@@ -158,11 +159,13 @@ class RayEmbedding:
         auto = self.address == "auto"
         host = "127.0.0.1" if auto else _split_address(self.address)[0]
         ray = self._ray = import_ray(loopback=host in LOOPBACK)
-        source = str(Path(__file__).resolve().parents[1])  # workers import this code (a checkout, a venv)
+        env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "RAY_USAGE_STATS_ENABLED": "0"}
+        if host in LOOPBACK:  # workers on this machine share its model cache and runtime choice
+            env |= {k: v for k in FORWARDED if (v := os.environ.get(k))}
         options: dict[str, Any] = {
             "logging_level": logging.WARNING,
             "log_to_driver": False,
-            "runtime_env": {"env_vars": {"PYTHONPATH": source, "RAY_USAGE_STATS_ENABLED": "0"}},
+            "runtime_env": {"env_vars": env},  # workers import this process's code (a checkout or a venv)
         }
         if auto:
             ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, **options)
@@ -227,7 +230,7 @@ class RayEmbedding:
         queue: deque[tuple[list[str], list[str]]] = deque()  # batches to send (again, first)
         flight: dict[Any, tuple[Any, list[str], list[str]]] = {}
         exhausted = False
-        failed_probes = 0
+        failed_probes, probed = 0, time.monotonic()
         try:
             while True:
                 self._promote(block=not self._ready and not flight)
@@ -247,10 +250,12 @@ class RayEmbedding:
                         return
                     continue  # no worker free: _promote waits for one (or says the cluster is gone)
                 done, _ = ray.wait(list(flight), num_returns=1, timeout=POLL_S)
-                if not done:
+                if time.monotonic() - probed >= POLL_S:  # results can flow from workers while the head is gone
+                    probed = time.monotonic()
                     failed_probes = failed_probes + 1 if _reachable(*self._probe) else 0
                     if failed_probes >= HEAD_PROBES:
                         raise self._lost_cluster("its head stopped answering")
+                if not done:
                     continue
                 actor, keys, texts = flight.pop(done[0])
                 self._load[actor] -= 1
@@ -329,6 +334,8 @@ class RayEmbedding:
         self._ready.pop(actor, None)
         self._load.pop(actor, None)
         self.lost += 1
+        if _reachable(*self._probe) is not None:  # the whole cluster went: asking it for a worker would hang
+            raise self._lost_cluster("its head stopped answering")
         self.on_event(f"ray: a worker was lost ({type(exc).__name__}); its batches go to the others")
         self._spawn()
 
