@@ -193,6 +193,14 @@ class RayEmbedding:
         self.on_event(f"ray: {count} workers starting on a cluster of {cpus} CPUs at {self.address}")
         return self
 
+    def wait_ready(self) -> int:
+        """Block until every worker asked for has loaded its model (the benchmark times embedding apart from
+        start-up); returns how many are ready."""
+        deadline = time.monotonic() + WORKER_START_S
+        while self._starting and time.monotonic() < deadline:
+            self._promote(block=True)
+        return len(self._ready)
+
     def _spawn(self) -> None:
         actor = self._remote.remote(embedder_factory(self.embedder))
         self._starting[actor.ready.remote()] = actor
