@@ -17,6 +17,7 @@ command imports this module, when ``--ray`` is given.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -106,8 +107,16 @@ class EmbedWorker:
     def encode(self, texts: list[str]) -> tuple[np.ndarray, str]:
         return np.asarray(self.embedder.encode(texts), dtype=np.float32), self.node
 
-    def peak_rss_mb(self) -> tuple[str, float]:
-        return self.node, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    def usage(self) -> tuple[str, float, float]:
+        """(node id, peak RSS in MB, CPU seconds) of this worker process."""
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        return self.node, own.ru_maxrss / 1024, own.ru_utime + own.ru_stime
+
+
+def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
+    """What Ray raises when a worker, its node or a result went away (the batch is sent to another worker)."""
+    errors = ray.exceptions
+    return (errors.RayActorError, errors.ObjectLostError, errors.WorkerCrashedError, errors.NodeDiedError)
 
 
 def _split_address(address: str) -> tuple[str, int]:
@@ -211,22 +220,19 @@ class RayEmbedding:
         if ray is None:
             return
         self._ray = None
-        try:
-            for actor in [*self._ready, *self._starting.values()]:
+        for actor in [*self._ready, *self._starting.values()]:
+            with contextlib.suppress(Exception):  # a lost cluster: nothing left to kill
                 ray.kill(actor)
-        except Exception:  # a lost cluster: nothing left to kill
-            pass
         self._starting, self._ready = {}, {}
         ray.shutdown()
 
-    def peak_rss_mb(self) -> dict[str, float]:
-        """Peak RSS of the workers, summed per node (the benchmark asks before ``close``)."""
-        ray = self._ray
-        refs = [actor.peak_rss_mb.remote() for actor in self._ready]
-        out: Counter[str] = Counter()
-        for node, mb in ray.get(refs, timeout=60):
-            out[node] += mb
-        return dict(out)
+    def usage(self) -> dict[str, tuple[float, float]]:
+        """Per node, the workers' peak RSS (MB) and CPU seconds, summed (the benchmark asks before ``close``)."""
+        out: dict[str, tuple[float, float]] = {}
+        for node, mb, cpu_s in self._ray.get([actor.usage.remote() for actor in self._ready], timeout=60):
+            rss, cpu = out.get(node, (0.0, 0.0))
+            out[node] = (rss + mb, cpu + cpu_s)
+        return out
 
     # ------------------------------------------------------------------ embedding
 
@@ -269,7 +275,7 @@ class RayEmbedding:
                 self._load[actor] -= 1
                 try:
                     matrix, node = ray.get(done[0])
-                except ray.exceptions.RayActorError as exc:
+                except _lost_errors(ray) as exc:
                     self._worker_lost(actor, exc)
                     queue.appendleft((keys, texts))  # another worker embeds it; nothing was written
                     self.retried += 1
@@ -278,7 +284,8 @@ class RayEmbedding:
                 yield keys, matrix
         finally:
             for ref in flight:
-                ray.cancel(ref)
+                with contextlib.suppress(Exception):  # a lost cluster has nothing left to cancel
+                    ray.cancel(ref)
 
     def _batches(self, groups: Iterable[list[tuple[str, str]]]) -> Generator[tuple[list[str], list[str]], None, None]:
         count = token_counter(self.embedder)
@@ -311,7 +318,7 @@ class RayEmbedding:
                 actor = self._starting.pop(ref)
                 try:
                     fingerprint, node, _pid = ray.get(ref)
-                except ray.exceptions.RayActorError as exc:
+                except _lost_errors(ray) as exc:
                     self._worker_lost(actor, exc)
                     continue
                 except ray.exceptions.RayTaskError as exc:  # the model failed to load there
@@ -342,6 +349,8 @@ class RayEmbedding:
         self._ready.pop(actor, None)
         self._load.pop(actor, None)
         self.lost += 1
+        with contextlib.suppress(Exception):  # if it lives on (an object lost, not the worker), free its CPU
+            self._ray.kill(actor)
         if _reachable(*self._probe) is not None:  # the whole cluster went: asking it for a worker would hang
             raise self._lost_cluster("its head stopped answering")
         self.on_event(f"ray: a worker was lost ({type(exc).__name__}); its batches go to the others")

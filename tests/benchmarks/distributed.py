@@ -11,8 +11,10 @@ embedding. Every index is compared with the local one (tests/ray_support.py: cou
 every vector).
 
 Prints, per configuration: texts embedded, embedding wall time, texts/s, speed-up over one node, start-up,
-the writer's peak RSS, each node's worker peak RSS, the machine's busy cores meanwhile (all processes: on a
-shared machine the other engineers' work shows here), and the agreement with the local vectors.
+the writer's peak RSS, each node's worker peak RSS, texts per CPU-second of the workers (locally: of the one
+process) and CPU-seconds the writer spends per 1,000 texts (both independent of how busy the machine is: they
+say what N free cores would give), the machine's busy cores meanwhile (all processes: on a shared machine the
+other engineers' work shows here), and the agreement with the local vectors.
 """
 
 from __future__ import annotations
@@ -76,23 +78,33 @@ def run_one(config: str, project: Path) -> dict[str, Any]:
             pool = RayEmbedding(cluster.address, embedder).start()
             out["workers"] = pool.wait_ready()
             out["startup_s"] = time.perf_counter() - started
+            loaded = pool.usage()  # CPU spent loading the model is not embedding
             service = KtxIndex(project, embedder=embedder, embed_backend=pool)
             out |= timed_embed(service)
             service.close()
-            out["node_rss_mb"] = pool.peak_rss_mb()
+            usage = pool.usage()
+            out["node_rss_mb"] = {node: rss for node, (rss, _cpu) in usage.items()}
+            out["worker_cpu_s"] = sum(cpu - loaded.get(node, (0, 0))[1] for node, (_rss, cpu) in usage.items())
             out["texts_by_node"] = dict(pool.texts_by_node)
             pool.close()
     out["writer_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
+def cpu_s() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
 def timed_embed(service: KtxIndex) -> dict[str, Any]:
     with CpuWindow() as window:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_s()
         texts, status = service.embed_pending()
         wall = time.perf_counter() - started
     assert status == "ready", status
-    return {"texts": texts, "embed_s": wall, "texts_per_s": texts / wall, "busy_cores": window.cores()}
+    writer_cpu = cpu_s() - cpu
+    return {"texts": texts, "embed_s": wall, "texts_per_s": texts / wall, "busy_cores": window.cores(),
+            "writer_cpu_s": writer_cpu, "worker_cpu_s": writer_cpu}  # fmt: skip
 
 
 def child(config: str, base: Path) -> dict[str, Any]:
@@ -116,7 +128,8 @@ def child(config: str, base: Path) -> dict[str, Any]:
 def render(results: list[dict[str, Any]], markdown: bool) -> str:
     one = next((r["texts_per_s"] for r in results if r["config"] == "ray-1"), None)
     header = ["config", "texts", "embed s", "texts/s", "× 1 node", "start-up s", "writer peak RSS MB",
-              "worker peak RSS MB per node", "busy cores (all processes)", "min cosine vs local"]  # fmt: skip
+              "worker peak RSS MB per node", "texts per worker CPU-s", "writer CPU-s per 1k texts",
+              "busy cores (all processes)", "min cosine vs local"]  # fmt: skip
     rows = []
     for r in results:
         nodes = " / ".join(f"{mb:.0f}" for _, mb in sorted(r["node_rss_mb"].items())) or "(in the writer)"
@@ -124,7 +137,9 @@ def render(results: list[dict[str, Any]], markdown: bool) -> str:
             "local (2 cores)" if r["config"] == "local" else f"ray, {r['config'].split('-')[1]} node(s) × 1 CPU",
             f"{r['texts']:,}", f"{r['embed_s']:.1f}", f"{r['texts_per_s']:.0f}",
             f"{r['texts_per_s'] / one:.2f}" if one else "-", f"{r['startup_s']:.1f}", f"{r['writer_rss_mb']:.0f}",
-            nodes, f"{r['busy_cores']:.2f}", r.get("agreement", "reference"),
+            nodes, f"{r['texts'] / r['worker_cpu_s']:.0f}",
+            "-" if r["config"] == "local" else f"{1000 * r['writer_cpu_s'] / r['texts']:.2f}",
+            f"{r['busy_cores']:.2f}", r.get("agreement", "reference"),
         ])  # fmt: skip
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
