@@ -177,7 +177,10 @@ class RayEmbedding:
             "runtime_env": {"env_vars": env},  # workers import this process's code (a checkout or a venv)
         }
         if auto:
-            ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, **options)
+            try:
+                ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, **options)
+            except Exception as exc:
+                raise ClusterUnavailable(f"cannot start a Ray cluster on this machine: {exc}", LOCAL_HINT) from exc
             self._probe = _split_address(ray.get_runtime_context().gcs_address)
         else:
             self._probe = _split_address(self.address)
@@ -199,7 +202,8 @@ class RayEmbedding:
         self._remote = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(EmbedWorker)
         for _ in range(count):
             self._spawn()
-        self.on_event(f"ray: {count} workers starting on a cluster of {cpus} CPUs at {self.address}")
+        where = f"auto (this machine, {self._probe[0]}:{self._probe[1]})" if auto else self.address
+        self.on_event(f"ray: {count} workers starting on a cluster of {cpus} CPUs at {where}")
         return self
 
     def wait_ready(self) -> int:
