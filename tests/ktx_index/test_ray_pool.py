@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from projects import DEMO, REPO
 
 from ktx_index.cli import cli
-from ktx_index.embedder import MiniLMEmbedder
+from ktx_index.embedder import HashEmbedder, MiniLMEmbedder
 from ktx_index.errors import ClusterUnavailable
 from ktx_index.evaluation import service_runner
 from ktx_index.judged import load_judged
@@ -41,6 +41,17 @@ def same_answers(local: KtxIndex, other: KtxIndex) -> None:
     run_local, run_other = service_runner(local), service_runner(other)
     for q in load_judged(JUDGED).queries:
         assert run_local(q) == run_other(q), q.id
+
+
+def test_batches_are_cut_by_padded_tokens_and_cover_every_text_once():
+    words = [" ".join(["word"] * n) for n in range(1, 60)]
+    group = sorted(((f"k{i}", text) for i, text in enumerate(words)), key=lambda kt: len(kt[1]))
+    pool = RayEmbedding("auto", HashEmbedder(), batch_tokens=64)
+    batches = list(pool._batches([group[:30], group[30:]]))
+    assert [k for keys, _ in batches for k in keys] == [k for k, _ in group]
+    for keys, texts in batches:
+        width = max(len(t.split()) + 2 for t in texts)  # the test embedder's token count
+        assert len(keys) == 1 or width * len(keys) <= 64
 
 
 @pytest.mark.slow
