@@ -59,6 +59,8 @@ class Connection:
     driver: str | None = None
     #: Declared in ktx.yaml (a folder without an entry is still indexed).
     declared: bool = True
+    #: ktx.yaml's ``query_policy`` (KTX's ``semantic-layer-only`` turns raw SQL off for the connection).
+    query_policy: str | None = None
 
 
 @dataclass
@@ -163,7 +165,10 @@ def load_project(root: str | Path) -> Project:
             )
             continue
         driver = body.get("driver") if isinstance(body, dict) else None
-        project.connections[conn_id] = Connection(conn_id, str(driver) if driver else None)
+        policy = body.get("query_policy") if isinstance(body, dict) else None
+        project.connections[conn_id] = Connection(
+            conn_id, str(driver) if driver else None, query_policy=policy if isinstance(policy, str) else None
+        )
 
     for family in ("semantic-layer", "raw-sources"):
         for name in list_dirs(project, family):

@@ -9,11 +9,22 @@ class KtxIndexError(Exception):
     def __init__(self, message: str, hint: str | None = None) -> None:
         self.message = message
         self.hint = hint
-        super().__init__(f"{message}; {hint}" if hint else message)
+        # A message that is a full sentence (upstream KTX's templates: 'Wiki page "x" was not found.') is
+        # followed by the hint as another sentence.
+        joint = " " if message.endswith((".", "?", "!")) else "; "
+        super().__init__(f"{message}{joint}{hint}" if hint else message)
 
 
 class NotFound(KtxIndexError):
     """An unknown connection, wiki key, source or table (the hint names the known ones)."""
+
+
+def unknown_connection(connection_id: str, known: list[str]) -> NotFound:
+    """Upstream's template for a connection ktx.yaml does not name (its wiki_search's; used by every tool here)."""
+    hint = f"Configured connections: {', '.join(known) or '(none configured)'}."
+    if connection_id == "_ktx_federated":
+        hint += " _ktx_federated is the cross-database SQL connection (sql_execution); search its members instead."
+    return NotFound(f'Unknown connection "{connection_id}".', hint)
 
 
 class InvalidInput(KtxIndexError):

@@ -13,7 +13,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -26,7 +26,16 @@ from ktx_index.store import DocStore
 K = 10
 #: A run of one question: per result, the ids it stands for, its own id first.
 Returned = list[list[str]]
-Runner = Callable[[JudgedQuery], Returned]
+
+
+class Answer(NamedTuple):
+    """A run of one question by a tool that can flag its answer as unsure (``confidence: "low"``)."""
+
+    returned: Returned
+    low: bool
+
+
+Runner = Callable[[JudgedQuery], Returned | Answer]
 METRICS = ("mrr", "ndcg", "recall", "table_recall")
 
 
@@ -47,10 +56,11 @@ class QueryResult(Scores):
     relevant: dict[str, int]
     returned: list[str] = Field(description="The top results' ids, best first.")
     missed: list[str] = Field(description="Judged ids absent from the top k, best grade first.")
+    low: bool = Field(default=False, description='Answered with confidence "low".')
 
     @property
     def is_miss(self) -> bool:
-        return bool(self.missed) or (not self.relevant and bool(self.returned))
+        return bool(self.missed) or (not self.relevant and bool(self.returned) and not self.low)
 
 
 class GroupScore(BaseModel):
@@ -63,6 +73,8 @@ class GroupScore(BaseModel):
     recall: float
     table_recall: float | None
     p50_ms: float
+    empty: float = Field(description="Share of the questions that got nothing back.")
+    low: float = Field(description='Share of the questions answered with confidence "low".')
 
 
 class EvalReport(BaseModel):
@@ -85,15 +97,15 @@ def dcg(gains: Sequence[float], k: int = K) -> float:
     return sum(gain / math.log2(i + 2) for i, gain in enumerate(gains[:k]))
 
 
-def metrics(returned: Sequence[Iterable[str]], relevant: dict[str, int], k: int = K) -> Scores:
+def metrics(returned: Sequence[Iterable[str]], relevant: dict[str, int], k: int = K, low: bool = False) -> Scores:
     """Scores of one ranked list against graded ids (gain 2^grade - 1).
 
     A result standing for many ids (a semantic-layer source carrying its scanned table) earns
     the gain of each relevant id not already credited, since de-duplicating twins is asked
     for; nDCG is capped at 1. With nothing relevant, the question expects nothing back: every
-    score is 1 for an empty list, else 0."""
+    score is 1 for an empty list or an answer flagged ``low`` (the tool said it is unsure), else 0."""
     if not relevant:
-        score = 0.0 if returned else 1.0
+        score = 0.0 if returned and not low else 1.0
         return Scores(mrr=score, ndcg=score, recall=score)
     seen: set[str] = set()
     gains = []
@@ -139,17 +151,20 @@ def service_runner(service: KtxIndex, k: int = K) -> Runner:
 
     def run(q: JudgedQuery) -> Returned:
         if q.tool == "discover_data":
-            return [ref_ids(r) for r in service.discover_data(q.text, q.connection, q.kinds, k).refs]
+            found = service.discover_data(q.text, q.connection, q.kinds, k)
+            return Answer([ref_ids(r) for r in found.refs], found.confidence == "low")
         if q.tool == "wiki_search":
-            return [[f"wiki::{r.key}"] for r in service.wiki_search(q.text, k).results]
+            pages = service.wiki_search(q.text, k)
+            return Answer([[f"wiki::{r.key}"] for r in pages.results], pages.confidence == "low")
         result = service.dictionary_search(list(q.values or []), q.connection)
         return [[match_id(m)] for value in result.results for m in value.matches]
 
     return run
 
 
-def score(q: JudgedQuery, returned: Returned, ms: float, k: int = K) -> QueryResult:
-    scores = metrics(returned, q.relevant, k)
+def score(q: JudgedQuery, answer: Returned | Answer, ms: float, k: int = K) -> QueryResult:
+    returned, low = answer if isinstance(answer, Answer) else (answer, False)
+    scores = metrics(returned, q.relevant, k, low)
     found = {i for ids in returned[:k] for i in ids}
     missed = sorted((i for i in q.relevant if i not in found), key=lambda i: (-q.relevant[i], i))
     return QueryResult(
@@ -163,6 +178,7 @@ def score(q: JudgedQuery, returned: Returned, ms: float, k: int = K) -> QueryRes
         relevant=q.relevant,
         returned=[ids[0] for ids in returned[:k]],
         missed=missed,
+        low=low,
     )
 
 
@@ -191,6 +207,8 @@ def aggregate(results: Sequence[QueryResult]) -> list[GroupScore]:
                 recall=round(statistics.mean(r.recall for r in rows), 4),
                 table_recall=round(statistics.mean(tables), 4) if tables else None,
                 p50_ms=round(statistics.median(r.ms for r in rows), 2),
+                empty=round(statistics.mean(not r.returned for r in rows), 4),
+                low=round(statistics.mean(r.low for r in rows), 4),
             )
         )
     return groups

@@ -36,6 +36,7 @@ class IndexLayout:
         self.lock = self.dir / "write.lock"
         self.watcher = self.dir / "watcher.json"
         self.errors = self.dir / "errors.json"  # the MCP server's last tool errors, for status
+        self.upstream = self.dir / "upstream.json"  # serve --upstream: the link to upstream KTX, for status
 
     def exists(self) -> bool:
         return self.store.is_file()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
@@ -15,80 +15,130 @@ class WikiPage(Strict):
     summary: str = Field(description="Frontmatter summary (empty when absent).")
     content: str = Field(description="The Markdown body, trimmed.")
     scope: Literal["GLOBAL", "USER"] = Field(description="USER when the caller's own page shadows the global one.")
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list, description="Frontmatter tags.")
     refs: list[str] = Field(default_factory=list, description="Other wiki keys this page points to.")
     slRefs: list[str] = Field(default_factory=list, description="Semantic-layer sources as 'connection.source'.")
-    path: str = Field(description="Project-relative path of the page file.")
+    path: str = Field("", description="ktx-index: project-relative path of the page file.")
 
 
 class SlSource(Strict):
-    sourceName: str
-    connectionId: str
+    sourceName: str = Field(description="The source's name (no .yaml).")
     yaml: str = Field(
         description="The raw file for standalone sources; the composed document for manifest/overlay ones."
     )
-    path: str = Field(description="Where the source is defined ('<shard>#<name>' for manifest entries).")
+    connectionId: str = Field("", description="ktx-index: the connection the source belongs to.")
+    path: str = Field("", description="ktx-index: where it is defined ('<shard>#<name>' for manifest entries).")
     files: list[str] = Field(
-        default_factory=list, description="Every file composed into it (base first, then overlays)."
+        default_factory=list, description="ktx-index: every file composed into it (base first, then overlays)."
     )
+
+
+DimensionType = Literal["time", "string", "number", "boolean"]
+TableKind = Literal["table", "view", "external", "event_stream"]
+EntityErrorCode = Literal["scan_missing", "table_not_found", "ambiguous_table", "column_not_found"]
 
 
 class ColumnDetails(Strict):
     name: str
-    nativeType: str | None = None
-    normalizedType: str | None = None
-    dimensionType: str | None = None
-    nullable: bool | None = None
-    primaryKey: bool | None = None
-    comment: str | None = None
-    description: str | None = Field(None, description="Resolved description (user > ai > dbt > db), else null.")
-    sampleValues: list[str] = Field(default_factory=list, description="Most frequent values in the profile sample.")
-    distinctCount: int | None = Field(None, description="Distinct values in the profile sample.")
-    nullRate: float | None = Field(None, description="Share of nulls in the profile sample.")
+    nativeType: str = Field(description="The warehouse's own type.")
+    normalizedType: str = Field(description="The type in KTX's normalised spelling.")
+    dimensionType: DimensionType = Field(description="How the semantic layer treats it.")
+    nullable: bool
+    primaryKey: bool
+    comment: str | None = Field(description="The warehouse comment, null when there is none.")
+    description: str | None = Field(None, description="ktx-index: resolved description (user > ai > dbt > db).")
+    sampleValues: list[str] = Field(
+        default_factory=list, description="ktx-index: most frequent values in the profile sample."
+    )
+    distinctCount: int | None = Field(None, description="ktx-index: distinct values in the profile sample.")
+    nullRate: float | None = Field(None, description="ktx-index: share of nulls in the profile sample.")
+
+
+class ForeignKey(Strict):
+    fromColumn: str
+    toCatalog: str | None
+    toDb: str | None
+    toTable: str
+    toColumn: str
+    constraintName: str | None
 
 
 class Snapshot(Strict):
-    syncId: str | None = None
-    extractedAt: str | None = None
-    scanRunId: str | None = None
+    syncId: str = Field(description="The scan snapshot the table comes from.")
+    extractedAt: str = Field(description="When that scan ran (ISO 8601).")
+    scanRunId: str | None
 
 
-class EntityDetails(Strict):
-    ok: bool
+class EntityFound(Strict):
+    ok: Literal[True]
     connectionId: str
-    input: Any = Field(description="The entity as sent.")
-    tableRef: TableRefOut | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    display: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    kind: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    comment: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    description: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    estimatedRows: int | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    profiledRows: int | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    columns: list[ColumnDetails] | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    foreignKeys: list[dict[str, Any]] | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    snapshot: Snapshot | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    code: (
-        Literal["scan_missing", "table_not_found", "ambiguous_table", "column_not_found", "invalid_table_ref"]
-        | SkipJsonSchema[None]
-    ) = Field(default=None, exclude_if=_absent_if_none, description="Why ok is false.")
-    message: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none)
-    candidates: list[str] | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="Tables or columns to pick from when ok is false."
+    tableRef: TableRefOut
+    display: str = Field(description="The table as the warehouse's SQL names it, e.g. raw.orders.")
+    kind: TableKind
+    comment: str | None = Field(description="The warehouse comment, null when there is none.")
+    estimatedRows: int | None = Field(description="Row estimate from the scan, null when unknown.")
+    columns: list[ColumnDetails] = Field(description="Every column, or those asked for, in the table's order.")
+    foreignKeys: list[ForeignKey]
+    snapshot: Snapshot
+    description: str | None = Field(None, description="ktx-index: resolved table description, else null.")
+    profiledRows: int | None = Field(None, description="ktx-index: rows the profile sampled.")
+
+
+class TableCandidate(Strict):
+    tableRef: TableRefOut
+    display: str
+
+
+class EntityError(Strict):
+    code: EntityErrorCode = Field(description="Why the table could not be read.")
+    message: str = Field(description="What went wrong and what to send instead.")
+    candidates: list[TableCandidate] | list[str] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description="Tables to pick from (table codes: the nearest names, closest first), or the table's column "
+        "names (column_not_found).",
     )
 
 
+class EntityFailed(Strict):
+    ok: Literal[False]
+    connectionId: str
+    table: str | TableRefOut = Field(description="The table as sent ({schema, table} read as {catalog, db, name}).")
+    snapshot: Snapshot | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="The connection's latest scan, when there is one."
+    )
+    error: EntityError
+
+
 class EntityDetailsResult(Strict):
-    entities: list[EntityDetails]
+    results: list[EntityFound | EntityFailed] = Field(description="One item per entity sent, in the same order.")
+
+
+QueryPolicy = Literal["semantic-layer-only"]
 
 
 class ConnectionEntry(Strict):
     id: str
-    name: str
-    connectionType: str = Field(description="Driver in KTX's spelling, e.g. POSTGRESQL, SNOWFLAKE, DBT.")
-    driver: str | None = None
-    declared: bool = Field(description="Listed in ktx.yaml; false for a folder-only connection.")
-    counts: dict[str, int] = Field(default_factory=dict, description="Indexed documents per kind.")
+    name: str = Field(description="The same as id.")
+    connectionType: str = Field(
+        description="Upstream's spelling: POSTGRESQL, SQLSERVER, SNOWFLAKE, … for SQL warehouses; the driver as "
+        "written for the others (dbt, metabase, mongodb); unknown when there is none."
+    )
+    members: list[str] | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="_ktx_federated only: the connections it joins."
+    )
+    hint: str | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="How to query it, when there is something to know."
+    )
+    queryPolicy: QueryPolicy | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="Set when raw SQL is off for it (use sl_query)."
+    )
+    driver: str | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="ktx-index: the ktx.yaml driver as written."
+    )
+    declared: bool = Field(True, description="ktx-index: listed in ktx.yaml; false for a folder-only connection.")
+    counts: dict[str, int] = Field(default_factory=dict, description="ktx-index: indexed documents per kind.")
 
 
 class ConnectionListResult(Strict):
-    connections: list[ConnectionEntry]
+    connections: list[ConnectionEntry] = Field(description="Sorted by id; _ktx_federated, when there is one, last.")

@@ -1,4 +1,4 @@
-"""The reads that hydrate search refs: wiki_read, sl_read_source, entity_details, connection_list.
+"""The reads that hydrate search refs: wiki_read, sl_read_source, entity_details (connection_list: connections.py).
 
 Every name that comes from a tool input is matched against what is indexed (or checked
 against the flat-key rule) before anything touches the disk, so no input can name a
@@ -7,33 +7,37 @@ path outside the project.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from rapidfuzz import process
 
 from indexers.files import SAFE_ID, SourceError, read_text
-from indexers.models import Document
+from indexers.models import Document, make_uid
 from indexers.project import Project
-from indexers.scans import COLUMN_FIELDS
 from indexers.wiki import split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.read_models import (
     ColumnDetails,
-    ConnectionEntry,
-    ConnectionListResult,
-    EntityDetails,
+    DimensionType,
     EntityDetailsResult,
+    EntityError,
+    EntityFailed,
+    EntityFound,
+    ForeignKey,
     SlSource,
     Snapshot,
+    TableCandidate,
+    TableKind,
     WikiPage,
 )
-from ktx_index.reports import ConnectionInfo
 from ktx_index.search.models import TableRefOut
 from ktx_index.store import DocStore
 
-CONNECTION_TYPES = {"postgres": "POSTGRESQL", "sqlserver": "SQLSERVER"}
+DIMENSION_TYPES = set(get_args(DimensionType))
+TABLE_KINDS = set(get_args(TableKind))
 MAX_ENTITIES = 20
 MAX_KEY_CHARS = 200
 
@@ -45,6 +49,11 @@ def nearest(word: str, choices: list[str], limit: int = 5) -> list[str]:
 def _hint(word: str, choices: list[str]) -> str:
     close = nearest(word, choices)
     return f"did you mean: {', '.join(close)}" if close else f"known: {', '.join(sorted(choices)[:10]) or 'none'}"
+
+
+def _sentence(hint: str) -> str:
+    """A hint as the sentence after upstream's not-found message."""
+    return hint[:1].upper() + hint[1:] + ("" if hint.endswith((".", "?", ")")) else ".")
 
 
 # ------------------------------------------------------------------ wiki_read
@@ -91,9 +100,9 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
     if forced is not None:
         other = next((scope for scope, rel in candidates if scope != forced and (project.root / rel).is_file()), None)
         if other is not None:
-            raise NotFound(f'Wiki page "{key}" was not found', f'a {other.lower()} page exists: send "{raw}"')
+            raise NotFound(f'Wiki page "{key}" was not found.', f'A {other.lower()} page exists: send "{raw}".')
     keys = sorted(set(known_keys()))
-    raise NotFound(f'Wiki page "{raw}" was not found', _hint(raw, keys))
+    raise NotFound(f'Wiki page "{raw}" was not found.', _sentence(_hint(raw, keys)))
 
 
 # ------------------------------------------------------------------ sl_read_source
@@ -110,7 +119,9 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
             if d.path.startswith(f"semantic-layer/{connection_id}/") and source_name in d.path
         ]
         hint = f"that file does not parse ({broken[0]})" if broken else _hint(source_name, names)
-        raise NotFound(f'Semantic-layer source "{source_name}" was not found in connection "{connection_id}"', hint)
+        raise NotFound(
+            f'Semantic-layer source "{source_name}" was not found.', _sentence(f'In "{connection_id}", {hint}')
+        )
     return SlSource(
         sourceName=doc.id,
         connectionId=connection_id,
@@ -178,97 +189,145 @@ def check_entity_count(entities: list[Any]) -> None:
         raise InvalidInput(f"{len(entities)} entities sent", f"send 1 to {MAX_ENTITIES} per call")
 
 
-def entity_details(store: DocStore, connection_id: str, entities: list[dict[str, Any]]) -> EntityDetailsResult:
-    """``connection_id`` is a known connection and the count is checked (the service does both first,
-    before opening the index)."""
+def entity_details(
+    store: DocStore, connection_id: str, entities: list[dict[str, Any]], known: list[str]
+) -> EntityDetailsResult:
+    """One item per entity, in order, in upstream's shapes and message templates. An unknown connection is not
+    an error of the call (upstream does not check it either): each item says there is no scan, and which
+    connections there are. The count is checked by the service first."""
     tables = [TableName(*row) for row in store.table_refs(connection_id)]
-    out = []
+    snapshot_doc = store.get(make_uid("snapshot", connection_id, connection_id)) if tables else None
+    latest = _snapshot(snapshot_doc.attrs) if snapshot_doc is not None else None
+    out: list[EntityFound | EntityFailed] = []
     for entity in entities:
-        item = EntityDetails(ok=False, connectionId=connection_id, input=entity)
+        table = entity.get("table") if isinstance(entity, dict) else entity
+        echo = table if isinstance(table, str) else _echo(table)
+        failed = functools.partial(_failed, connection_id, echo, latest)
         if not tables:
-            item.code, item.message = (
-                "scan_missing",
-                (f"no scan snapshot for connection '{connection_id}'; run `ktx scan {connection_id}` and rebuild"),
+            message = (
+                f'No live-database scan found for connection "{connection_id}"; run `ktx ingest {connection_id}` '
+                f"or `ktx scan {connection_id}`."
             )
-            out.append(item)
+            if connection_id not in known:
+                message += f" Configured connections: {', '.join(known) or '(none configured)'}."
+            out.append(failed("scan_missing", message))
             continue
         try:
-            wanted = parse_table_input(entity.get("table") if isinstance(entity, dict) else entity)
-        except InvalidInput as exc:
-            item.code, item.message = "invalid_table_ref", str(exc)
-            out.append(item)
-            continue
+            wanted = parse_table_input(table)
+        except InvalidInput:
+            wanted = str(table)
         hits = _resolve(tables, wanted)
         label = wanted if isinstance(wanted, str) else ".".join(p for p in wanted if p)
-        if len(hits) != 1:
-            item.code = "ambiguous_table" if hits else "table_not_found"
+        if not hits:
             displays = [t.display for t in tables]
-            item.candidates = sorted(t.display for t in hits) or nearest(label, displays, 8) or sorted(displays)[:20]
-            item.message = (
-                f"'{label}' matches {len(hits)} tables; send one of the candidates"
-                if hits
-                else f"no table '{label}' in the latest scan of '{connection_id}'; send one of the candidates"
-            )
-            out.append(item)
-            continue
-        out.append(_details(store, store.get(hits[0].uid), entity, connection_id))
-    return EntityDetailsResult(entities=out)
+            close = nearest(label, displays, 8) or sorted(displays)[:20]
+            by_display = {t.display: t for t in tables}
+            message = f"Table not found in latest scan: {label}. Send one of the candidates (the nearest tables)."
+            out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in close]))
+        elif len(hits) > 1:
+            message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
+            out.append(failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=_display)]))
+        else:
+            out.append(_details(store, store.get(hits[0].uid), entity, connection_id, echo))
+    return EntityDetailsResult(results=out)
 
 
-def _details(store: DocStore, table: Document, entity: Any, connection_id: str) -> EntityDetails:
+def _failed(
+    connection_id: str,
+    table: Any,
+    snapshot: Snapshot | None,
+    code: str,
+    message: str,
+    candidates: list[Any] | None = None,
+) -> EntityFailed:
+    error = EntityError(code=code, message=message, candidates=candidates)  # type: ignore[arg-type]
+    return EntityFailed(ok=False, connectionId=connection_id, table=table, snapshot=snapshot, error=error)
+
+
+def _display(table: TableName) -> str:
+    return table.display
+
+
+def _candidate(table: TableName) -> TableCandidate:
+    return TableCandidate(
+        tableRef=TableRefOut(catalog=table.catalog, db=table.db, name=table.name), display=table.display
+    )
+
+
+def _echo(table: Any) -> Any:
+    """The table as sent, in upstream's shape: an object as {catalog, db, name} ({schema, table} mapped)."""
+    try:
+        parsed = parse_table_input(table)
+    except InvalidInput:
+        return str(table)
+    if isinstance(parsed, str):
+        return parsed
+    return TableRefOut(catalog=parsed[0], db=parsed[1], name=parsed[2])
+
+
+def _snapshot(attrs: dict[str, Any]) -> Snapshot:
+    return Snapshot(
+        syncId=attrs.get("syncId") or "", extractedAt=attrs.get("extractedAt") or "", scanRunId=attrs.get("scanRunId")
+    )
+
+
+def _column(doc: Document, name: str) -> ColumnDetails:
+    """Upstream's seven column fields, which a KTX scan always writes; a hand-made scan lacking one gets a
+    neutral value of the right type (its types 'unknown', a string dimension, nullable, no key)."""
+    attrs = doc.attrs
+    native = attrs.get("nativeType") or attrs.get("normalizedType") or "unknown"
+    dimension = attrs.get("dimensionType")
+    return ColumnDetails(
+        name=name,
+        nativeType=native,
+        normalizedType=attrs.get("normalizedType") or native,
+        dimensionType=dimension if dimension in DIMENSION_TYPES else "string",
+        nullable=attrs.get("nullable") is not False,
+        primaryKey=attrs.get("primaryKey") is True,
+        comment=attrs.get("comment"),
+        description=doc.description or None,
+        sampleValues=doc.sample_values,
+        distinctCount=attrs.get("distinctCount"),
+        nullRate=attrs.get("nullRate"),
+    )
+
+
+def _foreign_keys(raw: list[dict[str, Any]]) -> list[ForeignKey]:
+    """The scan's foreign keys in upstream's shape; one missing a column or target table is left out."""
+    out = []
+    for fk in raw:
+        if all(isinstance(fk.get(k), str) for k in ("fromColumn", "toTable", "toColumn")):
+            out.append(ForeignKey(**{k: fk.get(k) for k in ForeignKey.model_fields}))
+    return out
+
+
+def _details(
+    store: DocStore, table: Document, entity: Any, connection_id: str, echo: Any
+) -> EntityFound | EntityFailed:
     attrs = table.attrs
+    snapshot = _snapshot(attrs.get("snapshot") or {})
     columns = {d.name: d for d in store.scope_siblings(table.uid, "column")}
     wanted = entity.get("columns") if isinstance(entity, dict) else None
-    item = EntityDetails(ok=True, connectionId=connection_id, input=entity)
     names = [n for n in attrs.get("columns", []) if n in columns]  # the table's own column order
     if wanted:
         by_folded = {n.casefold(): n for n in names}
-        missing = [w for w in wanted if str(w).casefold() not in by_folded]
+        missing = [str(w) for w in wanted if str(w).casefold() not in by_folded]
         if missing:
-            item.ok, item.code = False, "column_not_found"
-            item.message = f"no column {', '.join(map(repr, missing))} in {table.display}"
-            item.candidates = names
-            return item
+            message = f"Column(s) not found on {table.display}: {', '.join(missing)}"
+            return _failed(connection_id, echo, snapshot, "column_not_found", message, names)
         names = [by_folded[str(w).casefold()] for w in wanted]
-    details = []
-    for name in names:
-        doc = columns[name]
-        details.append(
-            ColumnDetails(
-                **{key: doc.attrs.get(key) for key in COLUMN_FIELDS if key != "name"},
-                name=name,
-                description=doc.description or None,
-                sampleValues=doc.sample_values,
-                distinctCount=doc.attrs.get("distinctCount"),
-                nullRate=doc.attrs.get("nullRate"),
-            )
-        )
-    snapshot = attrs.get("snapshot") or {}
-    item.tableRef = TableRefOut(**table.table_ref.model_dump())
-    item.display, item.kind, item.columns = table.display, attrs.get("kind"), details
-    item.comment = table.comment or None
-    item.description = table.description or table.summary
-    item.estimatedRows = attrs.get("estimatedRows")
-    item.profiledRows = attrs.get("profiledRows")
-    item.foreignKeys = attrs.get("foreignKeys", [])
-    item.snapshot = Snapshot(**{k: snapshot.get(k) for k in ("syncId", "extractedAt", "scanRunId")})
-    return item
-
-
-# ------------------------------------------------------------------ connection_list
-
-
-def connection_list(connections: list[ConnectionInfo]) -> ConnectionListResult:
-    return ConnectionListResult(
-        connections=[
-            ConnectionEntry(
-                id=c.id,
-                name=c.id,
-                connectionType=CONNECTION_TYPES.get(c.driver or "", (c.driver or "unknown").upper()),
-                driver=c.driver,
-                declared=c.declared,
-                counts=c.counts,
-            )
-            for c in connections
-        ]
+    kind = attrs.get("kind")
+    return EntityFound(
+        ok=True,
+        connectionId=connection_id,
+        tableRef=TableRefOut(**table.table_ref.model_dump()),
+        display=table.display,
+        kind=kind if kind in TABLE_KINDS else "table",
+        comment=table.comment or None,
+        estimatedRows=attrs.get("estimatedRows"),
+        columns=[_column(columns[name], name) for name in names],
+        foreignKeys=_foreign_keys(attrs.get("foreignKeys", [])),
+        snapshot=snapshot,
+        description=table.description or table.summary,
+        profiledRows=attrs.get("profiledRows"),
     )

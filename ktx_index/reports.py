@@ -89,11 +89,32 @@ class WatcherState(BaseModel):
     recent_errors: list[WatcherError] = Field(default_factory=list, description="The last few errors, oldest first.")
 
 
+class UpstreamState(BaseModel):
+    """``.ktx/index/upstream.json``: the gateway's link to upstream KTX (``serve --upstream``), written by the
+    server at each change of state, read by ``status``."""
+
+    pid: int | None = Field(None, description="PID of the serving ktx-index, or null when it no longer runs.")
+    upstream: str = Field(description="The --upstream command or URL (a URL without its credentials).")
+    state: Literal["connecting", "connected", "unavailable", "stopped"] = Field(
+        "connecting",
+        description="connected (its tools are forwarded); unavailable (calls to its tools answer in-band that it "
+        "is down, and it is retried with backoff); stopped.",
+    )
+    since: str | None = Field(None, description="When the current state began (UTC).")
+    tools: list[str] = Field(default_factory=list, description="Upstream tools forwarded, in upstream's order.")
+    hidden: list[str] = Field(
+        default_factory=list, description="Upstream tools not listed because ktx-index serves a tool of that name."
+    )
+    attempts: int = Field(0, description="Failed connection attempts since it was last connected.")
+    retry_in_s: float | None = Field(None, description="Backoff before the next connection attempt.")
+    last_error: str | None = None
+
+
 class ToolCallError(BaseModel):
     at: str
     pid: int | None = None
     tool: str
-    kind: str = Field(description="Error kind: NotFound, InvalidParams, IndexUnavailable, …")
+    kind: str = Field(description="Error kind: NotFound, InvalidArguments, IndexUnavailable, …")
     message: str
 
 
@@ -115,6 +136,7 @@ class StatusReport(BaseModel):
     changed_paths: list[str] = Field(default_factory=list)
     writer_pid: int | None = Field(None, description="PID of a rebuild or watcher holding the writer.")
     watcher: WatcherState | None = None
+    upstream: UpstreamState | None = Field(None, description="The upstream KTX server `serve --upstream` fronts.")
     recent_errors: list[ToolCallError] = Field(
         default_factory=list,
         description="The MCP server's last tool errors (newest last); watcher errors are in watcher.",

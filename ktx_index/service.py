@@ -20,8 +20,9 @@ from indexers import Indexer, ProjectRead, default_indexers, load_project, read_
 from indexers.project import Project
 from ktx_index import reads
 from ktx_index.builder import Builder, Progress, _noop
+from ktx_index.connections import connection_list
 from ktx_index.embedder import EmbedBackend, Embedder, MiniLMEmbedder
-from ktx_index.errors import IndexUnavailable, NotFound
+from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
 from ktx_index.layout import IndexLayout, WriterLock
 from ktx_index.read_models import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
 from ktx_index.reports import ConnectionInfo, InspectReport, RebuildReport, StatusReport
@@ -29,6 +30,7 @@ from ktx_index.search.dictionary import dictionary_search
 from ktx_index.search.discover import discover
 from ktx_index.search.engine import Engine
 from ktx_index.search.models import DictionarySearchResult, DiscoverResult, WikiSearchResult
+from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.search.wiki import wiki_search
 from ktx_index.status import build_status
 
@@ -41,11 +43,13 @@ class KtxIndex:
         root: str | Path,
         embedder: Embedder | object | None = DEFAULT,
         indexers: list[Indexer] | None = None,
+        params: Params = PARAMS,
         embed_backend: EmbedBackend | None = None,
     ) -> None:
         """``embed_backend``: where this service's writes embed texts (default: in this process with
         ``embedder``; ``rebuild --ray`` passes a Ray pool built over that same embedder)."""
         self.root = Path(root).resolve()
+        self.params = params  # the ranking's constants (search/scoring.py); benchmarks hand in others
         self.project: Project = load_project(self.root)
         self.layout = IndexLayout(self.root)
         if embedder is DEFAULT:
@@ -205,15 +209,15 @@ class KtxIndex:
     def _open_engine(self) -> Engine:
         """Open for reading; a damaged index is repaired first when no other process is writing."""
         try:
-            engine = Engine(self.layout, self.embedder)
+            engine = Engine(self.layout, self.embedder, self.params)
         except Exception as exc:
             self._repair(f"index could not be opened ({exc})")
-            return Engine(self.layout, self.embedder)
+            return Engine(self.layout, self.embedder, self.params)
         damage = engine.lexical_error or engine.vector_error
         if damage is not None:
             engine.close()
             self._repair(damage)
-            engine = Engine(self.layout, self.embedder)
+            engine = Engine(self.layout, self.embedder, self.params)
         return engine
 
     def _repair(self, reason: str) -> None:
@@ -239,8 +243,7 @@ class KtxIndex:
 
     def require_connection(self, connection_id: str | None) -> None:
         if connection_id is not None and connection_id not in self.project.connections:
-            known = ", ".join(self.project.connection_ids) or "none"
-            raise NotFound(f"unknown connection '{connection_id}'", f"known: {known}")
+            raise unknown_connection(connection_id, self.project.connection_ids)
 
     def discover_data(
         self,
@@ -258,16 +261,21 @@ class KtxIndex:
         return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store.ids("wiki"))
 
     def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
-        self.require_connection(connection_id)
+        try:
+            self.require_connection(connection_id)
+        except NotFound as exc:  # upstream: the source is not found; the hint says why
+            raise NotFound(f'Semantic-layer source "{source_name}" was not found.', str(exc)) from exc
         return reads.sl_read_source(self.refreshed_engine().store, connection_id, source_name)
 
     def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
-        self.require_connection(connection_id)
+        """An unknown connection is answered per entity (``scan_missing``), as upstream does."""
         reads.check_entity_count(entities)
-        return reads.entity_details(self.refreshed_engine().store, connection_id, entities)
+        known = self.project.connection_ids
+        return reads.entity_details(self.refreshed_engine().store, connection_id, entities, known)
 
     def connection_list(self) -> ConnectionListResult:
-        return reads.connection_list(self.connections())
+        policies = {c.id: c.query_policy for c in self.project.connections.values()}
+        return connection_list(self.connections(), policies)
 
     def wiki_search(
         self, query: str, limit: int = 10, on_progress: Progress | None = None, connection_id: str | None = None

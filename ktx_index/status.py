@@ -12,7 +12,7 @@ from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout, WriterLock
 from ktx_index.logs import recent_errors
 from ktx_index.planning import plan_scopes
-from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallError, WatcherState
+from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallError, UpstreamState, WatcherState
 from ktx_index.search.engine import Engine
 from ktx_index.store import DocStore
 
@@ -44,6 +44,17 @@ def _watcher(layout: IndexLayout) -> WatcherState | None:
     return state
 
 
+def _upstream(layout: IndexLayout) -> UpstreamState | None:
+    """The gateway's link to upstream KTX (``serve --upstream``); a server that is gone fronts nothing."""
+    try:
+        state = UpstreamState.model_validate_json(layout.upstream.read_text())
+    except (OSError, ValueError):
+        return None
+    if state.pid is not None and not _alive(state.pid):
+        state.pid, state.state, state.retry_in_s = None, "stopped", None
+    return state
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -67,6 +78,7 @@ def build_status(
     report = StatusReport(project=str(project.root), index_path=str(layout.dir), exists=engine is not None)
     report.writer_pid = WriterLock(layout).holder_pid()
     report.connections = connections
+    report.upstream = _upstream(layout)
     if engine is None:
         report.diagnostics = load_project(project.root).diagnostics
         return report

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from ktx_index.search.engine import Engine
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo"
@@ -90,3 +93,8 @@ columns:
 measures:
   - {name: order_count, expr: count(*), description: Number of orders}
 """
+
+
+def with_params(engine: Engine, **changes: Any) -> Engine:
+    """Another reader over the same index, ranking with some constants changed (search/scoring.py Params)."""
+    return Engine(engine.layout, engine.embedder, dataclasses.replace(engine.params, **changes))

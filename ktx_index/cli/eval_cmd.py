@@ -27,6 +27,15 @@ def render(report: EvalReport, max_misses: int) -> None:
     for g in report.groups:
         row = _row(g)
         click.echo(row if tables else row[:-9])
+    searches = [q for q in report.queries if q.tool != "dictionary_search"]
+    answerable = [q for q in searches if q.relevant]
+    unanswerable = [q for q in searches if not q.relevant]
+    click.echo(
+        f"\nanswerable questions with no refs: {sum(not q.returned for q in answerable)}/{len(answerable)}; "
+        f"answered with confidence low: {sum(q.low for q in answerable)}/{len(answerable)}; "
+        f"no-answer questions declined (nothing, or low): "
+        f"{sum(not q.returned or q.low for q in unanswerable)}/{len(unanswerable)}"
+    )
     misses = report.misses
     click.echo(f"\n{len(misses)} miss(es): a judged id outside the top {report.k}, or results for a no-answer question")
     for q in misses[:max_misses]:

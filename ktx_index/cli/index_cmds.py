@@ -167,6 +167,17 @@ def render_status(report: StatusReport) -> None:
             click.echo(f"  retrying the failed batch in {watcher.retry_in_s:g}s")
         for err in watcher.recent_errors:
             click.echo(f"  error {err.at} during {err.during}: {err.error}")
+    upstream = report.upstream
+    if upstream is not None:
+        who = f" (PID {upstream.pid})" if upstream.pid else ""
+        click.echo(f"upstream     {upstream.state}{who} since {upstream.since or '-'}: '{upstream.upstream}'")
+        if upstream.tools:
+            click.echo(f"  forwarded  {', '.join(upstream.tools)}")
+        if upstream.hidden:
+            click.echo(f"  served by ktx-index instead of upstream: {', '.join(upstream.hidden)}")
+        if upstream.state == "unavailable":
+            retry = f"; retrying in {upstream.retry_in_s:g}s" if upstream.retry_in_s is not None else ""
+            click.echo(f"  {upstream.last_error} (attempt {upstream.attempts}{retry})")
     if report.recent_errors:
         click.echo(f"tool errors  last {len(report.recent_errors)}")
         for err in report.recent_errors:

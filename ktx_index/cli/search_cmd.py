@@ -14,6 +14,8 @@ from ktx_index.search.models import DictionarySearchResult, DiscoverResult, Wiki
 def render_discover(result: DiscoverResult, explain: bool) -> None:
     if not result.refs:
         click.echo("no refs above the relevance floor")
+    elif result.confidence == "low":
+        click.echo("confidence low: the project may not hold this; these are its nearest matches")
     for i, ref in enumerate(result.refs, 1):
         where = f" [{ref.connectionId}]" if ref.connectionId else ""
         click.echo(f"{i:>2}. {ref.score:.3f}  {ref.kind:<12} {ref.id}{where}  (matched on {ref.matchedOn})")
@@ -21,11 +23,17 @@ def render_discover(result: DiscoverResult, explain: bool) -> None:
             click.echo(f"      {ref.summary[:150]}")
         if explain and ref.lanes:
             sem = "-" if ref.lanes.semantic is None else f"{ref.lanes.semantic:.3f}"
-            click.echo(f"      lexical {ref.lanes.lexical:.3f}  semantic {sem}  exact {ref.lanes.exact}")
+            steps = "".join(f"  {stage} {change:+.3f}" for stage, change in ref.lanes.steps.items())
+            click.echo(
+                f"      lexical {ref.lanes.lexical:.3f}  semantic {sem}  exact {ref.lanes.exact}"
+                f"  fused {ref.lanes.fused:.3f}{steps}"
+            )
 
 
 def render_wiki(result: WikiSearchResult, explain: bool) -> None:
     click.echo(f"{result.totalFound} page(s) found")
+    if result.confidence == "low":
+        click.echo("confidence low: no page may answer this; read them before relying on them")
     for i, page in enumerate(result.results, 1):
         click.echo(f"{i:>2}. {page.score:.3f}  {page.key} ({page.scope.lower()})  {', '.join(page.matchReasons)}")
         if page.summary:

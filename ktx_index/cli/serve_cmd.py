@@ -25,6 +25,8 @@ from ktx_index.errors import IndexBusy, Stopped
 from ktx_index.service import KtxIndex
 
 if TYPE_CHECKING:
+    from ktx_index.mcp.gateway import Gateway
+    from ktx_index.mcp.upstream import UpstreamSpec
     from ktx_index.watcher import Watcher
 
 
@@ -41,6 +43,20 @@ if TYPE_CHECKING:
 )
 @click.option("--no-build", is_flag=True, help="Do not bring the index up to date at start.")
 @click.option("--watch", is_flag=True, help="Also watch the project and re-index edits as they happen.")
+@click.option(
+    "--upstream",
+    metavar="CMD|URL",
+    default=None,
+    help="Front upstream KTX's MCP server too: a command speaking MCP over stdio, run in the project "
+    "(e.g. 'ktx mcp stdio'), or an http(s):// URL. Its tools ktx-index does not serve are listed and forwarded.",
+)
+@click.option(
+    "--upstream-header",
+    "upstream_headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    help="An HTTP header sent to an http(s):// --upstream (repeatable), e.g. 'Authorization: Bearer <token>'.",
+)
 @log_options("INFO")
 @user_errors
 def serve_command(
@@ -51,19 +67,26 @@ def serve_command(
     token: str | None,
     no_build: bool,
     watch: bool,
+    upstream: str | None,
+    upstream_headers: tuple[str, ...],
     log_level: str,
     log_file: str | None,
 ) -> None:
     """Serve the index to agents over MCP (stdio by default; HTTP at http://HOST:PORT/mcp).
 
-    Every tool call is logged as one JSON line (stderr, or --log-file)."""
+    Every tool call is logged as one JSON line (stderr, or --log-file). With --upstream, one server for the
+    agent's whole loop: ktx-index's tools plus upstream KTX's (sl_query, sql_execution, memory_ingest…)."""
     from ktx_index.mcp import build_server
     from ktx_index.mcp.http import is_loopback, serve_http
+    from ktx_index.mcp.upstream import UpstreamSpec
 
     if transport == "http" and not is_loopback(host) and not token:  # refuse an unsafe bind before any work
         raise click.UsageError(
             f"refusing to serve on non-loopback address {host} without a token; pass --token or bind to 127.0.0.1"
         )
+    if upstream_headers and upstream is None:
+        raise click.UsageError("--upstream-header needs --upstream URL")
+    spec = UpstreamSpec.parse(upstream, upstream_headers) if upstream is not None else None  # before any work
     setup_logging(log_level, log_file)
     faulthandler.enable()  # a crash in native code (ONNX Runtime, tantivy, watchfiles) says where, on stderr
     service = open_service(project_dir)
@@ -85,7 +108,7 @@ def serve_command(
                     )
             elif not no_build:
                 _catch_up(service)
-            server = build_server(service)
+            server = build_server(service, _gateway(service, spec))
             service.in_background("ktx-index-warm", lambda: _warm(service))
             if transport == "stdio":
                 server.run("stdio")  # returns at the end of stdin
@@ -137,6 +160,16 @@ class Stopper:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _gateway(service: KtxIndex, spec: UpstreamSpec | None) -> Gateway | None:
+    """The upstream connection, or None: without --upstream the server is exactly the seven tools."""
+    if spec is None:
+        return None
+    from ktx_index.mcp.gateway import Gateway
+
+    click.echo(f"ktx-index: fronting upstream '{spec.label}' (its tools are forwarded)", err=True)
+    return Gateway(spec, service.root, service.layout.upstream, service.layout.errors)
 
 
 def _warm(service: KtxIndex) -> None:

@@ -1,4 +1,4 @@
-"""What every tool shares: annotations, the result envelope, errors and progress."""
+"""What every tool shares: registration, annotations, the result envelope, errors and progress."""
 
 from __future__ import annotations
 
@@ -12,16 +12,56 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from ktx_index.errors import KtxIndexError
 
 T = TypeVar("T", bound=BaseModel)
+F = TypeVar("F", bound=Callable[..., Any])
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=False, openWorldHint=False)
-READ_ONLY_IDEMPOTENT = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+
+def read_only(title: str, idempotent: bool = False) -> ToolAnnotations:
+    """Upstream's annotations: the title repeated, read-only, closed world, and idempotentHint only when true
+    (upstream omits the key rather than sending false)."""
+    return ToolAnnotations(
+        title=title, readOnlyHint=True, idempotentHint=True if idempotent else None, openWorldHint=False
+    )
+
+
+class ToolSet(list[Tool]):
+    """The tools a module defines, collected by a decorator like ``MCPServer.tool`` and handed to the server's
+    constructor (``MCPServer(tools=...)``), so the server keeps them by name without reaching into the SDK's
+    tool manager."""
+
+    def tool(self, name: str, title: str, description: str, idempotent: bool = False) -> Callable[[F], F]:
+        def add(fn: F) -> F:
+            annotations = read_only(title, idempotent)
+            self.append(
+                Tool.from_function(fn, name=name, title=title, description=description, annotations=annotations)
+            )
+            return fn
+
+        return add
+
+
+class ToolFailure(CallToolResult):
+    """An in-band error whose text is the library's message alone, as upstream KTX writes it (``Wiki page "x" was
+    not found.``), without the SDK's ``Error executing tool …`` prefix; the error kind rides along for the call
+    log and never goes on the wire."""
+
+    _kind: str = PrivateAttr(default="")
+
+    @classmethod
+    def of(cls, message: str, kind: str) -> ToolFailure:
+        failure = cls(content=[TextContent(type="text", text=message)], is_error=True)
+        failure._kind = kind
+        return failure
+
+    @property
+    def kind(self) -> str:
+        return self._kind
 
 
 def envelope(result: BaseModel) -> CallToolResult:
@@ -32,7 +72,8 @@ def envelope(result: BaseModel) -> CallToolResult:
 
 
 async def call(ctx: Context | None, fn: Callable[..., T], *args: Any, **kwargs: Any) -> CallToolResult:
-    """Run a blocking service call off the event loop; library errors become in-band tool errors.
+    """Run a blocking service call off the event loop; library errors become in-band tool errors (their own
+    message, nothing added).
 
     When the caller sent a progress token, the service's progress callback is relayed as
     ``notifications/progress`` (stage boundaries and counts).
@@ -42,7 +83,7 @@ async def call(ctx: Context | None, fn: Callable[..., T], *args: Any, **kwargs: 
     try:
         result = await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
     except KtxIndexError as exc:
-        raise ToolError(str(exc)) from exc
+        return ToolFailure.of(str(exc), type(exc).__name__)
     return envelope(result)
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.mcp.common import READ_ONLY_IDEMPOTENT, call
+from ktx_index.mcp.common import ToolSet, call
 from ktx_index.read_models import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
 from ktx_index.service import KtxIndex
 
@@ -17,18 +16,17 @@ ConnectionId = Annotated[str, Field(description="Connection id (see connection_l
 
 
 class TableRefIn(BaseModel):
-    """Canonical table reference, as discover_data returns it in tableRef."""
+    """Canonical table reference, as discover_data returns it in tableRef. Upstream requires catalog and db
+    (null when absent); here a missing one reads as null, and a null db matches any schema."""
 
-    model_config = ConfigDict(extra="forbid")
-    catalog: str | None = Field(None, description="Catalog part, null when the warehouse has none.")
-    db: str | None = Field(None, description="Schema/database part, null when absent.")
+    catalog: str | None = Field(None, description="Catalog part, null when the warehouse has none (may be omitted).")
+    db: str | None = Field(None, description="Schema/database part, null when absent (may be omitted).")
     name: str = Field(description="Table name.", min_length=1)
 
 
 class SchemaTableIn(BaseModel):
-    """The {schema, table} shape models often send; read as catalog null, db = schema."""
+    """The {schema, table} shape models often send (upstream rejects it); read as catalog null, db = schema."""
 
-    model_config = ConfigDict(extra="forbid")
     schema_: str | None = Field(None, alias="schema", description="Schema name.")
     table: str = Field(description="Table name.", min_length=1)
 
@@ -38,18 +36,22 @@ def _columns_list(value: object) -> object:
 
 
 class EntityIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """One table to read. Unknown keys are dropped, here and in the table object, as upstream does."""
+
     table: Annotated[
-        str | TableRefIn | SchemaTableIn,
+        Annotated[str, Field(min_length=1)] | TableRefIn | SchemaTableIn,
         Field(
             description='A table: display string ("public.orders" or "orders"), {catalog, db, name} as in '
-            "discover_data's tableRef, or {schema, table}."
+            "discover_data's tableRef, or (beyond upstream) {schema, table}."
         ),
     ]
     columns: Annotated[
-        list[str] | SkipJsonSchema[None],
+        list[Annotated[str, Field(min_length=1)]] | SkipJsonSchema[None],
         BeforeValidator(_columns_list),
-        Field(description="Optional column names to return (case-insensitive); all columns when omitted."),
+        Field(
+            description="Optional column names to return (case-insensitive); all columns when omitted. "
+            "A single string is read as a list of one."
+        ),
     ] = None
 
 
@@ -67,23 +69,26 @@ def _entity_dict(entity: EntityIn) -> dict[str, Any]:
     return out
 
 
-def register(server: MCPServer, service: KtxIndex) -> None:
-    @server.tool(
+def tools(service: KtxIndex) -> ToolSet:
+    tools = ToolSet()
+
+    @tools.tool(
         name="connection_list",
         title="Connection List",
-        description="List the project's connections (ktx.yaml and folders present) with driver and indexed "
-        "document counts. Example: connection_list({}).",
-        annotations=READ_ONLY_IDEMPOTENT,
+        description="List the project's connections (ktx.yaml, then folders present) with their connectionType; "
+        "a semantic-layer-only one carries queryPolicy and a hint, and _ktx_federated (last, with its members) is "
+        "the cross-database SQL connection when two or more can be joined. Example: connection_list({}).",
+        idempotent=True,
     )
     async def connection_list() -> Annotated[CallToolResult, ConnectionListResult]:
         return await call(None, service.connection_list)
 
-    @server.tool(
+    @tools.tool(
         name="wiki_read",
         title="Wiki Read",
         description="Read a ktx wiki page by the key wiki_search or discover_data returned (your user page first, "
         'then the global one; "global/<key>" or "user/<key>" picks a scope). Example: wiki_read({ key: "revenue" }).',
-        annotations=READ_ONLY_IDEMPOTENT,
+        idempotent=True,
     )
     async def wiki_read(
         key: Annotated[
@@ -95,14 +100,16 @@ def register(server: MCPServer, service: KtxIndex) -> None:
     ) -> Annotated[CallToolResult, WikiPage]:
         return await call(None, service.wiki_read, key)
 
-    @server.tool(
+    @tools.tool(
         name="entity_details",
         title="Entity Details",
         description="Read table and column metadata from the latest scan snapshot of each table, with each "
         "column's sample values, distinct count and null rate from the profile, and the table's description. "
+        "One result per entity, in order: ok true with the table, or ok false with error.code (scan_missing, "
+        "table_not_found, ambiguous_table, column_not_found) and candidates to send instead. "
         'Example: entity_details({ connectionId: "warehouse", entities: [{ table: { catalog: null, db: "public", '
         'name: "orders" }, columns: ["id"] }] }).',
-        annotations=READ_ONLY_IDEMPOTENT,
+        idempotent=True,
     )
     async def entity_details(
         connectionId: ConnectionId,
@@ -112,13 +119,13 @@ def register(server: MCPServer, service: KtxIndex) -> None:
     ) -> Annotated[CallToolResult, EntityDetailsResult]:
         return await call(None, service.entity_details, connectionId, [_entity_dict(e) for e in entities])
 
-    @server.tool(
+    @tools.tool(
         name="sl_read_source",
         title="Semantic Layer Read Source",
         description="Read a semantic-layer YAML source by connection id and source name (the raw file for a "
         "standalone source, the composed document for manifest and overlay sources). "
         'Example: sl_read_source({ connectionId: "warehouse", sourceName: "orders" }).',
-        annotations=READ_ONLY_IDEMPOTENT,
+        idempotent=True,
     )
     async def sl_read_source(
         connectionId: Annotated[
@@ -129,3 +136,5 @@ def register(server: MCPServer, service: KtxIndex) -> None:
         ],
     ) -> Annotated[CallToolResult, SlSource]:
         return await call(None, service.sl_read_source, connectionId, sourceName.removesuffix(".yaml"))
+
+    return tools

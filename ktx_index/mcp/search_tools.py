@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.mcp.common import READ_ONLY, call
+from ktx_index.mcp.common import ToolSet, call
 from ktx_index.search.models import DictionarySearchResult, DiscoverResult, RefKind, WikiSearchResult
 from ktx_index.service import KtxIndex
 
@@ -26,23 +26,31 @@ def _none_if_blank(value: object) -> object:
 ConnectionArg = Annotated[
     Annotated[str, Field(min_length=1)] | SkipJsonSchema[None],
     BeforeValidator(_none_if_blank),
-    Field(description="Optional connection id. Pass it when user intent pins a specific warehouse."),
+    Field(
+        description="Optional connection id. Pass it when user intent pins a specific warehouse "
+        "(an empty string or null reads as omitted)."
+    ),
 ]
 
 WikiConnectionArg = Annotated[
     Annotated[str, Field(min_length=1)] | SkipJsonSchema[None],
     BeforeValidator(_none_if_blank),
-    Field(description="Optional connection id: unscoped pages plus pages whose `connections` frontmatter lists it."),
+    Field(
+        description="Optional connection id: unscoped pages plus pages whose `connections` frontmatter lists it "
+        "(an empty string or null reads as omitted)."
+    ),
 ]
 
 DISCOVER = """Search across ktx wiki pages, semantic-layer sources, measures, dimensions, raw tables, and columns, \
 ranked on one relevance scale (hybrid BM25 + embeddings; exact names rank first; nothing is returned when nothing \
-is relevant). Follow up with wiki_read (kind wiki), sl_read_source (sl_*: the source is the part of id before the \
+is relevant). `confidence: "low"` means the project may not hold what was asked: the refs are its nearest matches, \
+so verify them (entity_details, wiki_read) or rephrase in the project's terms before relying on them. Follow up with wiki_read (kind wiki), sl_read_source (sl_*: the source is the part of id before the \
 first '.'), entity_details (table/column: pass tableRef). \
 Example: discover_data({ query: "monthly orders by customer", connectionId: "warehouse", kinds: ["sl_source", "table"] })."""
 
 WIKI = """Search ktx wiki pages for reusable business context (definitions, policies, gotchas). Results carry the page \
-key for wiki_read; a user page shadows the global page with the same key. \
+key for wiki_read; a user page shadows the global page with the same key. `confidence: "low"` means no page may \
+answer the question: read the pages before relying on them. \
 Example: wiki_search({ query: "revenue recognition", limit: 5 })."""
 
 DICTIONARY = """Search profile-sampled warehouse values (and dbt enum values) to locate likely source columns for \
@@ -50,8 +58,10 @@ business values. Tolerates case, accents, spacing/separators and typos; each mat
 Example: dictionary_search({ values: ["Acme Corp"], connectionId: "warehouse" })."""
 
 
-def register(server: MCPServer, service: KtxIndex) -> None:
-    @server.tool(name="discover_data", title="Discover Data", description=DISCOVER, annotations=READ_ONLY)
+def tools(service: KtxIndex) -> ToolSet:
+    tools = ToolSet()
+
+    @tools.tool(name="discover_data", title="Discover Data", description=DISCOVER)
     async def discover_data(
         query: Annotated[
             str, Field(description='Natural-language discovery query, e.g. "monthly orders by customer".', min_length=1)
@@ -61,13 +71,13 @@ def register(server: MCPServer, service: KtxIndex) -> None:
         kinds: Annotated[
             list[Annotated[RefKind, Field(description="Reference kind to include.")]] | SkipJsonSchema[None],
             BeforeValidator(_as_list),
-            Field(description="Optional kind filter."),
+            Field(description="Optional kind filter (a single kind string is read as a list of one)."),
         ] = None,
         limit: Annotated[int, Field(description="Maximum refs to return.", ge=1, le=50)] = 10,
     ) -> Annotated[CallToolResult, DiscoverResult]:
         return await call(ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None)
 
-    @server.tool(name="wiki_search", title="Wiki Search", description=WIKI, annotations=READ_ONLY)
+    @tools.tool(name="wiki_search", title="Wiki Search", description=WIKI)
     async def wiki_search(
         query: Annotated[
             str,
@@ -79,7 +89,7 @@ def register(server: MCPServer, service: KtxIndex) -> None:
     ) -> Annotated[CallToolResult, WikiSearchResult]:
         return await call(ctx, service.wiki_search, query, limit, on_progress=None, connection_id=connectionId)
 
-    @server.tool(name="dictionary_search", title="Dictionary Search", description=DICTIONARY, annotations=READ_ONLY)
+    @tools.tool(name="dictionary_search", title="Dictionary Search", description=DICTIONARY)
     async def dictionary_search(
         values: Annotated[
             list[
@@ -88,9 +98,16 @@ def register(server: MCPServer, service: KtxIndex) -> None:
                 ]
             ],
             BeforeValidator(_as_list),
-            Field(description="Values to search for in sampled warehouse dictionaries.", min_length=1, max_length=20),
+            Field(
+                description="Values to search for in sampled warehouse dictionaries (a single string is read as "
+                "a list of one).",
+                min_length=1,
+                max_length=20,
+            ),
         ],
         ctx: Context,
         connectionId: ConnectionArg = None,
     ) -> Annotated[CallToolResult, DictionarySearchResult]:
         return await call(ctx, service.dictionary_search, values, connectionId, on_progress=None)
+
+    return tools

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
+from mcp.types import TextContent
 from pydantic import ValidationError
 
 from ktx_index import __version__
 from ktx_index.logs import log_event, record_error
 from ktx_index.mcp import read_tools, search_tools
+from ktx_index.mcp.arguments import argument_errors, key_tree, unknown_keys
+from ktx_index.mcp.common import ToolFailure
 from ktx_index.service import KtxIndex
+
+if TYPE_CHECKING:
+    from mcp.types import Tool
+
+    from ktx_index.mcp.gateway import Gateway
 
 TOOL_NAMES = (
     "connection_list", "discover_data", "wiki_search", "wiki_read", "entity_details", "dictionary_search",
@@ -23,40 +32,66 @@ TOOL_NAMES = (
 
 
 class KtxMCPServer(MCPServer):
-    """MCPServer whose argument errors stay JSON-RPC InvalidParams errors (the polish spec), with the
-    validation message saying which field is wrong, instead of becoming tool results."""
+    """MCPServer that logs every tool call, and whose argument errors are tool results the model can read
+    (``isError``, MCP 2025-11-25 / SEP-1303, as upstream KTX answers): one line per field, naming what to send.
+    Unknown keys are dropped, as upstream does, and named in the call log."""
 
     #: Set by build_server: where the last tool errors are kept for ``status`` (None: not kept).
     errors_path = None
+    #: Set by build_server with ``serve --upstream``: the upstream KTX server fronted (gateway.py).
+    gateway: Gateway | None = None
+
+    async def list_tools(self) -> list[Tool]:
+        """Our seven tools, then (with a gateway) upstream's tools we do not serve."""
+        tools = await super().list_tools()
+        return tools if self.gateway is None else self.gateway.merged(tools)
+
+    def __init__(self, *args: Any, tools: list[Tool] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, tools=tools, **kwargs)
+        #: The tools this server defines, by name (the SDK's tool manager is not reached into).
+        self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools or []}
+        self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        """Validate, run, and log the call (one JSON line: tool, arguments cut, duration, count, error kind)."""
+        """Run and log the call (one JSON line: tool, arguments cut, keys dropped, duration, count, error kind);
+        with a gateway, a tool this server does not define is upstream's and is forwarded as it is."""
+        if self.gateway is not None and self.gateway.forwards(name):
+            return await self.gateway.call(name, arguments, context)
         started = time.perf_counter()
+        tool = self.own_tools.get(name)
+        keys = self._keys.get(name)
+        dropped = {"ignored": ignored} if keys is not None and (ignored := unknown_keys(keys, arguments)) else {}
         try:
-            tool = self._tool_manager.get_tool(name)
-            if tool is not None:
-                try:
-                    tool.fn_metadata.validate_arguments(arguments)
-                except ValidationError as exc:
-                    problems = "; ".join(
-                        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
-                    )
-                    raise MCPError(INVALID_PARAMS, f"invalid arguments for {name}: {problems}") from exc
             result = await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if tool is None or isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                self._failed(name, arguments, started, dropped, error_kind(exc), _message(exc))
+                raise
+            # The SDK found the arguments outside the schema (it would answer with pydantic's dump): say instead
+            # which field is wrong and what to send.
+            result = ToolFailure.of(argument_errors(name, exc.__cause__, tool.parameters, arguments), INVALID)
         except Exception as exc:
-            kind, message = error_kind(exc), str(exc if isinstance(exc, MCPError) else _origin(exc))
-            log_event(
-                log, logging.WARNING, "tool.call", tool=name, arguments=arguments, ms=_ms(started),
-                error_kind=kind, error=message,
-            )  # fmt: skip
-            if self.errors_path is not None:
-                record_error(self.errors_path, tool=name, kind=kind, message=message)
+            self._failed(name, arguments, started, dropped, error_kind(exc), _message(exc))
             raise
-        log_event(
-            log, logging.INFO, "tool.call", tool=name, arguments=arguments, ms=_ms(started),
-            results=result_count(result),
-        )  # fmt: skip
+        if getattr(result, "is_error", False):
+            text = next((c.text for c in result.content if isinstance(c, TextContent)), "")
+            self._failed(name, arguments, started, dropped, getattr(result, "kind", "") or "ToolError", text)
+        else:
+            log_event(
+                log, logging.INFO, "tool.call", tool=name, arguments=arguments, **dropped, ms=_ms(started),
+                results=result_count(result),
+            )  # fmt: skip
         return result
+
+    def _failed(
+        self, name: str, arguments: dict[str, Any], started: float, dropped: dict[str, Any], kind: str, message: str
+    ) -> None:
+        log_event(
+            log, logging.WARNING, "tool.call", tool=name, arguments=arguments, **dropped, ms=_ms(started),
+            error_kind=kind, error=message,
+        )  # fmt: skip
+        if self.errors_path is not None:
+            record_error(self.errors_path, tool=name, kind=kind, message=message)
 
 
 log = logging.getLogger("ktx_index.mcp")
@@ -74,9 +109,16 @@ def _origin(exc: BaseException) -> BaseException:
     return cause or exc
 
 
+#: The error kind of a call whose arguments do not fit the tool's inputSchema (call log, ``status``).
+INVALID = "InvalidArguments"
+
+
+def _message(exc: BaseException) -> str:
+    """For the log (server side): the library's or the crash's own text, which the client is not sent."""
+    return str(exc if isinstance(exc, MCPError) else _origin(exc))
+
+
 def error_kind(exc: BaseException) -> str:
-    if isinstance(exc, MCPError) and exc.code == INVALID_PARAMS:
-        return "InvalidParams"
     return type(_origin(exc)).__name__
 
 
@@ -85,7 +127,7 @@ def result_count(result: Any) -> int | None:
     data = getattr(result, "structured_content", None)
     if not isinstance(data, dict):
         return None
-    if name := next((k for k in ("refs", "results", "entities", "connections") if isinstance(data.get(k), list)), None):
+    if name := next((k for k in ("refs", "results", "connections") if isinstance(data.get(k), list)), None):
         items = data[name]
         if name == "results" and items and isinstance(items[0], dict) and "matches" in items[0]:
             return sum(len(item.get("matches") or []) for item in items)  # dictionary_search: matches found
@@ -109,20 +151,28 @@ def instructions(service: KtxIndex) -> str:
     )
 
 
-def build_server(service: KtxIndex) -> KtxMCPServer:
-    server = KtxMCPServer(
-        name="ktx-index", instructions=instructions(service), version=__version__, log_level="WARNING"
-    )
-    server.errors_path = service.layout.errors
-    search_tools.register(server, service)
-    read_tools.register(server, service)
-    for tool in server._tool_manager.list_tools():  # unknown arguments are an error, not silently dropped
-        model = tool.fn_metadata.arg_model
-        model.model_config["extra"] = "forbid"
-        model.model_rebuild(force=True)
-        tool.parameters = model.model_json_schema(by_alias=True)
+def build_server(service: KtxIndex, gateway: Gateway | None = None) -> KtxMCPServer:
+    """The server; with a gateway (``serve --upstream``) it also lists and forwards upstream KTX's tools."""
+    tools = [*search_tools.tools(service), *read_tools.tools(service)]
+    for tool in tools:  # FuncMetadata's fields are public and read live (the SDK documents reassigning them)
         if tool.fn_metadata.output_schema is not None:
             tool.fn_metadata.output_schema = flat_schema(tool.fn_metadata.output_schema)
+    fronting: dict[str, Any] = {}
+    if gateway is not None:
+        fronting = {"lifespan": gateway.lifespan, "subscriptions": gateway.bus, "middleware": gateway.middleware}
+    text = instructions(service) + (gateway.instructions() if gateway is not None else "")
+    server = KtxMCPServer(
+        name="ktx-index", instructions=text, version=__version__, log_level="WARNING", tools=tools, **fronting
+    )
+    server.errors_path = service.layout.errors
+    if gateway is not None:
+        from ktx_index.mcp.gateway import advertise_list_changed
+
+        gateway.local = frozenset(server.own_tools)
+        server.gateway = gateway
+        # the SDK's runners build the initialization options of its low-level server, which MCPServer exposes only
+        # as this attribute; no public hook declares tools.listChanged
+        advertise_list_changed(server._lowlevel_server)
     return server
 
 

@@ -14,3 +14,5 @@ class Candidate:
     semantic: float | None = None
     exact: bool = False
     score: float = 0.0
+    #: What each structural step (lifts.STAGES) added to ``score`` (negative: took away), for ``--explain``.
+    steps: dict[str, float] = field(default_factory=dict)

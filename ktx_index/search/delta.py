@@ -4,7 +4,7 @@ A full load reads every searchable document and chunk and gathers the whole vect
 which is linear in the index with a large constant (a second or more at 100k columns). A
 delta reads the changed rows (the store logs the uids each generation touched) and patches
 copies of the snapshot's structures: per-document arrays through ``DOC_ARRAYS``, the
-identifier map, parents and links, the ranking facts (search/facts.py ``update_facts``, from
+identifier map, parents and wiki pages, the ranking facts (search/facts.py ``update_facts``, from
 every changed uid, searchable or not), and the chunk → matrix-row maps, appending new vectors to
 the matrix's spare rows. The previous snapshot is left as it was, for queries still
 ranking against it. The result equals a full load of the same generation (tests compare

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ktx_index.search import scoring
+from ktx_index.search.scoring import PARAMS
 
 #: Indexes with fewer vectors than this are scored exactly.
 COARSE_MIN_ROWS = 50_000
@@ -85,9 +85,9 @@ def groups_of(chunk_rows: np.ndarray, chunk_starts: np.ndarray) -> Groups:
     return Groups(chunk_rows[chunk_starts], sizes, multi, chunks, starts)
 
 
-def best_per_group(row_scores: np.ndarray, groups: Groups) -> np.ndarray:
+def best_per_group(row_scores: np.ndarray, groups: Groups, second_chunk: float = PARAMS.second_chunk) -> np.ndarray:
     """Each group's cosine from one score per matrix row: its chunk's, or for several chunks the best moved
-    ``scoring.SECOND_CHUNK`` of the way toward the second best (``group_cosine``, for all groups at once)."""
+    ``second_chunk`` of the way toward the second best (``group_cosine``, for all groups at once)."""
     out = row_scores[groups.first]
     if len(groups.multi):
         chunks, starts = row_scores[groups.multi_chunks], groups.multi_starts
@@ -95,21 +95,23 @@ def best_per_group(row_scores: np.ndarray, groups: Groups) -> np.ndarray:
         at_best = chunks == np.repeat(best, groups.sizes[groups.multi])
         second = np.maximum.reduceat(np.where(at_best, -np.inf, chunks), starts)
         second = np.where(np.add.reduceat(at_best, starts) > 1, best, second)  # a tie for best: it is the second
-        out[groups.multi] = _blend(best, second)
+        out[groups.multi] = _blend(best, second, second_chunk)
     return out
 
 
-def group_cosine(chunk_cosines: np.ndarray) -> float:
+def group_cosine(chunk_cosines: np.ndarray, second_chunk: float = PARAMS.second_chunk) -> float:
     """One group's cosine from its chunks' (as best_per_group computes it)."""
     if len(chunk_cosines) == 1:
         return float(chunk_cosines[0])
     second, best = np.partition(chunk_cosines, -2)[-2:]
-    return float(_blend(best, second))
+    return float(_blend(best, second, second_chunk))
 
 
-def _blend(best: np.ndarray | np.float32, second: np.ndarray | np.float32) -> np.ndarray | np.float32:
-    """A several-chunk group's cosine: its best chunk's moved SECOND_CHUNK of the way toward its second best."""
-    return best - scoring.SECOND_CHUNK * (best - second)
+def _blend(
+    best: np.ndarray | np.float32, second: np.ndarray | np.float32, second_chunk: float
+) -> np.ndarray | np.float32:
+    """A several-chunk group's cosine: its best chunk's moved ``second_chunk`` of the way toward its second best."""
+    return best - second_chunk * (best - second)
 
 
 class DocCosines:
@@ -123,8 +125,10 @@ class DocCosines:
         chunk_rows: np.ndarray | None = None,
         chunk_starts: np.ndarray | None = None,
         sizes: np.ndarray | None = None,
+        second_chunk: float = PARAMS.second_chunk,
     ) -> None:
         self.values = values
+        self.second_chunk = second_chunk
         self._matrix, self._vector = matrix, vector
         self._rows, self._starts, self._sizes = chunk_rows, chunk_starts, sizes
         # groups whose value is still the coarse estimate (None: all exact)
@@ -155,7 +159,9 @@ class DocCosines:
         one = sizes == 1  # nearly every group: one chunk, one row
         self.values[groups[one]] = self._matrix[self._rows[starts[one]]] @ self._vector
         for g, start, size in zip(groups[~one], starts[~one], sizes[~one], strict=True):
-            self.values[g] = group_cosine(self._matrix[self._rows[start : start + size]] @ self._vector)
+            self.values[g] = group_cosine(
+                self._matrix[self._rows[start : start + size]] @ self._vector, self.second_chunk
+            )
         self._estimated[groups] = False
 
 
@@ -169,21 +175,23 @@ def doc_cosines(
     allowed: np.ndarray | None,
     pool: int,
     floor: float,
+    second_chunk: float = PARAMS.second_chunk,
 ) -> tuple[DocCosines, np.ndarray]:
     """Cosines by group, and among the ``pool`` best allowed groups (``allowed`` None: every group) those
     above ``floor`` (unordered)."""
     if coarse is None:
-        cosines = DocCosines(best_per_group(matrix @ vector, groups))
+        cosines = DocCosines(best_per_group(matrix @ vector, groups, second_chunk))
         sims = cosines.values if allowed is None else np.where(allowed, cosines.values, -1.0)
         top = _top(sims, pool)
         return cosines, top[sims[top] > floor]
     cosines = DocCosines(
-        best_per_group(coarse.matrix @ (vector @ coarse.basis), groups),
+        best_per_group(coarse.matrix @ (vector @ coarse.basis), groups, second_chunk),
         matrix,
         vector,
         chunk_rows,
         chunk_starts,
         groups.sizes,
+        second_chunk,
     )
     estimate = cosines.values if allowed is None else np.where(allowed, cosines.values, -np.inf)
     shortlist = _top(estimate, RESCORE * pool)

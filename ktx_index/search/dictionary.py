@@ -18,7 +18,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import TableRef
 from ktx_index.analysis import fold, squash
-from ktx_index.errors import InvalidInput, NotFound
+from ktx_index.errors import InvalidInput, unknown_connection
 from ktx_index.search.engine import Engine
 from ktx_index.search.models import (
     Coverage,
@@ -188,7 +188,7 @@ def dictionary_search(
     if len(values) > MAX_VALUES:
         raise InvalidInput(f"{len(values)} values sent", f"send at most {MAX_VALUES} per call")
     if connection_id is not None and connection_id not in known_connections:
-        raise NotFound(f"unknown connection '{connection_id}'", f"known: {', '.join(known_connections) or 'none'}")
+        raise unknown_connection(connection_id, known_connections)
     index = _index(engine)
     conns = [connection_id] if connection_id else sorted(known_connections)
     searched = [_searched(index, conn) for conn in conns]

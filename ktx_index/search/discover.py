@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from indexers.models import SEARCH_KINDS, Document
-from ktx_index.analysis import query_terms
 from ktx_index.errors import InvalidInput
-from ktx_index.search import scoring
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.models import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
-from ktx_index.search.signals import answerable
+from ktx_index.search.query import Query
+from ktx_index.search.scoring import passes_floor
+from ktx_index.search.signals import answer_floor, confidence
 from ktx_index.search.snapshot import Snapshot
 from ktx_index.search.snippets import matched_on, snippet
 
 MAX_LIMIT = 50
-#: Members (measures, dimensions, columns) of one source or table kept among the results, so one
-#: table's columns do not crowd out everything else.
-MAX_PER_CONTAINER = 5
 #: A semantic-layer kind and the scan kind it duplicates when both describe one physical object.
 TWINS = {"sl_source": "table", "sl_dimension": "column"}
 
@@ -64,14 +61,18 @@ def discover(
     if not query.strip() or not wanted:
         return DiscoverResult(refs=[])
     snap = engine.snapshot
-    ranked = engine.rank(query, wanted, connection_id)
-    if not answerable(engine.lexical, query, ranked, "discover_data"):
+    q = Query.parse(query)
+    ranked = engine.rank(q, wanted, connection_id)
+    p = engine.params
+    level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap), p)
+    if level == "none":
         return DiscoverResult(refs=[])
-    ranked = [c for c in ranked if scoring.passes_floor(c.score)]
+    ranked = [c for c in ranked if passes_floor(c.score, answer_floor(ranked, level, p))]
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
-    # choose first (twins merged, at most MAX_PER_CONTAINER members of one source or table), explain after
+    # choose first (twins merged, at most max_per_container members of one source or table, so one table's
+    # columns do not crowd out everything else), explain after
     chosen: list[tuple[Candidate, Document, list[Document]]] = []
     seen: dict[tuple[str, ...], int] = {}
     per_container: dict[str, int] = {}
@@ -85,7 +86,7 @@ def discover(
             continue
         container = container_of(doc)
         if container is not None:
-            if per_container.get(container, 0) >= MAX_PER_CONTAINER:
+            if per_container.get(container, 0) >= p.max_per_container:
                 continue
             per_container[container] = per_container.get(container, 0) + 1
         if len(chosen) >= limit:
@@ -95,7 +96,7 @@ def discover(
         if key is not None:
             seen[key] = len(chosen)
         chosen.append((cand, doc, []))
-    terms = set(query_terms(query))
+    terms = set(q.terms)
     refs = []
     for cand, doc, twins in chosen:
         ref = _ref(doc, cand, terms, explain)
@@ -103,7 +104,7 @@ def discover(
             _merge_twin(ref, twin)
         refs.append(ref)
     joins = joins_between(snap, [[doc.uid, *(t.uid for t in twins)] for _cand, doc, twins in chosen[:limit]])
-    return DiscoverResult(refs=refs[:limit], joins=joins or None)
+    return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence="low" if level == "low" else None)
 
 
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
@@ -157,5 +158,7 @@ def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> Disc
             lexical=round(cand.lexical, 4),
             semantic=None if cand.semantic is None else round(cand.semantic, 4),
             exact=cand.exact,
+            fused=round(cand.score - sum(cand.steps.values()), 4),
+            steps={stage: round(change, 4) for stage, change in cand.steps.items()},
         )
     return ref

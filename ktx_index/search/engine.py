@@ -16,24 +16,24 @@ from collections.abc import Callable
 import numpy as np
 
 from indexers.models import SEARCH_KINDS, Document
-from ktx_index.analysis import identifier_key, query_terms
 from ktx_index.embedder import Embedder
 from ktx_index.layout import IndexLayout
 from ktx_index.lexical import LexicalIndex
-from ktx_index.search import scoring, snippets
+from ktx_index.search import snippets
 from ktx_index.search.bridge import Bridge, load_bridge, question_words
+from ktx_index.search.calibration import PROBES, noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
-from ktx_index.search.lifts import Lifts, add_parents, cosine, in_connection, term_context
-from ktx_index.search.shapes import question_values
-from ktx_index.search.signals import coherence, value_columns
+from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, in_connection, term_context
+from ktx_index.search.query import Query
+from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score, term_score, with_prior
+from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 from ktx_index.search.spelling import indexed_term
 from ktx_index.store import DocStore
 from ktx_index.vectors import VectorFile
 
-POOL = 50
 #: Parsed documents kept per snapshot (Engine.documents); beyond it the cache starts again.
 CACHED_DOCUMENTS = 2048
 #: While embeddings catch up, new vectors are loaded again only after this many times the last load took
@@ -49,9 +49,10 @@ def _encode_query(embedder: Embedder, query: str) -> np.ndarray:
 
 
 class Engine:
-    def __init__(self, layout: IndexLayout, embedder: Embedder | None) -> None:
+    def __init__(self, layout: IndexLayout, embedder: Embedder | None, params: Params = PARAMS) -> None:
         self.layout = layout
         self.embedder = embedder
+        self.params = params
         self.store = DocStore(layout.store, readonly=True)
         self.lexical = LexicalIndex(layout.lexical, create=False)
         self.snapshot = Snapshot()
@@ -66,6 +67,7 @@ class Engine:
         self._next_vector_load = 0.0
         self.last_refresh = ""  # "full" or "delta": how the latest commit was taken in
         self._bridge: tuple[tuple, Bridge] | None = None  # (the vectors it was read with, the vocabulary)
+        self._probes: np.ndarray | None = None  # calibration.PROBES embedded, once per engine
         self.refresh()
 
     def close(self) -> None:
@@ -141,6 +143,7 @@ class Engine:
         """Load the query model and analyse the wiki pages once, so the first calls answer at warm speed."""
         if not should_stop():
             self.query_vector("warm up")
+            self.probe_vectors()
         snippets.warm(itertools.takewhile(lambda _: not should_stop(), self.store.iter_docs(kinds=["wiki"])))
 
     def documents(self, uids: list[str]) -> dict[str, Document]:
@@ -172,27 +175,50 @@ class Engine:
         self.model_error = None
         return vector
 
+    def probe_vectors(self) -> np.ndarray | None:
+        """The off-topic probe questions embedded (search/calibration.py), or None without a model."""
+        if self._probes is None and self.embedder is not None:
+            try:
+                self._probes = np.asarray(self.embedder.encode(list(PROBES)), dtype=np.float32)
+            except Exception:  # the query vector reports a broken model; the noise level is then unknown
+                return None
+        return self._probes
+
+    def noise(self, snap: Snapshot, matrix: np.ndarray | None = None, key: str = "noise") -> float | None:
+        """The project's noise level over ``matrix`` (all its vectors by default), once per snapshot; None when
+        there are no vectors to calibrate on."""
+        matrix = snap.matrix if matrix is None else matrix
+        if matrix is None or not len(matrix):
+            return None
+        cached = snap.derived.get(key)
+        if cached is None:
+            probes = self.probe_vectors()
+            if probes is None:
+                return None
+            cached = snap.derived[key] = noise_level(matrix, probes)
+        return cached  # type: ignore[return-value]
+
     def rank(
-        self, query: str, kinds: list[str], connection: str | None = None, pool: int | None = None
+        self, query: str | Query, kinds: list[str], connection: str | None = None, pool: int | None = None
     ) -> list[Candidate]:
-        """Score candidates from every lane (``pool`` from each, POOL by default) on one scale; best first,
-        floor not applied."""
-        pool = pool or POOL
+        """Score candidates from every lane (``pool`` from each, the params' pool by default) on one scale; best
+        first, floor not applied."""
+        p, q = self.params, Query.of(query)
+        pool = pool or p.pool
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
-        self._lexical(query, kinds, connection, pool, candidates)
-        for uid in self._exact_uids(snap, query):
+        self._lexical(q, kinds, connection, pool, candidates)
+        for uid in self._exact_uids(snap, q):
             candidates.setdefault(uid, Candidate(uid)).exact = True
-        cosines = self._dense(snap, query, kinds, connection, pool, candidates)
+        cosines = self._dense(snap, q.text, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
         add_parents(snap, candidates)
-        term_context(snap, candidates)
+        term_context(snap, candidates, p)
         if cosines is not None and cosines.estimated:  # every candidate's exact cosine in one product
             idx = np.array([snap.uid_index.get(uid, -1) for uid in candidates], dtype=np.int64)
             in_groups = snap.doc_group[idx[idx >= 0]]
             cosines.exact(in_groups[in_groups >= 0])
-        valued = value_columns(snap, query) if scoring.VALUE_SCORE > 0 else []  # the value lane is off: no lookups
         for cand in candidates.values():
             idx = snap.uid_index.get(cand.uid)
             if idx is None or cand.uid in snap.shadowed:
@@ -201,62 +227,68 @@ class Engine:
                 continue
             if connection is not None and not in_connection(snap, idx, connection):
                 continue
+            kind = SEARCH_KINDS[snap.doc_kind[idx]]
             cand.cosine = cosine(snap, idx, cosines)
-            cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
-            cand.score = scoring.with_prior(
-                scoring.fuse(cand.lexical, cand.semantic, cand.exact), SEARCH_KINDS[snap.doc_kind[idx]]
-            )
+            cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
+            cand.score = with_prior(fuse(cand.lexical, cand.semantic, cand.exact, p), kind, p)
             out.append(cand)
-        lifts = Lifts(snap, out, kind_set, connection, cosines)
-        lifts.values(valued)
-        lifts.links()
-        lifts.propagate()
-        lifts.named(query)
-        lifts.join_keys()
-        lifts.shaped(self.store, question_values(query))
-        lifts.namesakes()
-        coherence(snap, out)
-        usage = snap.facts.usage
-        for cand in out:  # a capped tie-breaker: a frequently queried source (and its members) before a look-alike
-            parent = int(snap.doc_parent[snap.uid_index[cand.uid]]) if usage else -1
-            bonus = usage.get(cand.uid) or (usage.get(snap.doc_uids[parent]) if parent >= 0 else None)
-            if bonus:
-                cand.score = min(1.0, cand.score * (1.0 + bonus))
+        Lifts(snap, out, kind_set, connection, cosines, p).run(q, functools.partial(self.member_shapes, snap))
         out.sort(key=lambda c: (-c.score, c.uid))
         return out
 
+    def member_shapes(self, snap: Snapshot, container: int) -> list[MemberShape]:
+        """The shaped columns of a table or dimensions of a source (search/shapes.py), read from the store once
+        per snapshot: only the few tables a question with values reaches need them (lifts.shaped asks)."""
+        cache: dict[int, list[MemberShape]] = snap.derived.setdefault("shapes", {})  # type: ignore[assignment]
+        shapes = cache.get(container)
+        if shapes is None:
+            members = [int(i) for i in np.flatnonzero(snap.doc_parent == container)]
+            docs = self.store.get_many([snap.doc_uids[i] for i in members])
+            shapes = []
+            for i in members:
+                doc = docs.get(snap.doc_uids[i])
+                if doc is None:
+                    continue
+                types = tuple(str(doc.attrs.get(k) or "") for k in ("nativeType", "dimensionType", "type"))
+                shape = column_shape(doc.sample_values, types)
+                if shape is not None:
+                    shapes.append((i, shape, closed_values(doc.sample_values, doc.attrs.get("distinctCount"))))
+            cache[container] = shapes
+        return shapes
+
     def _lexical(
-        self, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
+        self, query: Query, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
     ) -> None:
         """Per query term, the share of it each document matches (saturating per term, idf-weighted). A term in
         no field is looked for as its typo correction, else as the project word nearest in meaning (bridge.py)."""
+        p = self.params
         weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
         unknown: list[str] = []
-        for term in query_terms(query):
+        for term in query.terms:
             fixed = indexed_term(self.lexical, term)
             if fixed is None:
                 unknown.append(term)
                 continue
             idf = self.lexical.idf(fixed)
-            weighted.append((fixed, idf, 1.0 if fixed == term else scoring.CORRECTED_TERM, idf))
+            weighted.append((fixed, idf, 1.0 if fixed == term else p.corrected_term, idf))
         # Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
         # costs an embedding per word, so a wiki-only search does not bridge.
-        bridging = scoring.BRIDGED_TERM > 0 and set(kinds) != {"wiki"}
-        bridged = self.bridged(query, unknown) if unknown and bridging else {}
+        bridging = p.bridged_term > 0 and set(kinds) != {"wiki"}
+        bridged = self.bridged(query.text, unknown) if unknown and bridging else {}
         for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns most of it back
             near = bridged.get(term)
-            if near is not None and near[1] >= scoring.BRIDGE_MIN:
-                weighted.append((near[0], self.lexical.idf(term), scoring.BRIDGED_TERM, self.lexical.idf(near[0])))
+            if near is not None and near[1] >= p.bridge_min:
+                weighted.append((near[0], self.lexical.idf(term), p.bridged_term, self.lexical.idf(near[0])))
             else:
                 weighted.append((term, self.lexical.idf(term), 0.0, 0.0))
         total = sum(weight for _, weight, _, _ in weighted)
         for term, weight, factor, idf in weighted:
             if factor == 0.0:
                 continue
-            norm = idf * scoring.REFERENCE_BOOST
+            norm = idf * p.reference_boost
             for hit in self.lexical.search([term], kinds, connection, pool):
                 cand = out.setdefault(hit.uid, Candidate(hit.uid))
-                share = weight * factor * scoring.term_score(hit.score, norm) / total
+                share = weight * factor * term_score(hit.score, norm, p) / total
                 cand.lexical += share
                 cand.terms[term] = cand.terms.get(term, 0.0) + share
 
@@ -288,14 +320,14 @@ class Engine:
             cached = self._bridge = (key, load_bridge(self.store, VectorFile(self.layout.vectors, dim)))
         return cached[1]
 
-    def _exact_uids(self, snap: Snapshot, query: str) -> list[str]:
+    def _exact_uids(self, snap: Snapshot, query: Query) -> list[str]:
         """Items whose name or id is the query; for a long identifier, also within one or two edits."""
-        key = identifier_key(query)
+        key = query.identifier
         if not key:
             return []
         if key in snap.exact:
             return snap.exact[key]
-        if len(key) >= 8 and len(query.split()) <= 3:
+        if len(key) >= 8 and len(query.text.split()) <= 3:
             near = nearest_key(snap.exact_by_length, key, 1 if len(key) < 12 else 2)
             if near is not None:
                 return snap.exact[near[0]]
@@ -313,8 +345,10 @@ class Engine:
         if groups is None:
             groups = snap.derived["groups"] = groups_of(snap.chunk_rows, snap.chunk_starts)
         allowed = self._embedded_mask(snap, kinds, connection)
+        p = self.params
         cosines, top = doc_cosines(
-            snap.matrix, snap.coarse, groups, snap.chunk_rows, snap.chunk_starts, vector, allowed, pool, scoring.COS_LOW
+            snap.matrix, snap.coarse, groups, snap.chunk_rows, snap.chunk_starts, vector, allowed, pool, p.cos_low,
+            p.second_chunk,
         )  # fmt: skip
         for i in top:
             uid = snap.doc_uids[snap.chunk_docs[i]]

@@ -1,4 +1,4 @@
-"""What tables, sources and dictionary values add to ranking: joins, usage tiers, stored values.
+"""What tables and sources add to ranking: how they join (declared foreign keys, semantic-layer joins).
 
 Keyed by document uid, so a commit that touched a few documents patches these from those
 documents alone (``update_facts``) instead of reading every table and value again.
@@ -8,33 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 
-from ktx_index.analysis import fold
-from ktx_index.search import scoring
 from ktx_index.search.joins import Edge, JoinEdge, join_graph, scan_edges, source_edges
 from ktx_index.store import DocStore, unpack
 
-KINDS = ("table", "sl_source", "dictionary_value")
+KINDS = ("table", "sl_source")
 
 
 @dataclass
 class Facts:
     edges: dict[str, list[Edge]] = field(default_factory=dict)  # table/source uid → the joins it declares
-    usage: dict[str, float] = field(default_factory=dict)  # source uid → usage tie-breaker
-    value_of: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # value uid → (folded, holders)
     # derived from the above
     joins: dict[str, list[JoinEdge]] = field(default_factory=dict)  # container uid → how it joins others
     declared_by: dict[str, frozenset[str]] = field(default_factory=dict)  # container uid → uids declaring its edges
-
-    @cached_property
-    def values(self) -> dict[str, list[str]]:
-        """Folded value → uids of the columns holding it: derived on first use (the value lane is off by
-        default, and deriving it for every commit cost 0.6 s at 100k columns)."""
-        holders: dict[str, dict[str, None]] = {}
-        for value, columns in self.value_of.values():
-            holders.setdefault(value, {}).update(dict.fromkeys(columns))
-        return {value: list(columns) for value, columns in holders.items()}
 
 
 def _rows(store: DocStore, uids: Iterable[str] | None) -> Iterator[tuple[str, str, str | None, dict]]:
@@ -52,20 +38,7 @@ def _rows(store: DocStore, uids: Iterable[str] | None) -> Iterator[tuple[str, st
 
 
 def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> None:
-    attrs = fields.get("attrs") or {}
-    if kind == "table":
-        facts.edges[uid] = scan_edges(uid, conn, fields)
-    elif kind == "sl_source":
-        facts.edges[uid] = source_edges(uid, conn, fields)
-        bonus = scoring.USAGE_BONUS.get(str(attrs.get("frequencyTier")), 0.0)
-        if bonus:
-            facts.usage[uid] = bonus
-    else:
-        holders = (
-            f"column:{conn or ''}:{fields.get('display', '')}",
-            f"sl_dimension:{conn or ''}:{attrs.get('sourceName')}.{fields.get('column_name')}",
-        )
-        facts.value_of[uid] = (fold(str(fields.get("id", ""))).strip(), holders)
+    facts.edges[uid] = scan_edges(uid, conn, fields) if kind == "table" else source_edges(uid, conn, fields)
 
 
 def _derive(facts: Facts) -> Facts:
@@ -117,11 +90,9 @@ def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
     relevant = {uid for uid in changed if uid.split(":", 1)[0] in KINDS}
     if not relevant:
         return old
-    facts = Facts(edges=dict(old.edges), usage=dict(old.usage), value_of=dict(old.value_of))
+    facts = Facts(edges=dict(old.edges))
     for uid in relevant:
         facts.edges.pop(uid, None)
-        facts.usage.pop(uid, None)
-        facts.value_of.pop(uid, None)
     for row in _rows(store, relevant):
         _read(facts, *row)
     return _derive_after(old, facts, relevant)

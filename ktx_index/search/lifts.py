@@ -1,25 +1,26 @@
 """Structural steps of ranking: what the scored items say about others.
 
 A matched column brings its table in, a table its members' terms; two high-ranked tables that
-join bring the key columns between them; a wiki page the assets it names; a value the question
-names the column that could hold it. Each step lifts a document to at least a share of the score
+join bring the key columns between them; a value the question names the column that could hold it. Each step lifts a document to at least a share of the score
 of what implies it (search/scoring.py), adding it, with its semantic lane, when no lane found it.
+
+The steps run in the order ``STAGES`` declares (``Lifts.run``), each recording what it added to every
+candidate's score (``Candidate.steps``, printed by ``--explain``); docs/ranking.md says what each earns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container
-
-import numpy as np
+from collections.abc import Callable, Container
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import RAW_TOKEN, STOPWORDS, identifier_key, term_set, uid_stem
-from ktx_index.search import scoring
+from ktx_index.analysis import identifier_key, term_set, uid_stem
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
-from ktx_index.search.shapes import Value, closed_values, column_shape, fit
+from ktx_index.search.query import Query
+from ktx_index.search.scoring import PARAMS, Params, semantic_score
+from ktx_index.search.shapes import Value, fit
+from ktx_index.search.signals import coherence
 from ktx_index.search.snapshot import Snapshot
-from ktx_index.store import DocStore
 
 #: Uid prefixes of the documents that hold others (a source's measures and dimensions, a table's columns).
 CONTAINERS = ("table:", "sl_source:")
@@ -27,6 +28,8 @@ CONTAINERS = ("table:", "sl_source:")
 MEMBERS = ("column", "sl_dimension", "sl_measure")
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
+#: The structural steps after fusion, in the order they run.
+STAGES = ("propagate", "named", "join_keys", "shaped", "namesakes", "coherence", "page_scope")
 
 
 def in_connection(snap: Snapshot, idx: int, connection: str) -> bool:
@@ -43,35 +46,15 @@ def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None
     return cosines[groups[idx]]
 
 
-def named_keys(query: str, longest: int = 3) -> set[str]:
-    """Identifier keys of the question's phrases of up to ``longest`` words, singular and plural ('gas stations'
-    → gasstations, gasstation): what a table named by the question's own nouns answers to."""
-    words = [m.group(0) for m in RAW_TOKEN.finditer(query)]
-    keys: set[str] = set()
-    for n in range(1, longest + 1):
-        for i in range(len(words) - n + 1):
-            gram = words[i : i + n]
-            if gram[0].lower() in STOPWORDS or gram[-1].lower() in STOPWORDS:
-                continue
-            key = identifier_key("".join(gram))
-            if not key or key.isdigit():
-                continue
-            keys.add(key)
-            keys.add(key[:-1] if key.endswith("s") else key + "s")
-            if key.endswith("ies"):
-                keys.add(key[:-3] + "y")
-    return keys
-
-
 def container_stem(snap: Snapshot, member: int) -> str | None:
     """The layer stem of a member's table or source; None when it has none indexed."""
     parent = int(snap.doc_parent[member])
     return uid_stem(snap.doc_uids[parent]) if parent >= 0 else None
 
 
-def member_copies(snap: Snapshot, member: int) -> list[int]:
+def member_copies(snap: Snapshot, member: int, most_stems: int) -> list[int]:
     """The members named like this one in tables of its table's stem; none when tables of more than
-    NAMESAKE_MAX stems have a member of that name (the walk stops there: `id` names thousands), or when its
+    ``most_stems`` stems have a member of that name (the walk stops there: `id` names thousands), or when its
     table is not indexed."""
     own = container_stem(snap, member)
     if own is None:
@@ -81,7 +64,7 @@ def member_copies(snap: Snapshot, member: int) -> list[int]:
         i = snap.uid_index.get(uid)
         if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
             stems.setdefault(container_stem(snap, i), []).append(i)
-            if len(stems) > scoring.NAMESAKE_MAX:
+            if len(stems) > most_stems:
                 return []
     return stems.get(own, [])
 
@@ -95,10 +78,9 @@ def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
             candidates[snap.doc_uids[parent]] = Candidate(snap.doc_uids[parent])
 
 
-def term_context(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
-    """A member matches, at a discount, the query terms its container matches and it does not ('drivers'
-    for drivers.dob); a container, the terms its members match and it does not (a table covering a
-    question's several concepts through its columns)."""
+def term_context(snap: Snapshot, candidates: dict[str, Candidate], p: Params = PARAMS) -> None:
+    """A container matches, at ``member_context``, the query terms its members match and it does not (a table
+    covering a question's several concepts through its columns)."""
     members: dict[str, dict[str, float]] = {}
     for cand in candidates.values():
         idx = snap.uid_index.get(cand.uid)
@@ -107,38 +89,11 @@ def term_context(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
             best = members.setdefault(snap.doc_uids[parent], {})
             for term, share in cand.terms.items():
                 best[term] = max(best.get(term, 0.0), share)
-    for cand in candidates.values():
-        idx = snap.uid_index.get(cand.uid)
-        parent = int(snap.doc_parent[idx]) if idx is not None else -1
-        if parent >= 0:
-            container = candidates.get(snap.doc_uids[parent]) if scoring.CONTAINER_CONTEXT else None
-            if container is not None:
-                extra = sum(v for t, v in container.terms.items() if t not in cand.terms)
-                cand.lexical += scoring.CONTAINER_CONTEXT * extra
-        elif cand.uid in members:
-            extra = sum(v for t, v in members[cand.uid].items() if t not in cand.terms)
-            cand.lexical = min(1.0, cand.lexical + scoring.MEMBER_CONTEXT * extra)
-
-
-def member_shapes(snap: Snapshot, store: DocStore, container: int) -> list[MemberShape]:
-    """The shaped columns of a table or dimensions of a source (search/shapes.py), read from the store once
-    per snapshot: only the few tables a question with values reaches need them."""
-    cache: dict[int, list[MemberShape]] = snap.derived.setdefault("shapes", {})  # type: ignore[assignment]
-    shapes = cache.get(container)
-    if shapes is None:
-        members = [int(i) for i in np.flatnonzero(snap.doc_parent == container)]
-        docs = store.get_many([snap.doc_uids[i] for i in members])
-        shapes = []
-        for i in members:
-            doc = docs.get(snap.doc_uids[i])
-            if doc is None:
-                continue
-            types = tuple(str(doc.attrs.get(k) or "") for k in ("nativeType", "dimensionType", "type"))
-            shape = column_shape(doc.sample_values, types)
-            if shape is not None:
-                shapes.append((i, shape, closed_values(doc.sample_values, doc.attrs.get("distinctCount"))))
-        cache[container] = shapes
-    return shapes
+    for uid, terms in members.items():
+        cand = candidates.get(uid)
+        if cand is not None:
+            extra = sum(v for t, v in terms.items() if t not in cand.terms)
+            cand.lexical = min(1.0, cand.lexical + p.member_context * extra)
 
 
 class Lifts:
@@ -151,9 +106,31 @@ class Lifts:
         kinds: set[str],
         connection: str | None,
         cosines: DocCosines | None,
+        params: Params = PARAMS,
     ) -> None:
         self.snap, self.ranked, self.kinds, self.connection, self.cosines = snap, ranked, kinds, connection, cosines
+        self.p = params
         self.by_uid = {c.uid: c for c in ranked}
+
+    def run(self, query: Query, shapes: Callable[[int], list[MemberShape]]) -> None:
+        """Every step of STAGES in order, each candidate's ``steps`` recording what the step changed of its score.
+        ``shapes`` gives a table's shaped members (the engine reads them from its store: ranking reads none)."""
+        steps = {
+            "propagate": self.propagate,
+            "named": lambda: self.named(query.named),
+            "join_keys": self.join_keys,
+            "shaped": lambda: self.shaped(shapes, query.values),
+            "namesakes": self.namesakes,
+            "coherence": lambda: coherence(self.snap, self.ranked, self.p),
+            "page_scope": self.page_scope,
+        }
+        for stage in STAGES:
+            before = {c.uid: c.score for c in self.ranked}
+            steps[stage]()
+            for cand in self.ranked:
+                change = cand.score - before.get(cand.uid, 0.0)
+                if change:
+                    cand.steps[stage] = round(cand.steps.get(stage, 0.0) + change, 6)
 
     def wanted(self, idx: int) -> bool:
         """Whether the search may return this document (its kind, its connection)."""
@@ -167,36 +144,13 @@ class Lifts:
         cand = self.by_uid.get(uid)
         if cand is None:
             cand = self.by_uid[uid] = Candidate(uid, cosine=cosine(self.snap, idx, self.cosines))
-            cand.semantic = None if cand.cosine is None else scoring.semantic_score(cand.cosine)
+            cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, self.p)
             self.ranked.append(cand)
         cand.score = max(cand.score, score)
         return cand
 
-    def values(self, valued: list[int]) -> None:
-        """A column holding a value the question names ('customers who pay in EUR') scores at least VALUE_SCORE."""
-        for idx in valued:
-            if self.wanted(idx) and self.snap.doc_uids[idx] not in self.snap.shadowed:
-                self.lift(idx, scoring.VALUE_SCORE)
-
-    def links(self) -> None:
-        """What a matching wiki page names is relevant too, at LINK_SHARE of the page's score. A page whose lift
-        would stay under the floor is skipped: it cannot bring anything into the results (the judged answers are
-        the same either way), and a project's many weakly matching pages made this most of the step."""
-        snap = self.snap
-        if scoring.LINK_SHARE <= 0:
-            return
-        floor = scoring.RELEVANCE_FLOOR / scoring.LINK_SHARE
-        for page in [c for c in self.ranked if c.uid.startswith("wiki:") and c.score >= floor]:
-            for target in snap.links.get(snap.uid_index[page.uid], []):
-                if not self.wanted(target):
-                    continue
-                if snap.doc_uids[target] not in self.by_uid:
-                    new = self.lift(target, 0.0)
-                    new.score = scoring.fuse(new.lexical, new.semantic, new.exact)
-                self.lift(target, scoring.LINK_SHARE * page.score)
-
     def propagate(self) -> None:
-        """A source or table scores at least PARENT_SHARE of its best-matching member."""
+        """A source or table scores at least ``parent_share`` of its best-matching member."""
         best: dict[int, float] = {}
         for cand in self.ranked:
             parent = int(self.snap.doc_parent[self.snap.uid_index[cand.uid]])
@@ -205,19 +159,19 @@ class Lifts:
         for parent, score in best.items():
             cand = self.by_uid.get(self.snap.doc_uids[parent])
             if cand is not None:
-                cand.score = max(cand.score, scoring.PARENT_SHARE * score)
+                cand.score = max(cand.score, self.p.parent_share * score)
 
-    def named(self, query: str) -> None:
+    def named(self, keys: frozenset[str]) -> None:
         """A table or source the question names by one of its own nouns ('patients' → Patient, 'gas stations'
-        → gasstations) is what it is about: found by any lane, it scores at least NAMED_SHARE of the best
+        → gasstations) is what it is about: found by any lane, it scores at least ``named_share`` of the best
         table's or source's score, whatever its columns matched."""
-        if scoring.NAMED_SHARE <= 0:
+        if self.p.named_share <= 0:
             return
         containers = [c for c in self.ranked if c.uid.startswith(CONTAINERS)]
         if not containers:
             return
-        floor = scoring.NAMED_SHARE * max(c.score for c in containers)
-        for key in named_keys(query):
+        floor = self.p.named_share * max(c.score for c in containers)
+        for key in keys:
             for uid in self.snap.exact.get(key, ()):
                 cand = self.by_uid.get(uid)
                 if cand is not None and uid.startswith(CONTAINERS):
@@ -225,33 +179,35 @@ class Lifts:
 
     def namesakes(self) -> None:
         """A table is often copied layer to layer (raw → staging → mart, and its dbt definition): among the
-        NAMESAKE_TOP best results, a table or source lifts its other layers (same stem), and a column, dimension
-        or measure its same-named members there, to NAMESAKE_SHARE of its score. A member name that tables of
-        more than NAMESAKE_MAX stems share (`id`, `created_at`) lifts none."""
-        if scoring.NAMESAKE_SHARE <= 0:
+        ``namesake_top`` best results, a table or source lifts its other layers (same stem), and a column,
+        dimension or measure its same-named members there, to ``namesake_share`` of its score. A member name that
+        tables of more than ``namesake_max`` stems share (`id`, `created_at`) lifts none."""
+        snap, p = self.snap, self.p
+        if p.namesake_share <= 0:
             return
-        snap = self.snap
-        for cand in sorted(self.ranked, key=lambda c: -c.score)[: scoring.NAMESAKE_TOP]:
+        for cand in sorted(self.ranked, key=lambda c: -c.score)[: p.namesake_top]:
             idx = snap.uid_index[cand.uid]
             if cand.uid.startswith(CONTAINERS):
                 copies = [snap.uid_index[uid] for uid in snap.stems.get(uid_stem(cand.uid), ())]
             elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBERS:
-                copies = member_copies(snap, idx)
+                copies = member_copies(snap, idx, p.namesake_max)
             else:
                 continue
             for i in copies:
                 if i != idx and self.wanted(i) and snap.doc_uids[i] not in snap.shadowed:
-                    self.lift(i, scoring.NAMESAKE_SHARE * cand.score)
+                    self.lift(i, p.namesake_share * cand.score)
 
     def top_containers(self, among: Container[str] | None = None) -> list[Candidate]:
-        """The JOIN_CONTAINERS best tables and sources (of ``among``) above the floor: what the question is about."""
+        """The ``join_containers`` best tables and sources (of ``among``) above the floor: what the question is
+        about."""
+        floor = self.p.relevance_floor
         containers = [c for c in self.ranked if c.uid.startswith(CONTAINERS)]
-        containers = [c for c in containers if c.score >= scoring.RELEVANCE_FLOOR and (among is None or c.uid in among)]
-        return sorted(containers, key=lambda c: -c.score)[: scoring.JOIN_CONTAINERS]
+        containers = [c for c in containers if c.score >= floor and (among is None or c.uid in among)]
+        return sorted(containers, key=lambda c: -c.score)[: self.p.join_containers]
 
     def join_keys(self) -> None:
         """The key columns between two high-ranked tables (or sources) that join answer the question too:
-        a question spanning both needs the JOIN. Lifted to JOIN_SHARE of the weaker table's score."""
+        a question spanning both needs the JOIN. Lifted to ``join_share`` of the weaker table's score."""
         joins = self.snap.facts.joins
         scores = {c.uid: c.score for c in self.top_containers(among=joins)}
         for container, score in scores.items():
@@ -262,14 +218,14 @@ class Lifts:
                 for uid in edge.keys:
                     key = self.snap.uid_index.get(uid)
                     if key is not None and SEARCH_KINDS[self.snap.doc_kind[key]] in self.kinds:
-                        self.lift(key, scoring.JOIN_SHARE * min(score, other))
+                        self.lift(key, self.p.join_share * min(score, other))
 
-    def shaped(self, store: DocStore, values: list[Value]) -> None:
+    def shaped(self, shapes: Callable[[int], list[MemberShape]], values: tuple[Value, ...]) -> None:
         """A question naming a value ('by Ahmed Samir Farag', 'molecule TR004') needs the column holding such
         values, in a table it is about or one joined to it: per value, the column of its shape that could hold
         it (not one whose every value is known and other), in the best-scoring table and closest to the
-        question, is lifted to SHAPE_SHARE of that table's score, and its table with it."""
-        if not values or scoring.SHAPE_SHARE <= 0:
+        question, is lifted to ``shape_share`` of that table's score, and its table with it."""
+        if not values or self.p.shape_share <= 0:
             return
         snap, joins = self.snap, self.snap.facts.joins
         reach: dict[int, float] = {}  # table index → score of the best top container it is or joins
@@ -282,14 +238,14 @@ class Lifts:
             best: tuple[float, int, int, float] | None = None
             for container, anchor_score in reach.items():
                 table_terms = term_set(snap.doc_uids[container].split(":", 2)[2])
-                lift = scoring.SHAPE_SHARE * anchor_score
-                for member, member_shape, closed in member_shapes(snap, store, container):
+                lift = self.p.shape_share * anchor_score
+                for member, member_shape, closed in shapes(container):
                     if member_shape != value.shape or (closed is not None and value.text not in closed):
                         continue
                     if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:
                         continue
                     column_terms = term_set(snap.doc_uids[member].rsplit(".", 1)[-1])
-                    semantic = scoring.semantic_score(cosine(snap, member, self.cosines) or 0.0)
+                    semantic = semantic_score(cosine(snap, member, self.cosines) or 0.0, self.p)
                     score = lift * (1 + semantic) * fit(value, column_terms, table_terms)
                     if best is None or score > best[0]:
                         best = (score, member, container, lift)
@@ -297,3 +253,14 @@ class Lifts:
                 _score, member, container, lift = best
                 self.lift(member, lift)
                 self.lift(container, lift)
+
+    def page_scope(self) -> None:
+        """With a connection asked for, a wiki page whose ``connections`` frontmatter names only other connections
+        keeps ``other_connection_page`` of its score: it is about another warehouse, so the pages that apply rank
+        first; demoted, never dropped (KTX leaves this lane unscoped, so its answers stay a subset)."""
+        if self.connection is None:
+            return
+        for cand in self.ranked:
+            tagged = self.snap.wiki_connections.get(cand.uid)
+            if tagged and self.connection not in tagged:
+                cand.score *= self.p.other_connection_page

@@ -1,7 +1,9 @@
-"""Result shapes of the three searches: KTX's contract (reference §3.1–3.3) plus optional fields.
+"""Result shapes of the three searches: upstream KTX's contract, field for field, plus optional fields.
 
-These models are also the MCP tools' outputSchema, so a field added here is a field
-agents see; a KTX field is never removed or changed in meaning.
+These models are also the MCP tools' outputSchema, so a field added here is a field agents see. A field
+upstream requires is required here under its name and type (nullable where upstream's is, and then sent as
+null, never dropped); ktx-index's own fields have defaults, so they are optional in the schema, and their
+descriptions start with "ktx-index:". tests/mcp/test_contract.py holds this against upstream's shapes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,14 @@ from pydantic.json_schema import SkipJsonSchema
 
 RefKind = Literal["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]
 MatchedOn = Literal["name", "display", "description", "comment", "expr", "sample_value", "body"]
+
+
+#: What a low-confidence answer means, said in the output schema of both searches (and the tools' descriptions).
+LOW_CONFIDENCE = (
+    'ktx-index: present only as "low": the project may not hold what was asked (the question\'s words and meaning match '
+    "it weakly); the refs are its nearest matches. Check them (entity_details, wiki_read) before relying on "
+    "them, or ask again in the project's own terms; absent when the answer is confident."
+)
 
 
 def _absent_if_none(value: Any) -> bool:
@@ -33,6 +43,12 @@ class LaneScores(Strict):
     lexical: float = Field(description="BM25 relevance normalised to [0, 1] against this query's best possible match.")
     semantic: float | None = Field(description="Embedding similarity mapped to [0, 1]; null when vectors are missing.")
     exact: bool = Field(description="The query is exactly this item's name or id.")
+    fused: float = Field(description="The lanes fused (and weighed by kind), before the structural steps.")
+    steps: dict[str, float] = Field(
+        default_factory=dict,
+        description="What each structural step (propagate, named, join_keys, shaped, namesakes, coherence, page_scope) "
+        "added to the score, in the order they ran; absent steps changed nothing.",
+    )
 
 
 class DiscoverRef(Strict):
@@ -54,7 +70,7 @@ class DiscoverRef(Strict):
         default=None, exclude_if=_absent_if_none, description="Column name (columns and dimensions)."
     )
     lanes: LaneScores | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="Per-lane scores (only with explain)."
+        default=None, exclude_if=_absent_if_none, description="ktx-index: per-lane scores (only with explain)."
     )
 
 
@@ -71,8 +87,13 @@ class DiscoverResult(Strict):
     joins: list[JoinOut] | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=_absent_if_none,
-        description="How the tables and sources behind the refs join (declared foreign keys, semantic-layer "
+        description="ktx-index: how the tables and sources behind the refs join (declared foreign keys, semantic-layer "
         "joins and usage commonJoins; never inferred), so the JOIN can be written directly.",
+    )
+    confidence: Literal["low"] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description=LOW_CONFIDENCE,
     )
 
 
@@ -96,16 +117,24 @@ class WikiResult(Strict):
     lanes: list[WikiLane] | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=_absent_if_none,
-        description="How each lane ran for this query; on the first result only, since it is the same for all.",
+        description="How each lane ran for this query; on the first result only (ktx-index), since it is the same "
+        "for all.",
     )
     snippet: str | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="Best-matching passage, matched words in <mark>."
+        default=None,
+        exclude_if=_absent_if_none,
+        description="ktx-index: best-matching passage, matched words in <mark>.",
     )
 
 
 class WikiSearchResult(Strict):
     results: list[WikiResult]
     totalFound: int = Field(description="All pages above the relevance floor (may exceed the results returned).")
+    confidence: Literal["low"] | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description=LOW_CONFIDENCE,
+    )
 
 
 class Coverage(Strict):
@@ -129,17 +158,23 @@ class DictionaryMatch(Strict):
     matchedValue: str = Field(description="The stored value, in its original spelling.")
     cardinality: int | None = Field(description="Distinct values in the column's profile sample.")
     tableRef: TableRefOut | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="The qualified table, unambiguous across schemas."
+        default=None,
+        exclude_if=_absent_if_none,
+        description="ktx-index: the qualified table, unambiguous across schemas.",
     )
     matchType: Literal["exact", "folded", "token", "fuzzy", "abbreviation"] | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=_absent_if_none,
-        description="exact > folded (case/accents) > token > fuzzy > abbreviation (a stored code the value's words "
+        description="ktx-index: exact > folded (case/accents) > token > fuzzy > abbreviation (a stored code the value's words "
         "abbreviate: 'Asia Pacific' → APAC, 'Canadian dollars' → CAD, 'Vermont' → VT).",
     )
-    score: float | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description="In [0, 1].")
+    score: float | SkipJsonSchema[None] = Field(
+        default=None, exclude_if=_absent_if_none, description="ktx-index: match strength in [0, 1]."
+    )
     origin: Literal["profile", "dbt_enum"] | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="Profile sample value or dbt enum_values."
+        default=None,
+        exclude_if=_absent_if_none,
+        description="ktx-index: profile sample value or dbt enum_values.",
     )
 
 

@@ -1,7 +1,7 @@
 """What a query needs in memory, loaded from the store at one generation, and kept current by deltas.
 
 Per-document kind and connection codes, the exact-identifier map, container parents, wiki
-links and the vector matrix; documents themselves stay in the store and are fetched only
+pages' scopes and the vector matrix; documents themselves stay in the store and are fetched only
 for the few results returned.
 
 A commit changes a few documents of a large index, so a reader does not load everything
@@ -23,15 +23,13 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import identifier_key, identifier_part_key, uid_stem
+from ktx_index.analysis import identifier_part_key, uid_stem
 from ktx_index.search.dense import Coarse, coarse_for
 from ktx_index.search.facts import Facts, load_facts
 from ktx_index.search.uids import UidIndex
 from ktx_index.store import DocStore, unpack
 from ktx_index.vectors import VectorFile
 
-#: A mention that names more items than this (e.g. 'created_at') is not linked.
-MAX_LINK_TARGETS = 6
 KIND_CODE = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
 #: The kinds that hold others (a source's measures and dimensions, a table's columns).
 CONTAINER_CODES = frozenset({KIND_CODE["table"], KIND_CODE["sl_source"]})
@@ -41,7 +39,6 @@ CONTAINER_CODES = frozenset({KIND_CODE["table"], KIND_CODE["sl_source"]})
 class WikiInfo:
     scope: str | None  # USER or GLOBAL
     ref_id: str
-    mentions: tuple[str, ...]
     connections: tuple[str, ...] = ()  # the connections a tagged page applies to (none: every connection)
 
 
@@ -74,7 +71,6 @@ class Snapshot:
     exact_by_length: dict[int, list[str]] = field(default_factory=dict)  # the identifier keys, by length, sorted
     kind_masks: dict[tuple, np.ndarray | None] = field(default_factory=dict)  # (kinds, connection) → embedded-doc mask
     doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
-    links: dict[int, list[int]] = field(default_factory=dict)  # wiki page index → indexes of what it mentions
     facts: Facts = field(default_factory=Facts)  # joins, usage tiers and stored values, by uid
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
     wiki_connections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tagged pages → their connections
@@ -83,7 +79,7 @@ class Snapshot:
     # kept for deltas
     entries: dict[str, DocEntry] = field(default_factory=dict)
     orphans: dict[str, list[str]] = field(default_factory=dict)  # missing parent uid → its children's uids
-    pages: dict[str, WikiInfo] = field(default_factory=dict)  # wiki uid → what links and shadowing need
+    pages: dict[str, WikiInfo] = field(default_factory=dict)  # wiki uid → what shadowing and scoping need
     stems: dict[str, tuple[str, ...]] = field(default_factory=dict)  # layer stem → its tables and sources (sorted)
     matrix_buffer: np.ndarray | None = None  # matrix is its head; rows past it are free for the next delta
     matrix_file_rows: np.ndarray | None = None  # vector-file row of each matrix row
@@ -145,9 +141,7 @@ def doc_entry(row: tuple) -> DocEntry:
     wiki = None
     if kind == "wiki":
         attrs = unpack(body).get("attrs") or {}
-        wiki = WikiInfo(
-            attrs.get("scope"), ref_id, tuple(attrs.get("mentions") or ()), tuple(attrs.get("connections") or ())
-        )
+        wiki = WikiInfo(attrs.get("scope"), ref_id, tuple(attrs.get("connections") or ()))
     return DocEntry(
         kind=KIND_CODE[kind],
         connection=conn,
@@ -158,7 +152,7 @@ def doc_entry(row: tuple) -> DocEntry:
 
 
 def load_documents(store: DocStore, generation: int) -> Snapshot:
-    """Per-document codes, the identifier map, container parents and wiki links, from the store."""
+    """Per-document codes, the identifier map, container parents and wiki pages, from the store."""
     snap = Snapshot(generation=generation)
     for row in snapshot_rows(store):
         snap.entries[row[0]] = doc_entry(row)
@@ -234,36 +228,11 @@ def nearest_key(keys_by_length: dict[int, list[str]], key: str, edits: int) -> t
 
 
 def derive_wiki(snap: Snapshot) -> None:
-    """Shadowed global pages, tagged pages' connections and wiki links: recomputed whole (pages are few,
-    their targets anywhere)."""
+    """Shadowed global pages and tagged pages' connections: recomputed whole (pages are few)."""
     pages = sorted(snap.pages.items())
     user_keys = {w.ref_id for _uid, w in pages if w.scope == "USER"}
     snap.shadowed = {uid for uid, w in pages if w.scope == "GLOBAL" and w.ref_id in user_keys}
     snap.wiki_connections = {uid: w.connections for uid, w in pages if w.connections}
-    snap.links = resolve_links(pages, snap)
-
-
-def resolve_links(pages: list[tuple[str, WikiInfo]], snap: Snapshot) -> dict[int, list[int]]:
-    """Wiki page → the sources, tables, measures and columns its sl_refs and `code spans` name.
-
-    A mention resolves through the exact-identifier map, trying dotted suffixes
-    ('postgres-warehouse.mart_arr_daily' → 'mart_arr_daily'); a name shared by many items
-    ('created_at') is too vague to link."""
-    links: dict[int, list[int]] = {}
-    for uid, wiki in pages:
-        page = snap.uid_index[uid]
-        targets: list[int] = []
-        for mention in wiki.mentions:
-            parts = mention.split(".")
-            for i in range(len(parts)):
-                hits = snap.exact.get(identifier_key(".".join(parts[i:])), [])
-                if hits:
-                    if len(hits) <= MAX_LINK_TARGETS:
-                        targets.extend(snap.uid_index[h] for h in hits if snap.uid_index[h] != page)
-                    break
-        if targets:
-            links[page] = list(dict.fromkeys(targets))
-    return links
 
 
 def insort_new(items: list[str], item: str) -> None:

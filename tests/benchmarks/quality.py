@@ -2,6 +2,7 @@
 
     python tests/benchmarks/quality.py [--corpora tests/benchmarks/corpora] [--only demo,bird-dev] [--json out.json]
                                       [--precision int8|float32]
+    python tests/benchmarks/quality.py --only heldout-sql,heldout-business   # the held-out projects (heldout.py)
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -24,6 +25,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+from gains import Gain, family_mean, format_gains, gain  # noqa: E402
+from heldout import FAMILIES, heldout_corpora  # noqa: E402
 from ktx_baseline import KtxBaseline  # noqa: E402
 from naive import bm25_runner, cosine_runner  # noqa: E402
 
@@ -136,10 +139,18 @@ def main() -> None:
     tables: dict[str, tuple[list[QueryResult], list[QueryResult]]] = {}
     naive_tables: dict[tuple[str, str], list[QueryResult]] = {}
     payload: dict[str, Any] = {"k": K, "corpora": {}, "tables": {}}
-    for name, table, queries in judged_corpora(args.corpora):
-        if only and name not in only:
+    gains: dict[str, dict[str, list[Gain]]] = {}  # tool → family → per-corpus gains over plain cosine
+    corpora = [
+        (name, table, queries, project_path(name, args.corpora))
+        for name, table, queries in judged_corpora(args.corpora)
+    ]
+    if only & set(FAMILIES):  # held-out projects (heldout.py), one table per family, only when asked for
+        corpora += [
+            (name, family, queries, path) for name, path, queries, family in heldout_corpora(args.work / "heldout")
+        ]
+    for name, table, queries, source in corpora:
+        if only and name not in only and table not in only:
             continue
-        source = project_path(name, args.corpora)
         if not (source / "ktx.yaml").is_file():
             print(f"skip {name}: no project at {source}", file=sys.stderr)
             continue
@@ -160,6 +171,11 @@ def main() -> None:
             "ktx": [g.model_dump() for g in ours.groups],
             "base": [g.model_dump() for g in theirs.groups],
         }
+        for tool in ("discover_data", "wiki_search"):
+            row = gain(name, ours.queries, naive["cosine"].queries, tool)
+            if row.n:
+                gains.setdefault(tool, {}).setdefault(table, []).append(row)
+                payload["corpora"][name].setdefault("gain", {})[tool] = row.__dict__
     for table, (mine, base) in tables.items():
         ours_groups, base_groups = aggregate(mine), aggregate(base)
         print_table(
@@ -179,6 +195,11 @@ def main() -> None:
             )
             print(f"  plain {label:<7} {cells}")
             payload["tables"][table][label] = [g.model_dump() for g in groups]
+    for tool, families in gains.items():
+        rows = [r for family in families.values() for r in family]
+        means = [family_mean(f"family {family}", family_rows) for family, family_rows in families.items()]
+        rows += [*means, family_mean("families, equally weighted", means)]
+        print("\n" + format_gains(f"{tool}: ktx-index against plain cosine (same model, same texts)", rows))
     if args.json:
         args.json.write_text(json.dumps(payload, indent=2))
 

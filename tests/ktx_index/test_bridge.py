@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from projects import column, scan_files
+from projects import column, scan_files, with_params
 
 from indexers.models import Document
 from ktx_index.analysis import stem
 from ktx_index.embedder import HashEmbedder
-from ktx_index.search import scoring
 from ktx_index.search.bridge import Bridge, question_words
 from ktx_index.service import KtxIndex
 from ktx_index.texts import vocabulary_words
@@ -96,9 +95,8 @@ def test_known_words_and_typos_are_not_bridged(service):
     assert engine.bridged("rating", []) == {}
 
 
-def test_bridging_off_leaves_unknown_words_unmatched(service, monkeypatch):
-    monkeypatch.setattr(scoring, "BRIDGED_TERM", 0.0)
-    engine = service.ensure_index()
+def test_bridging_off_leaves_unknown_words_unmatched(service):
+    engine = with_params(service.ensure_index(), bridged_term=0.0)
     assert all("film" not in c.terms for c in engine.rank("movie", ["table", "column"]))
 
 

@@ -46,7 +46,7 @@ def test_search_json_is_exactly_the_tool_object(project):
     scoped = run("search", "refunds", "--tool", "wiki_search", "--connection", "warehouse", "--project", project)
     assert scoped.exit_code == 0 and "revenue" in scoped.output
     unknown = run("search", "refunds", "--tool", "wiki_search", "--connection", "nope", "--project", project)
-    assert unknown.exit_code == 1 and "unknown connection 'nope'" in unknown.output
+    assert unknown.exit_code == 1 and 'Unknown connection "nope"' in unknown.output
     values = json.loads(run("search", "PAID", "--tool", "dictionary_search", "--project", project, "--json").output)
     assert values["results"][0]["matches"][0]["matchedValue"] == "paid"
     service.close()
@@ -63,7 +63,7 @@ def test_human_output_and_explain(project):
 def test_user_errors_exit_1_with_the_next_step(project, tmp_path):
     run("rebuild", "--project", project)
     out = run("search", "x", "--connection", "nope", "--project", project)
-    assert out.exit_code == 1 and "known: warehouse" in out.output
+    assert out.exit_code == 1 and "Configured connections: warehouse." in out.output
     missing = run("search", "x", "--project", tmp_path / "empty")
     assert missing.exit_code == 1
     (tmp_path / "empty").mkdir()

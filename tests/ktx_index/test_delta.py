@@ -44,7 +44,6 @@ def view(snap: Snapshot) -> dict:
         "parent": [uids[p] if p >= 0 else None for p in snap.doc_parent],
         "exact": snap.exact,
         "exact_by_length": snap.exact_by_length,
-        "links": {uids[page]: [uids[t] for t in targets] for page, targets in snap.links.items()},
         "shadowed": snap.shadowed,
         "entries": snap.entries,
         "orphans": snap.orphans,
@@ -55,10 +54,7 @@ def view(snap: Snapshot) -> dict:
         "wiki_connections": snap.wiki_connections,
         # the ranking facts (search/facts.py); list order follows dict insertion, which a patch changes
         "edges": {uid: sorted(map(repr, edges)) for uid, edges in snap.facts.edges.items()},
-        "usage": snap.facts.usage,
-        "value_of": snap.facts.value_of,
         "joins": {uid: sorted(map(repr, joins)) for uid, joins in snap.facts.joins.items()},
-        "values": {value: sorted(holders) for value, holders in snap.facts.values.items()},
     }
 
 

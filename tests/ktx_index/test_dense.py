@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ktx_index.search import dense, scoring
+from ktx_index.search import dense
 from ktx_index.search.dense import Coarse, best_per_group, coarse_for, doc_cosines, group_cosine, groups_of
 
 
@@ -39,16 +39,14 @@ def reference(matrix: np.ndarray, vector: np.ndarray, rows: np.ndarray, starts: 
     return np.array([group_cosine(cosines[a:b]) for a, b in zip(starts, ends, strict=True)], dtype=np.float32)
 
 
-def test_a_page_blends_its_two_best_sections(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scoring, "SECOND_CHUNK", 0.5)
-    assert group_cosine(np.array([0.2, 0.8, 0.4], dtype=np.float32)) == pytest.approx(0.6)
-    assert group_cosine(np.array([0.8, 0.1, 0.8], dtype=np.float32)) == pytest.approx(0.8)  # a tie for best
-    assert group_cosine(np.array([0.3], dtype=np.float32)) == pytest.approx(0.3)
+def test_a_page_blends_its_two_best_sections() -> None:
+    assert group_cosine(np.array([0.2, 0.8, 0.4], dtype=np.float32), 0.5) == pytest.approx(0.6)
+    assert group_cosine(np.array([0.8, 0.1, 0.8], dtype=np.float32), 0.5) == pytest.approx(0.8)  # a tie for best
+    assert group_cosine(np.array([0.3], dtype=np.float32), 0.5) == pytest.approx(0.3)
     rows, starts = np.array([0, 1, 2, 3, 4, 5]), np.array([0, 1, 4])  # one chunk; three with a tie; two
     scores = np.array([0.3, 0.7, 0.2, 0.7, 0.9, 0.5], dtype=np.float32)
-    assert best_per_group(scores, groups_of(rows, starts)) == pytest.approx([0.3, 0.7, 0.7])
-    monkeypatch.setattr(scoring, "SECOND_CHUNK", 0.0)
-    assert best_per_group(scores, groups_of(rows, starts)) == pytest.approx([0.3, 0.7, 0.9])
+    assert best_per_group(scores, groups_of(rows, starts), 0.5) == pytest.approx([0.3, 0.7, 0.7])
+    assert best_per_group(scores, groups_of(rows, starts), 0.0) == pytest.approx([0.3, 0.7, 0.9])
 
 
 def test_best_per_group_equals_the_blend_of_every_group_alone() -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from projects import column, scan_files
+from projects import column, scan_files, with_params
 
 from ktx_index.embedder import HashEmbedder
-from ktx_index.search import scoring
-from ktx_index.search.lifts import named_keys
+from ktx_index.search.query import named_keys
+from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
 
 CLINIC = [
@@ -46,12 +46,10 @@ def score_of(engine, query: str, uid_end: str) -> tuple[float, float]:
     return next(c.score for c in ranked if c.uid.endswith(uid_end)), max(c.score for c in ranked)
 
 
-def test_a_table_the_question_names_scores_near_the_best_table(clinic, monkeypatch):
+def test_a_table_the_question_names_scores_near_the_best_table(clinic):
     query = "patients with a platelet count below normal"
-    monkeypatch.setattr(scoring, "NAMED_SHARE", 0.0)
-    off, best_off = score_of(clinic, query, "main.Patient")
-    monkeypatch.setattr(scoring, "NAMED_SHARE", 0.95)
-    on, best = score_of(clinic, query, "main.Patient")
+    off, best_off = score_of(with_params(clinic, named_share=0.0), query, "main.Patient")
+    on, best = score_of(with_params(clinic, named_share=0.95), query, "main.Patient")
     assert off < 0.95 * best_off  # the columns matched are the laboratory's
     assert on == pytest.approx(0.95 * best) and best == pytest.approx(best_off)  # lifted, never above the best
 
@@ -85,11 +83,9 @@ def scores(engine, query: str) -> dict[str, float]:
     return {c.uid.split(":", 2)[2]: c.score for c in engine.rank(query, ["table", "column"])}
 
 
-def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered, monkeypatch):
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.0)
-    off = scores(layered, "qa dummy logins")
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
-    on = scores(layered, "qa dummy logins")
+def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered):
+    off = scores(with_params(layered, namesake_share=0.0), "qa dummy logins")
+    on = scores(with_params(layered, namesake_share=0.9), "qa dummy logins")
     source = on["raw.customers.is_test_account"]
     assert source == pytest.approx(off["raw.customers.is_test_account"])
     assert off.get("analytics.dim_customers.is_test_account", 0.0) < 0.9 * source
@@ -102,35 +98,29 @@ def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered, monk
     )
 
 
-def test_a_name_many_tables_share_lifts_nothing(layered, monkeypatch):
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
-    monkeypatch.setattr(scoring, "NAMESAKE_MAX", 2)  # created_at: customers, weekly_signups, orders (fct_ and stg_)
-    on = scores(layered, "dummy logins cutoff")
+def test_a_name_many_tables_share_lifts_nothing(layered):
+    # created_at: customers, weekly_signups, orders (fct_ and stg_)
+    on = scores(with_params(layered, namesake_share=0.9, namesake_max=2), "dummy logins cutoff")
     assert on["analytics.stg_orders.created_at"] > 0.0
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.0)
-    off = scores(layered, "dummy logins cutoff")
+    off = scores(with_params(layered, namesake_share=0.0), "dummy logins cutoff")
     assert on.get("analytics.fct_orders.created_at") == off.get("analytics.fct_orders.created_at")
-    monkeypatch.setattr(scoring, "NAMESAKE_SHARE", 0.9)
-    monkeypatch.setattr(scoring, "NAMESAKE_MAX", 3)
-    lifted = scores(layered, "dummy logins cutoff")
+    lifted = scores(with_params(layered, namesake_share=0.9, namesake_max=3), "dummy logins cutoff")
     assert lifted["analytics.fct_orders.created_at"] == pytest.approx(0.9 * lifted["analytics.stg_orders.created_at"])
 
 
-@pytest.fixture
-def clinic_wiki(make_project):
+def test_with_a_connection_pages_about_other_connections_are_demoted_never_dropped(make_project):
     files = scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC)
-    files["wiki/global/blood-tests.md"] = (
-        "---\nsummary: Thrombocyte reference ranges for blood tests\n---\n"
-        "Thrombocyte reference ranges: flag a blood test below 150 in `Laboratory.PLT`.\n"
-    )
-    yield from indexed(make_project, files)
-
-
-def test_a_matching_page_lifts_what_it_names_unless_the_lift_stays_under_the_floor(clinic_wiki, monkeypatch):
+    page = "---\nsummary: Thrombocyte reference ranges\nconnections: [{conn}]\n---\nThrombocyte reference ranges.\n"
+    files["wiki/global/ranges-here.md"] = page.format(conn="warehouse")
+    files["wiki/global/ranges-elsewhere.md"] = page.format(conn="crm")
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
     query = "thrombocyte reference ranges"
-    scores = {c.uid: c.score for c in clinic_wiki.rank(query, ["wiki", "column"])}
-    page, plt = scores["wiki:global:blood-tests"], scores["column:warehouse:main.Laboratory.PLT"]
-    assert page > scoring.RELEVANCE_FLOOR / scoring.LINK_SHARE and plt >= scoring.LINK_SHARE * page
-    monkeypatch.setattr(scoring, "RELEVANCE_FLOOR", page * scoring.LINK_SHARE * 1.01)  # the page still passes
-    scores = {c.uid: c.score for c in clinic_wiki.rank(query, ["wiki", "column"])}
-    assert scores.get("column:warehouse:main.Laboratory.PLT", 0.0) < scoring.LINK_SHARE * page  # not lifted
+    unscoped = {r.id: r.score for r in service.discover_data(query, kinds=["wiki"]).refs}
+    scoped = service.discover_data(query, connection_id="warehouse", kinds=["wiki"], explain=True).refs
+    assert unscoped["ranges-here"] == pytest.approx(unscoped["ranges-elsewhere"])
+    assert [r.id for r in scoped] == ["ranges-here", "ranges-elsewhere"]  # demoted, still there
+    elsewhere = scoped[1]
+    assert elsewhere.score == pytest.approx(PARAMS.other_connection_page * unscoped["ranges-elsewhere"], abs=1e-3)
+    assert elsewhere.lanes is not None and elsewhere.lanes.steps["page_scope"] < 0
+    service.close()

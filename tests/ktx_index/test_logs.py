@@ -10,7 +10,6 @@ import anyio
 import pytest
 from click.testing import CliRunner
 from mcp import Client
-from mcp.shared.exceptions import MCPError
 
 from ktx_index.cli import cli
 from ktx_index.embedder import HashEmbedder
@@ -59,26 +58,30 @@ def test_one_line_per_tool_call_with_duration_count_and_error_kind(make_project,
             await client.call_tool("wiki_search", {"query": long_query})
             await client.call_tool("discover_data", {"query": "orders", "limit": 3})
             await client.call_tool("discover_data", {"query": "orders", "connectionId": "nope"})
-            with pytest.raises(MCPError):
-                await client.call_tool("wiki_search", {"query": "x", "limit": 99})
+            assert (await client.call_tool("wiki_search", {"query": "x", "limit": 99})).is_error
+            await client.call_tool("wiki_search", {"query": "revenue", "bogus": 1, "extra": {"a": 1}})
 
     anyio.run(calls)
     calls_logged = [line for line in lines(log_file) if line["event"] == "tool.call"]
-    assert [c["tool"] for c in calls_logged] == ["wiki_search", "discover_data", "discover_data", "wiki_search"]
-    wiki, discover, unknown, invalid = calls_logged
+    tools = ["wiki_search", "discover_data", "discover_data", "wiki_search", "wiki_search"]
+    assert [c["tool"] for c in calls_logged] == tools
+    wiki, discover, unknown, invalid, stripped = calls_logged
     assert wiki["level"] == "info" and isinstance(wiki["results"], int) and wiki["ms"] > 0
     assert wiki["arguments"]["query"].endswith(f"[{len(long_query)} chars]")
     assert len(wiki["arguments"]["query"]) < MAX_VALUE + 20
     assert discover["results"] >= 1 and discover["arguments"] == {"query": "orders", "limit": 3}
     assert (unknown["level"], unknown["error_kind"]) == ("warning", "NotFound") and "nope" in unknown["error"]
-    assert invalid["error_kind"] == "InvalidParams"
+    assert invalid["error_kind"] == "InvalidArguments" and "limit: expected an integer 1–50, got 99" in invalid["error"]
+    assert "ignored" not in wiki and "ignored" not in invalid
+    assert stripped["level"] == "info" and stripped["ignored"] == ["bogus", "extra"]  # dropped, as upstream does
+    assert stripped["results"] >= 1
     status = service.status()
     assert [(e.tool, e.kind) for e in status.recent_errors] == [
         ("discover_data", "NotFound"),
-        ("wiki_search", "InvalidParams"),
+        ("wiki_search", "InvalidArguments"),
     ]
     rendered = CliRunner().invoke(cli, ["status", "--project", str(service.root)]).output
-    assert "tool errors  last 2" in rendered and "discover_data: NotFound: unknown connection 'nope'" in rendered
+    assert "tool errors  last 2" in rendered and 'discover_data: NotFound: Unknown connection "nope"' in rendered
     service.close()
 
 

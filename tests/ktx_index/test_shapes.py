@@ -1,10 +1,12 @@
 """Value shapes: a question naming a value leads to a column that could hold it (pure functions, then a real
 store with the fake embedder)."""
 
+import dataclasses
+
 from projects import column, profile_entry, scan_files
 
 from ktx_index.embedder import HashEmbedder
-from ktx_index.search import scoring
+from ktx_index.search.scoring import PARAMS
 from ktx_index.search.shapes import Value, closed_values, column_shape, fit, question_values, value_shape
 from ktx_index.service import KtxIndex
 
@@ -79,7 +81,7 @@ PROFILE = {
 }
 
 
-def test_a_named_value_lifts_the_name_column_of_a_joined_table(make_project, monkeypatch):
+def test_a_named_value_lifts_the_name_column_of_a_joined_table(make_project):
     root = make_project(
         scan_files("fb", "2026-01-01-000000-local-a", PLAYERS, PROFILE), config="connections:\n  fb:\n    driver: x\n"
     )
@@ -90,5 +92,6 @@ def test_a_named_value_lifts_the_name_column_of_a_joined_table(make_project, mon
     # player_name could hold the name; preferred_foot's every value is known and other; country is not joined
     assert "main.player.player_name" in ids and "main.player" in ids
     assert "main.player.preferred_foot" not in ids and "main.country.title" not in ids
-    monkeypatch.setattr(scoring, "SHAPE_SHARE", 0.0)
-    assert "main.player.player_name" not in [r.id for r in service.discover_data(question, limit=10).refs]
+    off = KtxIndex(root, embedder=HashEmbedder(), params=dataclasses.replace(PARAMS, shape_share=0.0))
+    assert "main.player.player_name" not in [r.id for r in off.discover_data(question, limit=10).refs]
+    off.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ktx_index.analysis import RAW_TOKEN
 from ktx_index.embedder import HashEmbedder
 from ktx_index.errors import NotFound
-from ktx_index.search.engine import POOL
+from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
 
 
@@ -20,7 +20,7 @@ def test_total_found_counts_every_match_beyond_the_pool(make_project):
     service = KtxIndex(make_project(files), embedder=HashEmbedder())
     service.rebuild()
     result = service.wiki_search("glimmerquartz", limit=5)
-    assert POOL < 200 and result.totalFound == 200
+    assert PARAMS.pool < 200 and result.totalFound == 200
     assert len(result.results) == 5 and all(r.key.startswith("page-") for r in result.results)
     assert service.wiki_search("basalt").totalFound == 30  # under the pool: the first ranking is complete
     service.close()

@@ -639,7 +639,7 @@ def test_read_tools_over_hostile_scan_values_never_crash(make_project: Callable[
                 assert not result.is_error, f"{name}: {text}"
                 jsonschema.validate(result.structured_content, tools[name].output_schema)
                 if name == "entity_details":
-                    assert [e["ok"] for e in result.structured_content["entities"]] == [True, True]
+                    assert [e["ok"] for e in result.structured_content["results"]] == [True, True]
     finally:
         service.close()
 

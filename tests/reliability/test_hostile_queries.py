@@ -7,9 +7,10 @@ JSON type, and lists at the 20-item limit. For every call exactly one of these h
 * a result: ``isError`` false, ``structuredContent`` validates against the tool's outputSchema and the one text
   block is the same object as compact JSON;
 * a deliberate in-band error: ``isError`` true with a message saying what went wrong (never the bare
-  ``Error executing tool X`` the SDK returns when a handler crashes, nor an argument-validation dump);
-* a JSON-RPC InvalidParams error, only for arguments outside the tool's advertised inputSchema (checked with
-  jsonschema; the server may be more lenient than the schema, never stricter).
+  ``Error executing tool X`` the SDK returns when a handler crashes, nor pydantic's validation dump);
+* an in-band argument error (``Invalid arguments for tool X: <field>: expected …``), only for arguments outside
+  the tool's advertised inputSchema (checked with jsonschema; the server may be more lenient than the schema,
+  never stricter). Never a JSON-RPC error: MCP 2025-11-25 makes these tool execution errors.
 
 The client lives in a blocking portal for the whole module, so each Hypothesis example is a plain synchronous call.
 Examples are derandomized (the same inputs on every run) and the whole file runs in well under a minute.
@@ -29,8 +30,8 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client, MCPError
-from mcp.types import INVALID_PARAMS, Tool
+from mcp import Client
+from mcp.types import Tool
 
 from indexers.files import SAFE_ID
 from ktx_index.mcp import build_server
@@ -60,23 +61,21 @@ def mcp(demo_service: KtxIndex) -> Iterator[Mcp]:
 
 
 def check(mcp: Mcp, name: str, args: dict[str, Any]) -> str:
-    """Call one tool and assert the property; returns the outcome ("ok", "error" or "invalid")."""
-    try:
-        result = mcp.portal.call(functools.partial(mcp.client.call_tool, name, args))
-    except MCPError as exc:
-        assert exc.code == INVALID_PARAMS, f"{name}({args!r:.300}) -> JSON-RPC error {exc.code}: {exc.message}"
-        assert exc.message.startswith(f"invalid arguments for {name}: "), exc.message
-        errors = jsonschema.Draft202012Validator(mcp.tools[name].input_schema).iter_errors(args)
-        assert next(errors, None) is not None, f"{name}({args!r:.300}) fits the inputSchema but got: {exc.message}"
-        return "invalid"
+    """Call one tool and assert the property; returns the outcome ("ok", "error" or "invalid"). A JSON-RPC
+    error escapes as an exception and fails the property."""
+    result = mcp.portal.call(functools.partial(mcp.client.call_tool, name, args))
     assert len(result.content) == 1 and result.content[0].type == "text", result.content
     text = result.content[0].text
     if result.is_error:
-        prefix = f"Error executing tool {name}: "
-        assert text != f"Error executing tool {name}", f"handler crashed on {name}({args!r:.300})"
-        assert text.startswith(prefix) and text[len(prefix) :].strip(), text
-        assert "validation error for" not in text, f"argument error came back in-band: {text[:300]}"
         assert not result.structured_content
+        assert "validation error for" not in text, f"pydantic's dump came back: {text[:300]}"
+        if text.startswith(f"Invalid arguments for tool {name}: "):
+            assert ": expected " in text or ": required, expected " in text, text
+            errors = jsonschema.Draft202012Validator(mcp.tools[name].input_schema).iter_errors(args)
+            assert next(errors, None) is not None, f"{name}({args!r:.300}) fits the inputSchema but got: {text}"
+            return "invalid"
+        assert text != f"Error executing tool {name}", f"handler crashed on {name}({args!r:.300})"
+        assert text.strip() and not text.startswith("Error executing tool"), text
         return "error"
     data = result.structured_content
     assert isinstance(data, dict)
@@ -174,14 +173,14 @@ LIMIT = st.one_of(st.integers(-5, 60), st.sampled_from([0, 1, 50, 51, 2**31, 2**
 
 
 def test_connection_list_hostile_arguments(mcp: Mcp) -> None:
-    """No arguments is the only valid call; any extra key is InvalidParams."""
+    """It takes no arguments; any key sent is dropped (as upstream does), so every call answers."""
     outcomes = run_property(
         st.one_of(st.just({}), st.dictionaries(HOSTILE, JSON_VALUES, min_size=1, max_size=3)),
         mcp,
         "connection_list",
         40,
     )
-    assert outcomes["ok"] and outcomes["invalid"] and not outcomes["error"]
+    assert outcomes["ok"] == 40, outcomes
 
 
 def test_discover_data_hostile_queries(mcp: Mcp) -> None:
@@ -263,7 +262,8 @@ ENTITIES = st.one_of(
 def test_entity_details_hostile_entities(mcp: Mcp) -> None:
     strategy = args_of(connectionId=WAREHOUSE, entities=ENTITIES)
     outcomes = run_property(strategy, mcp, "entity_details", 300)
-    assert outcomes["ok"] >= 30 and outcomes["error"] and outcomes["invalid"], outcomes
+    # No in-band error of the call: an unknown connection or table is answered per entity, as upstream does.
+    assert outcomes["ok"] >= 30 and outcomes["invalid"] and not outcomes["error"], outcomes
 
 
 VALUES = st.one_of(

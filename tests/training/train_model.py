@@ -2,6 +2,9 @@
 
     python tests/training/train_model.py [--out ktx_index/models/minilm-sql] [--seed 13] [--epochs 1]
 
+The databases listed in text-to-sql/heldout.json are left out (``--include-heldout`` puts them back): they
+are the held-out projects the ranking is judged on, so neither the model nor any tuning may see them.
+
 Each training question is paired with a table or column its gold SQL uses (the positive) and a
 table or column of the same database it does not use (a hard negative: the base model's
 closest wrong item more often than not); batches hold a few questions of each database, so the
@@ -11,6 +14,8 @@ disjoint from every evaluation database
 project's own indexer, so what the model learns to match is exactly the text the index embeds.
 Word embeddings stay frozen: the shipped artefact is the rest of the transformer in float16
 (~22 MB), loaded over the packaged base model by ktx_index/embedder.py. Fixed seed, one process.
+torch and numpy are imported where they are used, so tests/benchmarks/heldout.py and its test read
+the schemas and pairs without loading them.
 """
 
 from __future__ import annotations
@@ -30,8 +35,6 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
 from projects import scan_files, write_files  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
@@ -104,8 +107,20 @@ def document_texts(databases: set[str]) -> dict[str, str]:
     return out
 
 
-def load_pairs() -> list[dict]:
-    return [json.loads(line) for line in (DATA / "train_pairs.jsonl").read_text().splitlines() if line.strip()]
+def heldout_databases() -> set[str]:
+    """The training databases kept out of training (``text-to-sql/heldout.json``): they are the held-out projects
+    the ranking is validated on (tests/benchmarks/heldout.py), so the model must never have seen them."""
+    chosen = json.loads((DATA / "heldout.json").read_text())
+    return {db for source in chosen["counts"] for db in chosen[source]}
+
+
+def load_pairs(include_heldout: bool = False) -> list[dict]:
+    """The training questions; by default without the held-out databases' (the shipped model is trained so)."""
+    pairs = [json.loads(line) for line in (DATA / "train_pairs.jsonl").read_text().splitlines() if line.strip()]
+    if include_heldout:
+        return pairs
+    heldout = heldout_databases()
+    return [p for p in pairs if p["db_id"] not in heldout]
 
 
 def kind_of(item: str) -> str:
@@ -114,6 +129,8 @@ def kind_of(item: str) -> str:
 
 def mine_negatives(model, pairs: list[dict], texts: dict[str, str], rnd: random.Random) -> list[dict[str, list[str]]]:
     """Per question and kind, the base model's five closest same-database items the gold SQL does not use."""
+    import numpy as np
+
     ids = sorted(texts)
     by_db: dict[str, list[int]] = defaultdict(list)
     for i, item in enumerate(ids):
@@ -180,6 +197,8 @@ def batches(items: list[tuple], size: int, per_db: int, rnd: random.Random) -> l
 def masked_ranking_loss(queries, docs, batch: list[tuple], scale: float = 20.0):
     """Multiple-negatives ranking loss (softmax over every positive and hard negative of the batch) with the
     documents that are relevant to a question, other than its own positive, removed from its negatives."""
+    import torch
+
     ids = [item[2] for item in batch] + [item[3] for item in batch]
     scores = scale * queries @ docs.T
     mask = torch.tensor([[j != i and ids[j] in item[4] for j in range(len(ids))] for i, item in enumerate(batch)])
@@ -189,6 +208,8 @@ def masked_ranking_loss(queries, docs, batch: list[tuple], scale: float = 20.0):
 
 def encode(model, texts: list[str]):
     """Normalised sentence embeddings with gradients (SentenceTransformer.encode has none)."""
+    import torch
+
     features = model.preprocess(texts)
     return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
 
@@ -203,8 +224,14 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=128, help="training sequence length (serving keeps 256)")
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--limit", type=int, default=0, help="train on the first N questions only (smoke runs)")
+    parser.add_argument(
+        "--include-heldout",
+        action="store_true",
+        help="also train on the held-out databases of text-to-sql/heldout.json (the shipped model does not)",
+    )
     args = parser.parse_args()
 
+    import torch
     from sentence_transformers import SentenceTransformer
 
     from ktx_index.embedder import MiniLMEmbedder
@@ -213,7 +240,7 @@ def main() -> None:
     torch.manual_seed(args.seed)
     torch.use_deterministic_algorithms(True)
     started = time.monotonic()
-    pairs = load_pairs()
+    pairs = load_pairs(args.include_heldout)
     if args.limit:
         pairs = pairs[: args.limit]
     texts = document_texts({p["db_id"] for p in pairs})

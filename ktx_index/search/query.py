@@ -1,0 +1,78 @@
+"""A question analysed once: every step of ranking reads what it needs from here.
+
+The lanes, the structural steps and the answerability rule each used to analyse the question's text again;
+``Query.parse`` does it once, and the engine, the lifts and the signals take the ``Query``. What depends on the
+index (a term's typo correction, the project word a term is bridged to) stays with the engine's lexical lane.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, identifier_key, query_terms
+from ktx_index.search.shapes import Value, question_values
+
+QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    #: Distinct analysed terms, question filler dropped (analysis.query_terms): what the lexical lane matches.
+    terms: tuple[str, ...]
+    #: Terms of words that look like data, not concepts (value_like): never counted as missing vocabulary.
+    data_words: frozenset[str]
+    #: Identifier keys of the question's phrases (named_keys): the tables it names by their own nouns.
+    named: frozenset[str]
+    #: Values it names (shapes.question_values): the columns that could hold them are lifted.
+    values: tuple[Value, ...]
+    #: The whole question as an identifier key: an exact name or id puts the item in the exact tier.
+    identifier: str
+
+    @classmethod
+    def parse(cls, text: str) -> Query:
+        return cls(
+            text=text,
+            terms=tuple(query_terms(text)),
+            data_words=frozenset(value_like(text)),
+            named=frozenset(named_keys(text)),
+            values=tuple(question_values(text)),
+            identifier=identifier_key(text),
+        )
+
+    @classmethod
+    def of(cls, query: str | Query) -> Query:
+        return query if isinstance(query, Query) else cls.parse(query)
+
+
+def value_like(query: str) -> set[str]:
+    """Words of a question that look like data rather than concepts: numbers, quoted text, and capitalised
+    words after the first ('when did Angela Sanders pay'): their absence from the schema says nothing."""
+    out: set[str] = set()
+    quoted = {m.lower() for span in QUOTED.findall(query) for m in span.split()}
+    for i, match in enumerate(RAW_TOKEN.finditer(query)):
+        token = match.group(0)
+        if any(c.isdigit() for c in token) or token.lower() in quoted or (i > 0 and token[:1].isupper()):
+            out.update(analyze(token))
+    return out
+
+
+def named_keys(query: str, longest: int = 3) -> set[str]:
+    """Identifier keys of the question's phrases of up to ``longest`` words, singular and plural ('gas stations'
+    → gasstations, gasstation): what a table named by the question's own nouns answers to."""
+    words = [m.group(0) for m in RAW_TOKEN.finditer(query)]
+    keys: set[str] = set()
+    for n in range(1, longest + 1):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if gram[0].lower() in STOPWORDS or gram[-1].lower() in STOPWORDS:
+                continue
+            key = identifier_key("".join(gram))
+            if not key or key.isdigit():
+                continue
+            keys.add(key)
+            keys.add(key[:-1] if key.endswith("s") else key + "s")
+            if key.endswith("ies"):
+                keys.add(key[:-3] + "y")
+    return keys

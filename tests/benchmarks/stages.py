@@ -1,0 +1,95 @@
+"""What each step of the declared ranking pipeline earns, per family: the step switched off against all on.
+
+    python tests/benchmarks/stages.py [--work /tmp/ktx-index-quality] [--only judged,bird-dev,heldout-sql]
+
+Run quality.py first (with ``--only heldout-sql,heldout-business`` too): it builds the indexes read here. Each
+row switches one step off through search/scoring.py's ``Params`` (its share set to 0, or the kind prior made
+flat) and scores every answerable and no-answer judged discover_data question of each family: the judged
+KTX-style projects, the bird-dev databases, and the held-out projects no constant was chosen on. Switching a
+step on or off chooses no constant per fold, so each family's figure is held out for the step itself. A step
+earns its place when switching it off loses on some family and gains on none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from heldout import FAMILIES, heldout_corpora  # noqa: E402
+from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
+
+from ktx_index.evaluation import evaluate_index  # noqa: E402
+from ktx_index.search.scoring import PARAMS  # noqa: E402
+from ktx_index.service import KtxIndex  # noqa: E402
+
+#: step → the Params change that switches it off
+OFF: dict[str, dict[str, Any]] = {
+    "bridge (lane)": {"bridged_term": 0.0},
+    "container coverage (lane)": {"member_context": 0.0},
+    "kind prior (fusion)": {"kind_prior": {k: 1.0 for k in PARAMS.kind_prior}},
+    "propagate": {"parent_share": 0.0},
+    "named": {"named_share": 0.0},
+    "join_keys": {"join_share": 0.0},
+    "shaped": {"shape_share": 0.0},
+    "namesakes": {"namesake_share": 0.0},
+    "coherence": {"coherence": 0.0},
+    "page_scope": {"other_connection_page": 1.0},
+}
+
+
+def corpora(work: Path, families: set[str]) -> list[tuple[str, Path, list]]:
+    out = []
+    for name, table, queries in judged_corpora(DEFAULT_CORPORA):
+        family = "judged" if table == JUDGED_TABLE else table
+        if family in families and (work / name / ".ktx").is_dir():
+            out.append((family, work / name, [q for q in queries if q.tool == "discover_data"]))
+    if families & set(FAMILIES):
+        for name, _path, queries, family in heldout_corpora(work / "heldout"):
+            if family in families and (work / name / ".ktx").is_dir():
+                out.append((family, work / name, [q for q in queries if q.tool == "discover_data"]))
+    return out
+
+
+def family_ndcg(items: list[tuple[str, Path, list]], changes: dict[str, Any]) -> dict[str, float]:
+    """Per family, the mean over its projects of their questions' mean nDCG@10 (a project weighs as much as
+    another, as the cross-validation weighs them)."""
+    params = dataclasses.replace(PARAMS, **changes)
+    per: dict[str, list[float]] = {}
+    for family, root, queries in items:
+        service = KtxIndex(root, params=params)
+        try:
+            report = evaluate_index(service, queries)
+        finally:
+            service.close()
+        per.setdefault(family, []).append(statistics.mean(r.ndcg for r in report.queries))
+    return {family: statistics.mean(values) for family, values in per.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
+    parser.add_argument("--only", default="judged,bird-dev,heldout-sql,heldout-business", help="families")
+    args = parser.parse_args()
+    items = corpora(args.work, set(args.only.split(",")))
+    base = family_ndcg(items, {})
+    families = sorted(base)
+    print(f"{'switched off':<28}" + "".join(f"{f:>18}" for f in families) + "   verdict")
+    print(f"{'(nothing: the pipeline)':<28}" + "".join(f"{base[f]:>18.3f}" for f in families))
+    for step, changes in OFF.items():
+        off = family_ndcg(items, changes)
+        cells = "".join(f"{off[f]:>11.3f} {off[f] - base[f]:+.3f}" for f in families)
+        losses = [f for f in families if off[f] < base[f] - 5e-4]
+        gains = [f for f in families if off[f] > base[f] + 5e-4]
+        verdict = "earns its place" if losses and not gains else "no family moves" if not gains else "mixed"
+        print(f"{step:<28}{cells}   {verdict}")
+
+
+if __name__ == "__main__":
+    main()

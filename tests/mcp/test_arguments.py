@@ -1,0 +1,43 @@
+"""mcp/arguments.py alone: the words for what a schema accepts, and the unknown keys a call carried."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ktx_index.mcp import read_tools
+from ktx_index.mcp.arguments import describe, key_tree, unknown_keys
+
+
+def entity_schema() -> dict[str, Any]:
+    (tool,) = [t for t in read_tools.tools(None) if t.name == "entity_details"]  # type: ignore[arg-type]
+    return tool.parameters
+
+
+def test_describe_says_what_a_node_accepts() -> None:
+    root: dict[str, Any] = {}
+    assert describe({"type": "integer", "minimum": 1, "maximum": 50}, root) == "an integer 1–50"
+    assert describe({"type": "integer", "minimum": 0}, root) == "an integer ≥ 0"
+    assert describe({"type": "string", "minLength": 1}, root) == "a non-empty string"
+    assert describe({"type": "string", "enum": ["a", "b"]}, root) == 'one of "a", "b"'
+    assert describe({"anyOf": [{"type": "string"}, {"type": "null"}]}, root) == "a string, or null"
+    assert (
+        describe({"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20}, root)
+        == "a list of 1–20 items, each a string"
+    )
+    node = {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["b"]}
+    assert describe(node, root) == "an object with keys b (required), a"
+
+
+def test_unknown_keys_are_found_at_every_depth() -> None:
+    tree = key_tree(entity_schema())
+    args = {
+        "connectionId": "w",
+        "userId": "u",
+        "entities": [
+            {"table": {"catalog": None, "db": "raw", "name": "orders", "alias": "o"}, "limit": 3},
+            {"table": {"schema": "raw", "table": "orders", "x": 1}},
+            {"table": "raw.orders", "columns": ["id"]},
+        ],
+    }
+    assert unknown_keys(tree, args) == ["userId", "entities.0.limit", "entities.0.table.alias", "entities.1.table.x"]
+    assert unknown_keys(tree, {"connectionId": "w", "entities": "not a list"}) == []
