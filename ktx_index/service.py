@@ -21,7 +21,7 @@ from indexers.project import Project
 from ktx_index import reads
 from ktx_index.builder import Builder, Progress, _noop
 from ktx_index.connections import connection_list
-from ktx_index.embedder import Embedder, MiniLMEmbedder
+from ktx_index.embedder import EmbedBackend, Embedder, MiniLMEmbedder
 from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
 from ktx_index.layout import IndexLayout, WriterLock
 from ktx_index.read_models import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
@@ -44,7 +44,10 @@ class KtxIndex:
         embedder: Embedder | object | None = DEFAULT,
         indexers: list[Indexer] | None = None,
         params: Params = PARAMS,
+        embed_backend: EmbedBackend | None = None,
     ) -> None:
+        """``embed_backend``: where this service's writes embed texts (default: in this process with
+        ``embedder``; ``rebuild --ray`` passes a Ray pool built over that same embedder)."""
         self.root = Path(root).resolve()
         self.params = params  # the ranking's constants (search/scoring.py); benchmarks hand in others
         self.project: Project = load_project(self.root)
@@ -55,6 +58,7 @@ class KtxIndex:
                 MiniLMEmbedder(model=settings.model, precision=settings.precision) if settings.embeddings else None
             )
         self.embedder: Embedder | None = embedder  # type: ignore[assignment]
+        self.embed_backend = embed_backend
         self.indexers = indexers or default_indexers()  # kept: their parse caches outlive one rebuild
         self._engine: Engine | None = None
         self._engine_lock = threading.Lock()
@@ -131,7 +135,12 @@ class KtxIndex:
                 self._writer_lock.acquire()
                 try:
                     self._builder = Builder(
-                        self.root, self.layout, self.embedder, self.indexers, should_stop=self._stop.is_set
+                        self.root,
+                        self.layout,
+                        self.embedder,
+                        self.indexers,
+                        should_stop=self._stop.is_set,
+                        embed_backend=self.embed_backend,
                     )
                 except BaseException:
                     self._writer_lock.release()

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from ktx_index.cli.common import echo_json, json_option, open_service, project_option, stop_on_signals, user_errors
 from ktx_index.errors import Stopped
 from ktx_index.reports import RebuildReport, StatusReport
+
+if TYPE_CHECKING:  # Ray is imported only with --ray (ray_pool imports it when a pool starts)
+    from ktx_index.ray_pool import RayEmbedding
+    from ktx_index.service import KtxIndex
 
 STAGE_LABEL = {"parse": "Reading files ", "index": "Indexing      ", "embed": "Embedding     "}
 
@@ -58,12 +64,24 @@ def render_rebuild(report: RebuildReport) -> None:
 @click.option("--force", is_flag=True, help="Re-read every file and rewrite every document (vectors stay cached).")
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option(
+    "--ray",
+    "ray_address",
+    metavar="ADDRESS",
+    default=None,
+    help="Embed on a Ray cluster: `auto` starts one on this machine for the run, HOST:PORT joins a running one "
+    "(needs the extra: pip install -e '.[ray]'). This process still writes the index.",
+)
 @user_errors
-def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: bool) -> None:
+def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: bool, ray_address: str | None) -> None:
     """Bring the index under <project>/.ktx/index up to date (incremental: only what changed)."""
     service = open_service(project_dir)
     update, finish = terminal_progress(quiet or as_json)
+    pool = None
     try:
+        if ray_address:
+            pool = start_ray_pool(service, ray_address, quiet)
+            update = cluster_progress(update, quiet or as_json) if pool is not None else update
         with stop_on_signals(service.request_stop):  # SIGINT/SIGTERM: stop at a safe point, exit 0
             report = service.rebuild(force=force, on_progress=update)
     except Stopped as exc:
@@ -72,9 +90,51 @@ def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: 
     finally:
         finish()
         service.close()
+        if pool is not None:
+            pool.close()
+            if not quiet:
+                by_node = ", ".join(f"{node[:8]} {n}" for node, n in sorted(pool.texts_by_node.items()))
+                click.echo(
+                    f"ray: {sum(pool.texts_by_node.values())} texts embedded across {len(pool.texts_by_node)} "
+                    f"node(s) ({by_node or 'none'}); {pool.lost} worker(s) lost, {pool.retried} batch(es) retried",
+                    err=True,
+                )
     if report.embedding_status == "pending":
         click.echo("ktx-index: stopped while embedding; the rest is embedded by the next rebuild or serve", err=True)
     echo_json(report) if as_json else render_rebuild(report)
+
+
+def start_ray_pool(service: KtxIndex, address: str, quiet: bool) -> RayEmbedding | None:
+    """Connect to (or, with ``auto``, start) the cluster and its workers; the service embeds through them."""
+    if service.embedder is None:
+        click.echo("ktx-index: --ray ignored: embeddings are off for this project (index.embeddings)", err=True)
+        return None
+    from ktx_index.ray_pool import RayEmbedding
+
+    say = (lambda _m: None) if quiet else (lambda message: click.echo(message, err=True))
+    pool = RayEmbedding(address, service.embedder, on_event=say)
+    try:
+        pool.start()
+    except BaseException:
+        pool.close()
+        raise
+    service.embed_backend = pool
+    return pool
+
+
+def cluster_progress(update: Callable[[str, int, int], None], quiet: bool) -> Callable[[str, int, int], None]:
+    """Beside the bar (a terminal only), a line every 10 s on stderr: texts embedded across the cluster."""
+    if quiet or sys.stderr.isatty():
+        return update
+    last = [0.0]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        update(stage, done, total)
+        if stage == "embed" and (done == total or time.monotonic() - last[0] >= 10):
+            last[0] = time.monotonic()
+            click.echo(f"ray: {done}/{total} texts embedded across the cluster", err=True)
+
+    return progress
 
 
 def render_status(report: StatusReport) -> None:
