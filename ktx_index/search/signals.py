@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from ktx_index.search.snapshot import Snapshot
 
 WIKI = SEARCH_KINDS.index("wiki")
-PUNCTUATION = ".,;:!?\"'()[]{}«»“”‘’"
 #: How sure a search is that the project answers it (signals.confidence).
 Confidence = Literal["high", "low", "none"]
 
