@@ -32,7 +32,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+sys.path.append(str(HERE.parent))  # tests/ (ray_support), after the repository root:
+sys.path.insert(0, str(HERE.parents[1]))  # a tests/indexers namespace must not shadow the indexers package
 
 from scale import CpuWindow, ensure_synthetic, machine  # noqa: E402
 
