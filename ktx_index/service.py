@@ -18,21 +18,21 @@ from pathlib import Path
 
 from indexers import Indexer, ProjectRead, default_indexers, load_project, read_project
 from indexers.project import Project
-from ktx_index import reads
-from ktx_index.builder import Builder, Progress, _noop
-from ktx_index.connections import connection_list
-from ktx_index.embedder import EmbedBackend, Embedder, MiniLMEmbedder
+from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
 from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
-from ktx_index.layout import IndexLayout, WriterLock
-from ktx_index.read_models import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
+from ktx_index.index.builder import Builder, Progress, _noop
+from ktx_index.index.layout import IndexLayout, WriterLock
+from ktx_index.index.status import build_status
 from ktx_index.reports import ConnectionInfo, InspectReport, RebuildReport, StatusReport
-from ktx_index.search.dictionary import dictionary_search
-from ktx_index.search.discover import discover
 from ktx_index.search.engine import Engine
-from ktx_index.search.models import DictionarySearchResult, DiscoverResult, WikiSearchResult
 from ktx_index.search.scoring import PARAMS, Params
-from ktx_index.search.wiki import wiki_search
-from ktx_index.status import build_status
+from ktx_index.tools import reads
+from ktx_index.tools.connections import connection_list
+from ktx_index.tools.dictionary import dictionary_search
+from ktx_index.tools.discover import discover
+from ktx_index.tools.read_results import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
+from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, WikiSearchResult
+from ktx_index.tools.wiki import wiki_search
 
 DEFAULT = object()
 
@@ -339,7 +339,8 @@ class KtxIndex:
     def status(self) -> StatusReport:
         engine = self.refreshed_engine() if self.layout.exists() else None
         connections = self.connections({} if engine is None else None)
-        return build_status(self.layout, self.project, engine, self.embedder, self.indexers, connections)
+        store, semantic = (None, ("off", None)) if engine is None else (engine.store, engine.semantic_status())
+        return build_status(self.layout, self.project, store, semantic, self.embedder, self.indexers, connections)
 
 
 def _noop_work() -> None:

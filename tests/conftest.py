@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from projects import DEMO, corpus, write_files
 
-from ktx_index.embedder import HashEmbedder, MiniLMEmbedder
+from ktx_index.embedding.embedder import HashEmbedder, MiniLMEmbedder
 from ktx_index.service import KtxIndex
 
 

@@ -9,6 +9,7 @@ it by that directory, so a test can check that nothing outlived it.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -19,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ktx_index.layout import IndexLayout
-from ktx_index.ray_pool import import_ray
-from ktx_index.store import DocStore
-from ktx_index.vectors import VectorFile
+from ktx_index.index.layout import IndexLayout
+from ktx_index.index.ray_pool import import_ray
+from ktx_index.index.store import DocStore
+from ktx_index.index.vectors import VectorFile
 
 
 def ray_processes(temp_dir: str) -> list[str]:
@@ -47,6 +48,9 @@ def local_cluster(workers: int, cpus_per_worker: int = 1) -> Iterator[tuple[Any,
     from ray.cluster_utils import Cluster
 
     temp = tempfile.mkdtemp(prefix="ktxray-", dir="/tmp")
+    # Cluster() writes the head's address to <system temp>/ray/ray_current_cluster whatever temp_dir says,
+    # without creating that folder: on a machine where Ray never ran, the first cluster fails to start.
+    os.makedirs(os.path.join(os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp", "ray"), exist_ok=True)
     cluster = Cluster(
         initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False, "temp_dir": temp}
     )

@@ -11,11 +11,7 @@ from ktx_index.mcp.server import TOOL_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
-DOCS = {
-    p: p.read_text()
-    for p in [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
-    if p.is_file()
-}
+DOCS = {p: p.read_text() for p in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))] if p.is_file()}
 #: Flags that follow a ktx-index command on a line but belong to the tool wrapping it (the MCP inspector).
 NOT_OURS = {"--method", "--cli"}
 

@@ -62,3 +62,32 @@ def test_no_import_cycles():
 def test_the_cycle_finder_finds_one():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+#: The layers in the order data flows (docs/architecture.md's map); a module imports only from its own layer or
+#: one listed before it. The shared vocabulary (errors, reports, logs, tokenising) sits under everything.
+LAYERS = (
+    ("ktx_index.errors", "ktx_index.reports", "ktx_index.logs", "ktx_index.analysis", "indexers"),
+    ("ktx_index.embedding",),
+    ("ktx_index.index",),
+    ("ktx_index.snapshot",),
+    ("ktx_index.search",),
+    ("ktx_index.tools",),
+    ("ktx_index.service",),
+    ("ktx_index.evaluation", "ktx_index.watcher", "ktx_index.mcp", "ktx_index.cli", "ktx_index"),
+)
+
+
+def layer_of(module: str) -> int:
+    best = max((p for layer in LAYERS for p in layer if module == p or module.startswith(p + ".")), key=len)
+    return next(i for i, layer in enumerate(LAYERS) if best in layer)
+
+
+def test_layers_import_only_downwards():
+    upward = [
+        f"{a} -> {b}"
+        for a, targets in import_graph().items()
+        for b in targets
+        if layer_of(b) > layer_of(a) and not b.startswith(a + ".")
+    ]
+    assert not upward, "imports against the data flow:\n" + "\n".join(sorted(upward))

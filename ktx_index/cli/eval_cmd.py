@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ktx_index.cli.common import echo_json, json_option, open_service, project_option, user_errors
-from ktx_index.evaluation import EvalReport, GroupScore, evaluate_index
-from ktx_index.judged import load_judged
+from ktx_index.evaluation.judged import load_judged
+from ktx_index.evaluation.metrics import EvalReport, GroupScore, evaluate_index
 
 
 def _cell(value: float | None) -> str:

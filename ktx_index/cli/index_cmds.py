@@ -14,7 +14,7 @@ from ktx_index.errors import Stopped
 from ktx_index.reports import RebuildReport, StatusReport
 
 if TYPE_CHECKING:  # Ray is imported only with --ray (ray_pool imports it when a pool starts)
-    from ktx_index.ray_pool import RayEmbedding
+    from ktx_index.index.ray_pool import RayEmbedding
     from ktx_index.service import KtxIndex
 
 STAGE_LABEL = {"parse": "Reading files ", "index": "Indexing      ", "embed": "Embedding     "}
@@ -109,7 +109,7 @@ def start_ray_pool(service: KtxIndex, address: str, quiet: bool) -> RayEmbedding
     if service.embedder is None:
         click.echo("ktx-index: --ray ignored: embeddings are off for this project (index.embeddings)", err=True)
         return None
-    from ktx_index.ray_pool import RayEmbedding
+    from ktx_index.index.ray_pool import RayEmbedding
 
     say = (lambda _m: None) if quiet else (lambda message: click.echo(message, err=True))
     pool = RayEmbedding(address, service.embedder, on_event=say)

@@ -8,7 +8,7 @@ import click
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.cli.common import json_option, open_service, project_option, user_errors
-from ktx_index.search.models import DictionarySearchResult, DiscoverResult, WikiSearchResult
+from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, WikiSearchResult
 
 
 def render_discover(result: DiscoverResult, explain: bool) -> None:

@@ -9,8 +9,8 @@ from pydantic import BaseModel, BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from ktx_index.mcp.common import ToolSet, call
-from ktx_index.read_models import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
 from ktx_index.service import KtxIndex
+from ktx_index.tools.read_results import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
 
 ConnectionId = Annotated[str, Field(description="Connection id (see connection_list).", min_length=1)]
 

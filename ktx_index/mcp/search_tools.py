@@ -10,8 +10,8 @@ from pydantic import BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from ktx_index.mcp.common import ToolSet, call
-from ktx_index.search.models import DictionarySearchResult, DiscoverResult, RefKind, WikiSearchResult
 from ktx_index.service import KtxIndex
+from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, RefKind, WikiSearchResult
 
 
 def _as_list(value: object) -> object:

@@ -1,1 +1,1 @@
-"""Ranking and explaining: the three searches over a loaded index snapshot."""
+"""Ranking and explaining: lanes, fusion and the structural steps over a loaded snapshot (the tools call it)."""

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ktx_index.analysis import STOPWORDS, expand, stem
-from ktx_index.store import DocStore
-from ktx_index.vectors import VectorFile
+from ktx_index.index.store import DocStore
+from ktx_index.index.vectors import VectorFile
 
 #: Neighbours of a word looked at, best first, for one whose term the lexical index still holds.
 NEIGHBOURS = 5

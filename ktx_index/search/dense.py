@@ -3,7 +3,7 @@ a blend of its two best sections').
 
 On a small index every cosine is exact (one matrix-vector product). On a large one that product
 is memory-bound (at 100k columns, 135k vectors: 207 MB read per query), so a coarse pass on the
-matrix projected to its ``COARSE_DIMS`` principal directions picks ``RESCORE`` × pool documents,
+matrix projected to its principal directions (``snapshot/coarse.py``) picks ``RESCORE`` × pool documents,
 which are scored exactly; any other document's cosine is made exact when ranking asks for it
 (``DocCosines.exact``), so every cosine a score uses is exact and only the dense pool's membership
 comes from the coarse pass (held 99.7 % of the exact top 100 at 100k columns).
@@ -16,52 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ktx_index.search.scoring import PARAMS
+from ktx_index.snapshot.coarse import Coarse
 
-#: Indexes with fewer vectors than this are scored exactly.
-COARSE_MIN_ROWS = 50_000
-COARSE_DIMS = 128
 #: Coarse candidates per pooled document, rescored exactly.
 RESCORE = 8
-#: Rows sampled to find the principal directions (fixed seed: the same index gives the same basis).
-SAMPLE_ROWS = 32_768
-
-
-@dataclass
-class Coarse:
-    """The matrix projected on a fixed basis; ``buffer`` mirrors the matrix buffer's rows, its head
-    ``rows`` long is what a snapshot uses, and a delta projects new vectors into the rows past it."""
-
-    basis: np.ndarray  # dim × COARSE_DIMS
-    buffer: np.ndarray
-    rows: int
-
-    @property
-    def matrix(self) -> np.ndarray:
-        return self.buffer[: self.rows]
-
-    def extended(self, matrix: np.ndarray) -> Coarse:
-        """The projection of ``matrix``, whose first ``rows`` rows are the ones already projected."""
-        buffer, used = self.buffer, self.rows
-        if len(buffer) < len(matrix):
-            buffer = np.empty((len(matrix) + len(matrix) // 8 + 1024, buffer.shape[1]), dtype=np.float32)
-            buffer[:used] = self.buffer[:used]
-        buffer[used : len(matrix)] = matrix[used:] @ self.basis
-        return Coarse(self.basis, buffer, len(matrix))
-
-
-def coarse_for(matrix: np.ndarray, spare: int = 0) -> Coarse | None:
-    """A coarse projection when the matrix is large enough to need one, with ``spare`` free rows (as many as
-    the matrix buffer has: the first delta then projects into them instead of copying the whole buffer,
-    ~2 s at 1M columns)."""
-    if len(matrix) < COARSE_MIN_ROWS or matrix.shape[1] <= COARSE_DIMS:
-        return None
-    rng = np.random.default_rng(0)
-    sample = matrix[np.sort(rng.choice(len(matrix), min(len(matrix), SAMPLE_ROWS), replace=False))]
-    _, vectors = np.linalg.eigh(sample.T @ sample)  # ascending eigenvalues
-    basis = np.ascontiguousarray(vectors[:, ::-1][:, :COARSE_DIMS], dtype=np.float32)
-    buffer = np.empty((len(matrix) + spare, COARSE_DIMS), dtype=np.float32)
-    np.matmul(matrix, basis, out=buffer[: len(matrix)])
-    return Coarse(basis, buffer, len(matrix))
 
 
 @dataclass

@@ -16,23 +16,23 @@ from collections.abc import Callable
 import numpy as np
 
 from indexers.models import SEARCH_KINDS, Document
-from ktx_index.embedder import Embedder
-from ktx_index.layout import IndexLayout
-from ktx_index.lexical import LexicalIndex
+from ktx_index.embedding.embedder import Embedder
+from ktx_index.index.layout import IndexLayout
+from ktx_index.index.lexical import LexicalIndex
+from ktx_index.index.store import DocStore
+from ktx_index.index.vectors import VectorFile
 from ktx_index.search import snippets
 from ktx_index.search.bridge import Bridge, load_bridge, question_words
 from ktx_index.search.calibration import PROBES, noise_level
 from ktx_index.search.candidate import Candidate
-from ktx_index.search.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
 from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, in_connection, term_context
 from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score, term_score, with_prior
 from ktx_index.search.shapes import closed_values, column_shape
-from ktx_index.search.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 from ktx_index.search.spelling import indexed_term
-from ktx_index.store import DocStore
-from ktx_index.vectors import VectorFile
+from ktx_index.snapshot.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
+from ktx_index.snapshot.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 
 #: Parsed documents kept per snapshot (Engine.documents); beyond it the cache starts again.
 CACHED_DOCUMENTS = 2048

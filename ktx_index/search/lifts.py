@@ -20,7 +20,7 @@ from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params, semantic_score
 from ktx_index.search.shapes import Value, fit
 from ktx_index.search.signals import coherence
-from ktx_index.search.snapshot import Snapshot
+from ktx_index.snapshot.snapshot import Snapshot
 
 #: Uid prefixes of the documents that hold others (a source's measures and dimensions, a table's columns).
 CONTAINERS = ("table:", "sl_source:")

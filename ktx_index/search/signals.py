@@ -16,8 +16,8 @@ from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.search.spelling import indexed_term
 
 if TYPE_CHECKING:
-    from ktx_index.lexical import LexicalIndex
-    from ktx_index.search.snapshot import Snapshot
+    from ktx_index.index.lexical import LexicalIndex
+    from ktx_index.snapshot.snapshot import Snapshot
 
 WIKI = SEARCH_KINDS.index("wiki")
 #: How sure a search is that the project answers it (signals.confidence).

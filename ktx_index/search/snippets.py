@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from indexers.models import Document
 from ktx_index.analysis import RAW_TOKEN, term_set
-from ktx_index.lexical import FIELD_BOOSTS, field_texts
+from ktx_index.index.lexical import FIELD_BOOSTS, field_texts
 
 #: tantivy field → KTX matchedOn value
 MATCHED_ON = {

@@ -10,7 +10,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
 if TYPE_CHECKING:
-    from ktx_index.lexical import LexicalIndex
+    from ktx_index.index.lexical import LexicalIndex
 
 #: Fields whose vocabulary typos are corrected against (identifiers and prose).
 VOCABULARY_FIELDS = ("name", "display", "description", "comment", "body")

@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE.parents[1]))  # a tests/indexers namespace must not 
 
 from scale import CpuWindow, ensure_synthetic, machine  # noqa: E402
 
-from ktx_index.embedder import MiniLMEmbedder  # noqa: E402
+from ktx_index.embedding.embedder import MiniLMEmbedder  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
 WORK = Path("/tmp/ktx-distributed")
@@ -73,7 +73,7 @@ def run_one(config: str, project: Path) -> dict[str, Any]:
     else:
         from ray_support import local_cluster
 
-        from ktx_index.ray_pool import RayEmbedding
+        from ktx_index.index.ray_pool import RayEmbedding
 
         with local_cluster(workers=int(config.split("-")[1])) as (cluster, _nodes, _temp):
             pool = RayEmbedding(cluster.address, embedder).start()

@@ -32,8 +32,8 @@ import numpy as np
 
 
 def project_texts(project: Path, count: int, seed: int = 7) -> list[str]:
-    from ktx_index.store import DocStore
-    from ktx_index.texts import embedding_texts
+    from ktx_index.index.store import DocStore
+    from ktx_index.index.texts import embedding_texts
 
     store = DocStore(project / ".ktx/index/store.sqlite", readonly=True)
     docs = list(store.iter_docs(["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]))
@@ -48,8 +48,8 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    from ktx_index.embedder import MiniLMEmbedder
-    from ktx_index.onnx_model import OnnxEncoder, cached_model_path
+    from ktx_index.embedding.embedder import MiniLMEmbedder
+    from ktx_index.embedding.onnx_model import OnnxEncoder, cached_model_path
 
     texts = project_texts(args.project, args.texts)
     now = MiniLMEmbedder(precision="float32")

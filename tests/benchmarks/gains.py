@@ -1,6 +1,6 @@
 """What the ranking adds over a plain cosine, per corpus and per family, and how it answers no-answer questions.
 
-Pure functions over scored questions (ktx_index.evaluation.QueryResult), used by quality.py. A plain cosine of
+Pure functions over scored questions (ktx_index.evaluation.metrics.QueryResult), used by quality.py. A plain cosine of
 the model the product ships, over the product's own texts (naive.cosine_runner), is the bar: every stage around
 the model has to earn its place against it, on every corpus. Plain cosine always returns something, so the gain
 is reported over all questions (a no-answer question scores 1 when the product declines) and over the
@@ -15,7 +15,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ktx_index.evaluation import QueryResult
+from ktx_index.evaluation.metrics import QueryResult
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ writes each as a scan-snapshot project (connection id = db_id, the same scan obj
 ``train_model.py`` trains on) and loads two families of judged questions over them:
 
 * ``heldout-sql``: up to ``SQL_PER_DB`` of each database's training questions (chosen by sha256 of the
-  question, not by file order), graded as bird-dev is (``ktx_index.judged.bird_query``: tables 2,
+  question, not by file order), graded as bird-dev is (``ktx_index.evaluation.judged.bird_query``: tables 2,
   columns 1), asked of the database's own project;
 * ``heldout-business``: the business-language questions of ``tests/benchmarks/judged/heldout/*.yaml``,
   written blind (from the schema JSON alone, before any index was built on these projects).
@@ -36,7 +36,7 @@ for extra in (REPO, REPO / "tests", REPO / "tests" / "training"):
 from projects import scan_files, write_files  # noqa: E402
 from train_model import DATA, SYNC, heldout_databases, load_pairs, scan_tables, schemas  # noqa: E402
 
-from ktx_index.judged import JudgedQuery, bird_query, load_judged  # noqa: E402
+from ktx_index.evaluation.judged import JudgedQuery, bird_query, load_judged  # noqa: E402
 
 HELDOUT_FILE = DATA / "heldout.json"
 BUSINESS = HERE / "judged" / "heldout"

@@ -10,8 +10,8 @@ import numpy as np
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import query_terms
-from ktx_index.evaluation import K, Returned, Runner
-from ktx_index.judged import JudgedQuery
+from ktx_index.evaluation.judged import JudgedQuery
+from ktx_index.evaluation.metrics import K, Returned, Runner
 from ktx_index.service import KtxIndex
 
 

@@ -7,7 +7,7 @@
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
 indexed with the real model (vectors are cached there between runs). Scoring is
-ktx_index.evaluation, the scorer of `ktx-index eval`. Prints MRR@10, nDCG@10, Recall@10
+ktx_index.evaluation.metrics, the scorer of `ktx-index eval`. Prints MRR@10, nDCG@10, Recall@10
 (and Recall@10 of the judged tables alone) per tool and query type, per corpus, and per
 tag (bird-dev: per database). Queries of type no_answer score 1 when nothing is returned, else 0.
 """
@@ -31,8 +31,9 @@ from ktx_baseline import KtxBaseline  # noqa: E402
 from naive import bm25_runner, cosine_runner  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
-from ktx_index.embedder import PRECISIONS, MiniLMEmbedder  # noqa: E402
-from ktx_index.evaluation import (  # noqa: E402
+from ktx_index.embedding.embedder import PRECISIONS, MiniLMEmbedder  # noqa: E402
+from ktx_index.evaluation.judged import JudgedQuery, load_judged  # noqa: E402
+from ktx_index.evaluation.metrics import (  # noqa: E402
     EvalReport,
     GroupScore,
     K,
@@ -43,7 +44,6 @@ from ktx_index.evaluation import (  # noqa: E402
     evaluate,
     evaluate_index,
 )
-from ktx_index.judged import JudgedQuery, load_judged  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
 DEFAULT_CORPORA = HERE / "corpora"  # vendored; --corpora DIR reads another copy

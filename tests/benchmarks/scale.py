@@ -129,7 +129,7 @@ class WordMeanEmbedder:
     not what these vectors are for."""
 
     def __init__(self) -> None:
-        from ktx_index.embedder import MiniLMEmbedder
+        from ktx_index.embedding.embedder import MiniLMEmbedder
 
         self.real = MiniLMEmbedder()
         self.fingerprint = self.real.fingerprint
@@ -169,9 +169,9 @@ def stub_build(project: Path) -> None:
 
 def real_embed_rate(project: Path, sample_size: int = 512) -> float:
     """Seconds per text of the real model on a sample of this index's own texts, measured now."""
-    from ktx_index.embedder import MiniLMEmbedder
-    from ktx_index.store import DocStore
-    from ktx_index.texts import embedding_texts
+    from ktx_index.embedding.embedder import MiniLMEmbedder
+    from ktx_index.index.store import DocStore
+    from ktx_index.index.texts import embedding_texts
 
     store = DocStore(project / ".ktx/index/store.sqlite", readonly=True)
     docs = list(store.iter_docs(["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]))
@@ -278,7 +278,7 @@ def sample(rnd: random.Random, items: list[str], k: int) -> list[str]:
 def make_queries(project: Path, count: int, seed: int) -> tuple[list[str], list[str]]:
     """Distinct discover queries and dictionary values drawn from the built index's own documents."""
     rnd = random.Random(f"{seed}:queries")
-    from ktx_index.store import DocStore
+    from ktx_index.index.store import DocStore
 
     store = DocStore(project / ".ktx/index/store.sqlite", readonly=True)
 

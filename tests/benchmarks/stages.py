@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 from heldout import FAMILIES, heldout_corpora  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
 
-from ktx_index.evaluation import evaluate_index  # noqa: E402
+from ktx_index.evaluation.metrics import evaluate_index  # noqa: E402
 from ktx_index.search.scoring import PARAMS  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 

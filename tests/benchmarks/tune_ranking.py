@@ -31,8 +31,8 @@ sys.path.insert(0, str(HERE))
 from quality import DEFAULT_CORPORA, judged_corpora, project_path  # noqa: E402
 
 from indexers.models import SEARCH_KINDS  # noqa: E402
-from ktx_index.evaluation import Runner, metrics, service_runner  # noqa: E402
-from ktx_index.judged import JudgedQuery  # noqa: E402
+from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
+from ktx_index.evaluation.metrics import Runner, metrics, service_runner  # noqa: E402
 from ktx_index.search.scoring import PARAMS, Params  # noqa: E402
 from ktx_index.search.signals import concept_coverage, vocabulary  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402

@@ -4,7 +4,7 @@ import pytest
 from projects import corpus
 
 from indexers import load_project, read_project
-from ktx_index.judged import load_judged
+from ktx_index.evaluation.judged import load_judged
 
 pytestmark = pytest.mark.corpora
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from mcp import Client
 
 from ktx_index.cli import cli
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.logs import MAX_VALUE, configure, cut
 from ktx_index.mcp import build_server
 from ktx_index.service import KtxIndex

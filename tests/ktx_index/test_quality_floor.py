@@ -10,8 +10,8 @@ import sys
 import pytest
 from projects import REPO
 
-from ktx_index.evaluation import evaluate, evaluate_index
-from ktx_index.judged import load_judged
+from ktx_index.evaluation.judged import load_judged
+from ktx_index.evaluation.metrics import evaluate, evaluate_index
 
 sys.path.insert(0, str(REPO / "tests" / "benchmarks"))
 from naive import cosine_runner

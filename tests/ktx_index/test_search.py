@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.search.engine import Engine
 
@@ -163,7 +163,7 @@ def test_query_vectors_are_cached_per_engine_thread_safe_and_failures_retried(de
 
 
 def test_abbreviations_reach_stored_codes():
-    from ktx_index.search.dictionary import abbreviates
+    from ktx_index.tools.dictionary import abbreviates
 
     assert abbreviates("APAC", ["asia", "pacific"]) and abbreviates("EMEA", ["europe", "middle", "east", "africa"])
     assert abbreviates("CAD", ["canadian", "dollars"]) and abbreviates("VT", ["vermont"])

@@ -7,8 +7,8 @@ import time
 
 from projects import write_files
 
-from ktx_index.builder import Builder
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.index.builder import Builder
 from ktx_index.service import KtxIndex
 
 

@@ -32,7 +32,7 @@ from projects import ORDERS_SOURCE as SOURCE
 from projects import column, scan_files, table_file, write_files
 
 from ktx_index import watcher as watcher_module
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import IndexBusy
 from ktx_index.reports import RebuildReport
 from ktx_index.service import KtxIndex

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.service import KtxIndex
 from ktx_index.watcher import Watcher
 

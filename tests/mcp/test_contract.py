@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 from projects import column, scan_files, write_files
 
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.mcp import build_server
 from ktx_index.mcp.server import TOOL_NAMES
 from ktx_index.service import KtxIndex

@@ -27,7 +27,7 @@ from mcp.types import CallToolResult, ToolListChangedNotification
 from projects import write_files
 
 from ktx_index.cli import cli
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput
 from ktx_index.mcp import build_server
 from ktx_index.mcp.gateway import Gateway

@@ -21,9 +21,9 @@ from mcp import Client
 from mcp.types import CallToolResult, Tool
 from projects import column, profile_entry, scan_files, write_files
 
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import NotFound
-from ktx_index.layout import IndexLayout, WriterLock
+from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.mcp import build_server
 from ktx_index.mcp.server import TOOL_NAMES, KtxMCPServer
 from ktx_index.service import KtxIndex

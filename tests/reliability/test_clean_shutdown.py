@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from ktx_index.layout import IndexLayout
-from ktx_index.store import DocStore
+from ktx_index.index.layout import IndexLayout
+from ktx_index.index.store import DocStore
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from projects import DEMO
 
-from ktx_index.embedder import HashEmbedder
-from ktx_index.layout import IndexLayout
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.index.layout import IndexLayout
 from ktx_index.service import KtxIndex
 
 pytestmark = pytest.mark.slow
@@ -27,7 +27,7 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from ktx_index.embedder import HashEmbedder
+    from ktx_index.embedding.embedder import HashEmbedder
     from ktx_index.service import KtxIndex
     root, mode = Path(sys.argv[1]), sys.argv[2]
     service = KtxIndex(root, embedder=HashEmbedder())

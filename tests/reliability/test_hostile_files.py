@@ -36,7 +36,7 @@ from mcp import Client
 from projects import DEMO, column, profile_entry, scan_files, table_file, write_files
 
 from indexers import Diagnostic, Document, ProjectRead, load_project, read_project
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.mcp import build_server
 from ktx_index.service import KtxIndex
 
@@ -571,7 +571,7 @@ def test_alias_expansion_just_under_the_limit_stays_bounded(make_project: Callab
 
 EVENTS = {"catalog": None, "db": "raw", "name": "events"}
 ENTITY_OUTPUT_BUG = (
-    "BUG ktx_index/reads.py:{line} (_details): {what} from the scan files is passed through unchecked; "
+    "BUG ktx_index/tools/reads.py:{line} (_details): {what} from the scan files is passed through unchecked; "
     "{effect}, so entity_details on that table crashes ('Error executing tool entity_details')"
 )
 VALIDATION = "building ColumnDetails/Snapshot raises pydantic ValidationError (not a KtxIndexError)"

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from mcp import Client
 
 from ktx_index.cli import cli
-from ktx_index.embedder import HashEmbedder
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.logs import configure
 from ktx_index.mcp import build_server
 from ktx_index.service import KtxIndex

@@ -1,6 +1,6 @@
-"""Fine-tune all-MiniLM-L6-v2 on public text-to-SQL questions, reproducibly, into ktx_index/models/.
+"""Fine-tune all-MiniLM-L6-v2 on public text-to-SQL questions, reproducibly, into ktx_index/embedding/weights/.
 
-    python tests/training/train_model.py [--out ktx_index/models/minilm-sql] [--seed 13] [--epochs 1]
+    python tests/training/train_model.py [--out ktx_index/embedding/weights/minilm-sql] [--seed 13] [--epochs 1]
 
 The databases listed in text-to-sql/heldout.json are left out (``--include-heldout`` puts them back): they
 are the held-out projects the ranking is judged on, so neither the model nor any tuning may see them.
@@ -13,7 +13,7 @@ disjoint from every evaluation database
 (tests/training/text-to-sql/README.md). Documents are written as a scan snapshot and read by the
 project's own indexer, so what the model learns to match is exactly the text the index embeds.
 Word embeddings stay frozen: the shipped artefact is the rest of the transformer in float16
-(~22 MB), loaded over the packaged base model by ktx_index/embedder.py. Fixed seed, one process.
+(~22 MB), loaded over the packaged base model by ktx_index/embedding/embedder.py. Fixed seed, one process.
 torch and numpy are imported where they are used, so tests/benchmarks/heldout.py and its test read
 the schemas and pairs without loading them.
 """
@@ -38,8 +38,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from projects import scan_files, write_files  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
-from ktx_index.finetuned import FROZEN_PREFIXES, save_delta  # noqa: E402
-from ktx_index.texts import embedding_texts  # noqa: E402
+from ktx_index.embedding.finetuned import FROZEN_PREFIXES, save_delta  # noqa: E402
+from ktx_index.index.texts import embedding_texts  # noqa: E402
 
 DATA = HERE / "text-to-sql"
 SYNC = "2026-01-01-000000-local-train"
@@ -234,7 +234,7 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from ktx_index.embedder import MiniLMEmbedder
+    from ktx_index.embedding.embedder import MiniLMEmbedder
 
     rnd = random.Random(args.seed)
     torch.manual_seed(args.seed)

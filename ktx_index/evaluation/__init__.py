@@ -1,0 +1,1 @@
+"""Scoring judged questions against the index: the metrics and the judged-query files."""

@@ -1,0 +1,1 @@
+"""The write path: project files planned, turned into documents, stored, indexed by words and embedded."""

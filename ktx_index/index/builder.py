@@ -1,0 +1,395 @@
+"""Incremental rebuild: project files → documents → store + lexical index + vectors.
+
+Only scopes whose files changed (size or mtime) are parsed again; only documents whose
+content hash changed are rewritten; only texts never embedded before are embedded.
+Order of commits: lexical (stamped with generation N+1), then the store (generation
+N+1). A crash between the two leaves the store at N, which the next writer detects
+and repairs by re-deriving the lexical index from the store (see integrity.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Collection, Iterator
+
+import numpy as np
+import tantivy
+
+from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
+from indexers.base import Scope, safe_read
+from indexers.models import SEARCH_KINDS, Diagnostic, Document
+from indexers.project import Project
+from ktx_index.embedding.embedder import EmbedBackend, Embedder, LocalEmbedding
+from ktx_index.errors import KtxIndexError, Stopped
+from ktx_index.index.integrity import check_vectors, open_lexical, open_store
+from ktx_index.index.layout import IndexLayout, embedding_fingerprint, format_stamp
+from ktx_index.index.planning import Planner
+from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
+from ktx_index.index.texts import embedding_texts, vocabulary_words
+from ktx_index.index.vectors import VectorFile, vector_key
+from ktx_index.reports import RebuildReport, StaleFile
+
+Progress = Callable[[str, int, int], None]
+EMBED_BATCH = 256
+#: Time a rebuild that does not embed (serve's and the watcher's catch-up) still spends re-embedding what a
+#: repair lost, before its commit is served; the rest, if any, follows in the background.
+REPAIR_EMBED_S = 60.0
+#: Texts read from the store at a time for embedding (their documents are loaded to get the texts).
+EMBED_GROUP = 8192
+#: Batch size under a time budget: a long wiki chunk takes ~15 ms, so a batch never overruns by much.
+BUDGETED_BATCH = 8
+
+
+def _noop(_stage: str, _done: int, _total: int) -> None:
+    pass
+
+
+class _Commit:
+    """One rebuild's writes, applied scope by scope as they are parsed, so memory holds one scope's
+    documents at a time (the SQLite transaction and tantivy's bounded writer heap take the rest).
+
+    Nothing is visible before ``finish``: the store transaction commits last, after the lexical index
+    is stamped with the new generation, as a one-shot commit did. The tantivy writer is opened at the
+    first document change only, so files re-read without one just update their scope rows."""
+
+    def __init__(self, builder: Builder, force: bool, on_progress: Progress) -> None:
+        self.builder, self.store, self.lexical = builder, builder.store, builder.lexical
+        self.force, self.on_progress = force, on_progress
+        self.fingerprint = builder._embed_fingerprint()
+        self.writer: tantivy.IndexWriter | None = None
+        self.touched: set[str] = set()  # uids put or deleted, for readers' deltas (and a forced re-add)
+        self.log_all = force
+        self.writes = 0
+        self.words: set[str] = set()  # vocabulary words this pass has put (the store ignores known ones)
+        self.store.begin()
+
+    def _lexical(self) -> tantivy.IndexWriter:
+        if self.writer is None:
+            self.writer = self.lexical.writer()
+            if self.force:
+                self.writer.delete_all_documents()
+        return self.writer
+
+    def _touch(self, uid: str) -> None:
+        if not self.log_all or self.force:
+            self.touched.add(uid)
+            if len(self.touched) > CHANGE_LOG_MAX and not self.force:
+                self.log_all, self.touched = True, set()  # readers will load everything anyway
+
+    def delete(self, uid: str) -> None:
+        self.store.delete_doc(uid)
+        self.lexical.delete(self._lexical(), uid)
+        self._touch(uid)
+
+    def put(self, doc: Document, scope_key: str, known: bool) -> None:
+        """``known``: the scope held this uid before. A tantivy delete is queued only for a uid the index may
+        hold: the delete queue keeps every term until the commit (~1.2 KB each; GBs on a 1M-column build)."""
+        writer = self._lexical()
+        if not self.force and (known or self.store.has_doc(doc.uid)):
+            self.lexical.delete(writer, doc.uid)
+        self.store.put_doc(doc, scope_key)
+        if doc.kind in SEARCH_KINDS:
+            self.lexical.add(writer, doc)
+        self.store.put_chunks(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
+        new_words = vocabulary_words(doc) - self.words
+        if new_words:
+            self.words |= new_words
+            self.store.put_words({w: vector_key(self.fingerprint, w) for w in new_words})
+        self._touch(doc.uid)
+        self.writes += 1
+
+    def finish(self, dropped_scopes: bool) -> None:
+        """Commit: a new generation when a document changed (or scopes vanished, or forced), else scope rows only."""
+        if self.writer is None and not dropped_scopes and not self.force:
+            self.store.commit()
+            return
+        writer = self._lexical()
+        generation = self.store.generation() + 1
+        if self.force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
+            for doc in self.store.iter_docs(SEARCH_KINDS):
+                if doc.uid not in self.touched:
+                    self.lexical.add(writer, doc)
+        self.store.log_changes(generation, self.touched, everything=self.log_all)
+        self.lexical.set_generation(writer, generation)
+        writer.commit()
+        writer.wait_merging_threads()
+        self.store.set_meta({"generation": str(generation)})
+        self.store.commit()
+        self.lexical.reload()
+        self.on_progress("index", self.writes, self.writes)
+
+    def abort(self) -> None:
+        self.store.rollback()  # an open tantivy writer is dropped uncommitted
+
+
+class Builder:
+    """Owns the write side of one project's index while it holds the writer lock."""
+
+    def __init__(
+        self,
+        root,
+        layout: IndexLayout,
+        embedder: Embedder | None,
+        indexers: list[Indexer] | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+        embed_backend: EmbedBackend | None = None,
+    ):
+        self.root = root
+        self.lost_vectors = 0  # vectors a repair forgot: embedded again before the first commit is served
+        self.should_stop = should_stop  # checked between parsed scopes and between embedded batches
+        self.layout = layout
+        self.embedder = embedder
+        #: where texts are embedded: this process, or a Ray pool (``rebuild --ray``); the writer is this one
+        self.embed_backend = embed_backend or (LocalEmbedding(embedder) if embedder is not None else None)
+        self.indexers = indexers or default_indexers()
+        self.store, self.repairs = open_store(layout)
+        self._check_format()
+        self.lexical, lexical_repairs = open_lexical(layout, self.store)
+        self.repairs += lexical_repairs
+        if embedder is not None:
+            vector_repairs, self.lost_vectors = check_vectors(layout, self.store, embedder.dim)
+            self.repairs += vector_repairs
+        self.store.set_meta({"last_repairs": json.dumps(self.repairs)})  # what the latest writer had to repair
+        self.planner = Planner()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # ------------------------------------------------------------------ consistency
+
+    def _check_format(self) -> None:
+        stamp = self.store.get_meta("format")
+        if stamp is not None and stamp != format_stamp():
+            self.store.close()
+            # vectors that describe themselves outlive a new format (their keys say which texts they embed)
+            dim = self.embedder.dim if self.embedder is not None else 0
+            self.layout.wipe(keep_vectors=bool(dim) and VectorFile(self.layout.vectors, dim).has_keys())
+            self.store = DocStore(self.layout.store)
+        self.store.set_meta({"format": format_stamp()})
+
+    # ------------------------------------------------------------------ rebuild
+
+    def warm(self) -> None:
+        """Let every indexer parse ahead what its scopes share, so a watcher's first edit is as quick as the
+        next ones (at 100k columns the ``_schema`` shards alone take ~5 s to parse)."""
+        project = load_project(self.root)
+        for indexer in self.indexers:
+            indexer.warm(project, indexer.scopes(project)[0])
+
+    def rebuild(
+        self,
+        force: bool = False,
+        on_progress: Progress = _noop,
+        embed: bool = True,
+        changed: Collection[str] | None = None,
+        created: Collection[str] = (),
+    ) -> RebuildReport:
+        """Commit what changed; then embed new texts unless embed=False (they are left pending, so a
+        large first build is searchable lexically at once and embeddings catch up with embed_pending).
+
+        ``changed`` (project-relative paths, ``created`` those seen appear) is a watcher's hint: only those
+        files are stat'ed again when the last listing still holds (``planning.Planner``)."""
+        started = time.perf_counter()
+        project = load_project(self.root)
+        report = RebuildReport(force=force, index_path=str(self.layout.dir))
+        plan = self.planner.plan(project, self.indexers, self.store.scope_fingerprints(), force, changed, created)
+        diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
+        report.scopes = len(plan.listed)
+        report.files, report.targeted = plan.files, plan.targeted
+        if plan.todo or plan.dropped or force:
+            self._stream(project, plan.todo, plan.dropped, force, report, on_progress)
+
+        embed_started = time.perf_counter()
+        if embed:
+            report.embedded, report.embedding_status = self.embed_pending(on_progress)
+        elif self.lost_vectors:
+            # a repair lost vectors: embed them now (within a budget) so answers after the repair are a clean
+            # build's, rather than lexical-first while a background catch-up runs
+            report.embedded, report.embedding_status = self.embed_pending(on_progress, budget_s=REPAIR_EMBED_S)
+        else:
+            report.embedding_status = "pending"
+        self.lost_vectors = 0
+        report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
+        report.generation = self.store.generation()
+        repaired = [Diagnostic(path=str(self.layout.dir), message=m, code="repaired") for m in self.repairs]
+        self.repairs = []
+        report.diagnostics = dedupe_diagnostics(diagnostics + repaired + self.store.scope_diagnostics())
+        report.stale = [StaleFile(path=p, reason=r) for p, r, _ in self.store.stale_docs()]
+        report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        self.store.set_meta({"last_rebuild": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        return report
+
+    def _stream(
+        self,
+        project: Project,
+        todo: list[tuple[Indexer, Scope, str]],
+        dropped: list[str],
+        force: bool,
+        report: RebuildReport,
+        on_progress: Progress,
+    ) -> None:
+        """Parse each scope and write what changed at once (parse and write times are reported apart)."""
+        commit = _Commit(self, force, on_progress)
+        parse_s = 0.0
+        started = time.perf_counter()
+        try:
+            for done, (indexer, scope, fingerprint) in enumerate(todo, 1):
+                if self.should_stop():  # nothing is committed yet: the whole batch is discarded (abort below)
+                    raise Stopped(
+                        f"stopped while reading files ({done - 1}/{len(todo)} scopes read); nothing committed"
+                    )
+                parse_started = time.perf_counter()
+                result = safe_read(indexer, project, scope)
+                parse_s += time.perf_counter() - parse_started
+                self._apply_scope(scope, result.documents, result.diagnostics, commit, report)
+                self.store.put_scope(scope.key, scope.family, fingerprint, list(scope.files), result.diagnostics)
+                on_progress("parse", done, len(todo))
+            for key in dropped:
+                for uid in self.store.scope_docs(key):
+                    commit.delete(uid)
+                    report.deleted += 1
+                self.store.delete_scope(key)
+            commit.finish(bool(dropped))
+        except BaseException:
+            commit.abort()
+            raise
+        report.scopes_read = len(todo)
+        report.parse_ms = round(parse_s * 1000, 1)
+        report.lexical_ms = round((time.perf_counter() - started - parse_s) * 1000, 1)
+
+    def _apply_scope(
+        self, scope: Scope, docs: list[Document], diags: list[Diagnostic], commit: _Commit, report: RebuildReport
+    ) -> None:
+        """Write one scope's changed documents; a document whose file no longer parses is kept, marked stale."""
+        old = self.store.scope_docs(scope.key)
+        broken = {d.path: d.message for d in diags if d.code == "parse_error"}
+        new = {d.uid: d for d in docs}
+        for uid, doc in new.items():
+            if uid not in old:
+                report.added += 1
+            elif old[uid][0] != doc.content_hash or old[uid][2] is not None:
+                report.updated += 1
+            else:
+                report.unchanged += 1
+                continue
+            commit.put(doc, scope.key, uid in old)
+        for uid, (_hash, path, _stale) in old.items():
+            if uid in new:
+                continue
+            reason = broken.get(path.split("#", 1)[0])
+            if reason is not None:  # last good version stays searchable until the file parses again
+                self.store.mark_stale([uid], reason)
+                report.kept_stale += 1
+            else:
+                commit.delete(uid)
+                report.deleted += 1
+
+    # ------------------------------------------------------------------ embeddings
+
+    def _embed_fingerprint(self) -> str:
+        model = self.embedder.fingerprint if self.embedder else self.store.get_meta("embed_model", "none")
+        return embedding_fingerprint(model or "none")
+
+    def embed_pending(
+        self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
+    ) -> tuple[int, str]:
+        """Embed chunk texts that have no vector yet: at most limit of them, and when a time budget is
+        given, in small batches until it is spent (the watcher works in such slices so file events are
+        never kept waiting long). Returns (texts embedded, status)."""
+        done, status = self._embed_pending(on_progress, limit, budget_s)
+        self.store.set_meta({"embedding_status": status})
+        return done, status
+
+    def _embed_pending(self, on_progress: Progress, limit: int | None, budget_s: float | None) -> tuple[int, str]:
+        if self.embedder is None:
+            return 0, "disabled"
+        fingerprint = self._embed_fingerprint()
+        if self.store.get_meta("embed_fingerprint") != fingerprint:
+            self._rechunk(fingerprint)
+        meta = self.store.meta()
+        # what ``vectors_complete`` records once every text has a vector: 'generation|vector epoch|fingerprint'
+        complete = "|".join(
+            (meta.get("generation", "0"), meta.get("vector_epoch", ""), meta.get("embed_fingerprint", ""))
+        )
+        missing = self._missing_keys(meta, complete)
+        if not missing:
+            self.store.set_meta({"vectors_complete": complete})
+            return 0, "ready"
+        more = limit is not None and len(missing) > limit
+        missing = missing[:limit] if more else missing
+        vectors = VectorFile(self.layout.vectors, self.embedder.dim)
+        next_row = self.store.max_vector_row() + 1
+        done = 0
+        step = EMBED_BATCH if budget_s is None else BUDGETED_BATCH
+        deadline = None if budget_s is None else time.perf_counter() + budget_s
+        batches = self.embed_backend.embed(self._text_groups(missing, fingerprint), step)
+        try:
+            while True:
+                if (deadline is not None and done and time.perf_counter() > deadline) or self.should_stop():
+                    return done, "pending"  # every batch embedded so far is committed; the rest waits
+                result = next(batches, None)
+                if result is None:
+                    break
+                batch, matrix = result
+                vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
+                self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
+                next_row += len(batch)
+                done += len(batch)
+                self.store.set_meta({"vectors_version": str(time.time_ns())})
+                on_progress("embed", done, len(missing))
+        except KtxIndexError:  # a lost cluster stops the build, said plainly; what was written is committed
+            self.store.set_meta({"embedding_status": "pending"})
+            raise
+        except Exception as exc:  # a missing or broken model leaves a lexical-only index, said plainly
+            return done, f"unavailable: {type(exc).__name__}: {exc}"
+        finally:
+            batches.close()  # a pool drops the batches still in flight (their texts stay missing: embedded later)
+        if more:
+            return done, "pending"
+        self.store.set_meta({"vectors_complete": complete})
+        return done, "ready"
+
+    def _text_groups(self, missing: list[str], fingerprint: str) -> Iterator[list[tuple[str, str]]]:
+        """(key, text) a group at a time (read from the store as the backend asks), so a first build holds one
+        group, not all; each group shortest first: batches of like lengths pad little."""
+        for group_start in range(0, len(missing), EMBED_GROUP):
+            texts = self._texts_for_keys(set(missing[group_start : group_start + EMBED_GROUP]), fingerprint)
+            yield [(k, texts[k]) for k in sorted(texts, key=lambda k: len(texts[k]))]
+
+    def _missing_keys(self, meta: dict[str, str], now: str) -> list[str]:
+        """Keys without a vector. Once every text had one (``vectors_complete``), only the documents changed
+        since can lack one while no vector was forgotten and the fingerprint held: a commit's check reads
+        those few chunks instead of every chunk (~1 s at 1M columns, after every watcher commit)."""
+        generation, _, rest = meta.get("vectors_complete", "").partition("|")
+        if generation.isdigit() and rest == now.partition("|")[2]:
+            changed = self.store.changes_since(int(generation), meta)
+            if changed is not None:
+                return self.store.missing_vector_keys(sorted(changed))
+        return self.store.missing_vector_keys()
+
+    def _rechunk(self, fingerprint: str) -> None:
+        """Every document's chunk keys under a new fingerprint, in one transaction (rolled back on failure, so
+        the next commit can begin one)."""
+        self.store.begin()
+        try:
+            for doc in self.store.iter_docs(SEARCH_KINDS):
+                self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
+            self.store.rekey_words(lambda word: vector_key(fingerprint, word))
+            self.store.set_meta({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
+            self.store.bump_vector_epoch()
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+
+    def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:
+        """Each key's text: a vocabulary word's from the words table, a chunk's from its document (documents
+        are looked up only for the keys no word answered)."""
+        texts = self.store.word_texts(sorted(wanted))
+        for doc in self.store.get_many(self.store.uids_for_keys(sorted(wanted - texts.keys()))).values():
+            for text in embedding_texts(doc):
+                key = vector_key(fingerprint, text)
+                if key in wanted:
+                    texts[key] = text
+        return texts

@@ -1,0 +1,131 @@
+"""Opening the index for writing: detect damage, repair it from what is intact, say what was done.
+
+The store is the source of truth: a damaged store is rebuilt from the project files; a
+damaged or out-of-step lexical index is re-derived from the store; the vector file keeps a
+key and checksum per row, so vectors are re-attached to a rebuilt store and only rows that
+are missing or fail their checksum are embedded again. Each repair is returned as a sentence for
+the rebuild report and ``status``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import tantivy
+
+from indexers.models import SEARCH_KINDS
+from ktx_index.index.layout import IndexLayout
+from ktx_index.index.lexical import LexicalIndex
+from ktx_index.index.store import DocStore
+from ktx_index.index.vectors import VectorFile
+
+
+def open_store(layout: IndexLayout) -> tuple[DocStore, list[str]]:
+    try:
+        store = DocStore(layout.store)
+        verdict = store.db.execute("PRAGMA quick_check").fetchone()[0]
+        if verdict != "ok":
+            store.close()
+            raise sqlite3.DatabaseError(verdict)
+        return store, []
+    except sqlite3.DatabaseError as exc:
+        layout.wipe(keep_vectors=True)  # they describe themselves (vectors.py): re-attached by check_vectors
+        return DocStore(layout.store), [f"document store was damaged ({exc}); rebuilt from the project files"]
+
+
+def search_doc_count(store: DocStore) -> int:
+    marks = ",".join("?" * len(SEARCH_KINDS))
+    return store.db.execute(f"SELECT COUNT(*) FROM docs WHERE kind IN ({marks})", SEARCH_KINDS).fetchone()[0]
+
+
+def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, list[str]]:
+    """Open tantivy; if it cannot be read, or disagrees with the store, re-derive it from the store."""
+    repairs: list[str] = []
+    try:
+        lexical = LexicalIndex(layout.lexical)
+        lexical.searcher.search(tantivy.Query.all_query(), 1)
+        lexical.generation()
+    except (ValueError, OSError, RuntimeError) as exc:
+        shutil.rmtree(layout.lexical, ignore_errors=True)
+        lexical = LexicalIndex(layout.lexical)
+        repairs.append(f"lexical index could not be read ({exc}); re-derived from the document store")
+    stored = search_doc_count(store)
+    brand_new = stored == 0 and store.generation() == 0 and lexical.num_docs() == 0
+    if not brand_new and (lexical.generation() != store.generation() or lexical.num_docs() != stored):
+        if not repairs:
+            repairs.append(
+                f"lexical index was at generation {lexical.generation()} with {lexical.num_docs()} documents, "
+                f"the store at {store.generation()} with {stored}; re-derived from the store"
+            )
+        rederive(lexical, store)
+    return lexical, repairs
+
+
+def rederive(lexical: LexicalIndex, store: DocStore) -> None:
+    writer = lexical.writer()
+    writer.delete_all_documents()
+    for doc in store.iter_docs(SEARCH_KINDS, write_order=True):  # the order a clean build adds them in
+        lexical.add(writer, doc)
+    lexical.set_generation(writer, store.generation())
+    writer.commit()
+    writer.wait_merging_threads()
+    lexical.reload()
+
+
+def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[str], int]:
+    """Make the store's key → row map and the vector file agree, losing no vector that can be trusted.
+
+    References past the end of the file (truncated or replaced) are forgotten; rows whose checksum fails
+    are forgotten (only those texts are embedded again); rows the sidecar names but the store does not
+    (a store rebuilt from the project files, a build that crashed before its store commit) are
+    re-attached, so their texts are not embedded again. A lost sidecar is rewritten from the store.
+    Returns the repairs made and how many vectors were lost (to be embedded again)."""
+    vectors = VectorFile(layout.vectors, dim)
+    repairs: list[str] = []
+    rows = vectors.rows()
+    referenced = store.max_vector_row() + 1
+    lost = 0
+    if referenced > rows:
+        lost += store.db.execute("DELETE FROM vectors WHERE row >= ?", (rows,)).rowcount
+        repairs.append(
+            f"vector file holds {rows} rows but the store references {referenced}; "
+            "the missing vectors will be embedded again"
+        )
+    key_of_row = {row: key for key, row in store.db.execute("SELECT key, row FROM vectors")}
+    records = vectors.records()
+    if rows and (len(records) != rows or any(records[r][0] != k for r, k in key_of_row.items() if r < len(records))):
+        missing = rows - min(len(records), rows)
+        fixed = [
+            (
+                key_of_row.get(i, records[i][0] if i < len(records) else None),
+                records[i][1] if i < len(records) else None,
+            )
+            for i in range(rows)
+        ]
+        vectors.rewrite_keys(fixed)
+        records = vectors.records()
+        if missing:
+            repairs.append(f"vector key file lacked {missing} of {rows} records; rewritten from the store")
+    damaged = vectors.damaged_rows(records) if records else []
+    if damaged:
+        bad = set(damaged)
+        forget = [(row,) for row in key_of_row if row in bad]
+        store.db.executemany("DELETE FROM vectors WHERE row = ?", forget)
+        lost += len(forget)
+        repairs.append(
+            f"{len(damaged)} vector rows failed their checksum; {len(forget)} texts will be embedded again (only those)"
+        )
+    else:
+        bad = set()
+    known = set(key_of_row.values())
+    adopt: dict[str, int] = {}
+    for row, (key, _crc) in enumerate(records[:rows]):
+        if key is not None and row not in bad and key not in known and key not in adopt:
+            adopt[key] = row
+    if adopt:
+        store.put_vectors(adopt)
+        repairs.append(f"re-attached {len(adopt)} vectors from the vector file's own keys (nothing re-embedded)")
+    if lost or adopt:  # rows forgotten or re-keyed: readers load their vectors whole (search/delta.py)
+        store.bump_vector_epoch()
+    return repairs, lost

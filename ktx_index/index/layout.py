@@ -1,0 +1,114 @@
+"""Where the index lives on disk, its format version, and the single-writer lock."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from pathlib import Path
+
+from indexers import INDEXER_VERSION
+from ktx_index.analysis import ANALYSIS_VERSION
+from ktx_index.errors import IndexBusy
+from ktx_index.index.texts import TEMPLATE_VERSION
+
+#: Bump when the store schema, document JSON or vector files change incompatibly: the index is rebuilt on
+#: mismatch (3: the vector file's key sidecar; 4: vocabulary words).
+FORMAT_VERSION = 4
+GITIGNORE_LINE = "index/"
+
+
+def format_stamp() -> str:
+    return f"format={FORMAT_VERSION};analysis={ANALYSIS_VERSION};indexers={INDEXER_VERSION}"
+
+
+def embedding_fingerprint(model_fingerprint: str) -> str:
+    return f"{model_fingerprint};template={TEMPLATE_VERSION}"
+
+
+class IndexLayout:
+    def __init__(self, project_root: Path) -> None:
+        self.ktx_dir = project_root / ".ktx"
+        self.dir = self.ktx_dir / "index"
+        self.store = self.dir / "store.sqlite"
+        self.lexical = self.dir / "lexical"
+        self.vectors = self.dir / "vectors.f16"
+        self.lock = self.dir / "write.lock"
+        self.watcher = self.dir / "watcher.json"
+        self.errors = self.dir / "errors.json"  # the MCP server's last tool errors, for status
+        self.upstream = self.dir / "upstream.json"  # serve --upstream: the link to upstream KTX, for status
+
+    def exists(self) -> bool:
+        return self.store.is_file()
+
+    def ensure(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        gitignore = self.ktx_dir / ".gitignore"
+        lines = gitignore.read_text().splitlines() if gitignore.is_file() else []
+        if GITIGNORE_LINE not in lines and "index" not in lines:
+            with gitignore.open("a") as fh:
+                if lines and lines[-1] != "":
+                    fh.write("\n")
+                fh.write(f"# ktx-index's search index (rebuilt from the project files)\n{GITIGNORE_LINE}\n")
+
+    def wipe(self, keep_vectors: bool = False) -> None:
+        """Remove the derived data (not the lock held by the caller). keep_vectors keeps the vector file and
+        its key sidecar, which describe themselves: a new store re-attaches what still matches."""
+        for path in (self.lexical,):
+            shutil.rmtree(path, ignore_errors=True)
+        paths = [self.store, self.store.with_suffix(".sqlite-wal"), self.store.with_suffix(".sqlite-shm")]
+        if not keep_vectors:
+            paths += [self.vectors, self.vectors.with_suffix(".keys"), self.dir / "vectors.f32"]  # f32: format 1
+        for path in paths:
+            path.unlink(missing_ok=True)
+
+
+class WriterLock:
+    """One writer per index, across processes (flock: released when the holder dies)."""
+
+    def __init__(self, layout: IndexLayout) -> None:
+        self.layout = layout
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        self.layout.ensure()
+        fd = os.open(self.layout.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise IndexBusy(
+                f"index {self.layout.dir} is being written by PID {holder}",
+                "wait for that rebuild or watcher to finish (or stop it); searches keep working meanwhile",
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def holder_pid(self) -> int | None:
+        """PID of the process holding the lock, or None when nobody writes."""
+        if not self.layout.lock.is_file():
+            return None
+        fd = os.open(self.layout.lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            return int(text) if text.isdigit() else -1
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)

@@ -1,0 +1,108 @@
+"""``status``: a truthful account of the index against the files on disk right now."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from indexers import Indexer, dedupe_diagnostics, load_project
+from indexers.models import Diagnostic
+from indexers.project import Project
+from ktx_index.embedding.embedder import Embedder
+from ktx_index.index.layout import IndexLayout, WriterLock
+from ktx_index.index.planning import plan_scopes
+from ktx_index.index.store import DocStore
+from ktx_index.logs import recent_errors
+from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallError, UpstreamState, WatcherState
+
+
+def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) -> list[str]:
+    """Files whose scope fingerprint differs from the committed one (cheap: stats only), by the
+    builder's own plan, so status and the next rebuild agree on what changed."""
+    plan = plan_scopes(project, indexers, store.scope_fingerprints())
+    stored_files = store.scope_files()
+    changed: set[str] = set()
+    for _indexer, scope, _fingerprint in plan.todo:
+        old = set(stored_files.get(scope.key, []))
+        changed.update(f for f in scope.files if f not in old or plan.stat.exists(f))
+    for key in plan.dropped:
+        changed.update(stored_files.get(key, []))
+    return sorted(changed)
+
+
+def _watcher(layout: IndexLayout) -> WatcherState | None:
+    """The watcher's own account; a PID that is gone means it no longer runs, whatever the file says."""
+    try:
+        state = WatcherState.model_validate_json(layout.watcher.read_text())
+    except (OSError, ValueError):
+        return None
+    if state.pid is not None and not _alive(state.pid):
+        state.pid, state.pending, state.retry_in_s = None, 0, None
+        if state.state != "failed":
+            state.state = "stopped"
+    return state
+
+
+def _upstream(layout: IndexLayout) -> UpstreamState | None:
+    """The gateway's link to upstream KTX (``serve --upstream``); a server that is gone fronts nothing."""
+    try:
+        state = UpstreamState.model_validate_json(layout.upstream.read_text())
+    except (OSError, ValueError):
+        return None
+    if state.pid is not None and not _alive(state.pid):
+        state.pid, state.state, state.retry_in_s = None, "stopped", None
+    return state
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def build_status(
+    layout: IndexLayout,
+    project: Project,
+    store: DocStore | None,
+    semantic: tuple[str, str | None],
+    embedder: Embedder | None,
+    indexers: list[Indexer],
+    connections: list[ConnectionInfo],
+) -> StatusReport:
+    """The report for an index at ``layout`` (``store`` is None when there is none yet; ``semantic`` is the
+    read side's account of its dense lane).
+
+    ``project`` is the one the service opened; what changed is computed against the files
+    and ktx.yaml on disk now."""
+    report = StatusReport(project=str(project.root), index_path=str(layout.dir), exists=store is not None)
+    report.writer_pid = WriterLock(layout).holder_pid()
+    report.connections = connections
+    report.upstream = _upstream(layout)
+    if store is None:
+        report.diagnostics = load_project(project.root).diagnostics
+        return report
+    meta = store.meta()
+    report.generation = int(meta.get("generation", 0))
+    report.last_rebuild = meta.get("last_rebuild")
+    for kind, _conn, n in store.counts():
+        report.counts[kind] = report.counts.get(kind, 0) + n
+    report.model = embedder.fingerprint if embedder else None
+    report.model_runtime = getattr(embedder, "runtime", None)
+    report.semantic, report.semantic_reason = semantic
+    report.chunks, report.chunks_embedded = store.chunk_stats()
+    report.changed_paths = changed_paths(load_project(project.root), store, indexers)
+    report.changed_files = len(report.changed_paths)
+    report.watcher = _watcher(layout)
+    report.recent_errors = [ToolCallError.model_validate(e) for e in recent_errors(layout.errors)]
+    repairs = [
+        Diagnostic(path=str(layout.dir), message=m, code="repaired")
+        for m in json.loads(meta.get("last_repairs") or "[]")
+    ]
+    fallback = getattr(embedder, "fallback_reason", None)
+    if fallback:
+        repairs.append(Diagnostic(path=str(layout.dir), message=fallback, code="embed_runtime"))
+    report.diagnostics = dedupe_diagnostics(project.diagnostics + repairs + store.scope_diagnostics())
+    report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.stale_docs()]
+    return report

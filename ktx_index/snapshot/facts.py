@@ -1,0 +1,98 @@
+"""What tables and sources add to ranking: how they join (declared foreign keys, semantic-layer joins).
+
+Keyed by document uid, so a commit that touched a few documents patches these from those
+documents alone (``update_facts``) instead of reading every table and value again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ktx_index.index.store import DocStore, unpack
+from ktx_index.snapshot.joins import Edge, JoinEdge, join_graph, scan_edges, source_edges
+
+KINDS = ("table", "sl_source")
+
+
+@dataclass
+class Facts:
+    edges: dict[str, list[Edge]] = field(default_factory=dict)  # table/source uid → the joins it declares
+    # derived from the above
+    joins: dict[str, list[JoinEdge]] = field(default_factory=dict)  # container uid → how it joins others
+    declared_by: dict[str, frozenset[str]] = field(default_factory=dict)  # container uid → uids declaring its edges
+
+
+def _rows(store: DocStore, uids: Iterable[str] | None) -> Iterator[tuple[str, str, str | None, dict]]:
+    if uids is None:
+        marks = ",".join("?" * len(KINDS))
+        sql = f"SELECT uid, kind, connection, body FROM docs WHERE kind IN ({marks})"
+        for uid, kind, conn, body in store.db.execute(sql, KINDS):
+            yield uid, kind, conn, unpack(body)
+        return
+    for uid, kind, conn, body in store.select_in(
+        "SELECT uid, kind, connection, body FROM docs WHERE uid IN ({marks})", sorted(uids)
+    ):
+        if kind in KINDS:
+            yield uid, kind, conn, unpack(body)
+
+
+def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> None:
+    facts.edges[uid] = scan_edges(uid, conn, fields) if kind == "table" else source_edges(uid, conn, fields)
+
+
+def _derive(facts: Facts) -> Facts:
+    facts.joins = join_graph([edge for edges in facts.edges.values() for edge in edges])
+    ends: dict[str, set[str]] = {}
+    for uid, edges in facts.edges.items():
+        for a, b, _keys, _on in edges:
+            ends.setdefault(a, set()).add(uid)
+            ends.setdefault(b, set()).add(uid)
+    facts.declared_by = {container: frozenset(uids) for container, uids in ends.items()}
+    return facts
+
+
+def _derive_after(old: Facts, facts: Facts, relevant: set[str]) -> Facts:
+    """The derived maps after a commit, recomputed only for the containers its documents' edges touch
+    (rebuilding the whole join graph cost ~90 ms of every table edit at 100k columns)."""
+    touched: set[str] = set()
+    declared_by = dict(old.declared_by)
+    for uid in relevant:
+        for a, b, _keys, _on in old.edges.get(uid, []):
+            for end in (a, b):
+                touched.add(end)
+                declared_by[end] = declared_by.get(end, frozenset()) - {uid}
+        for a, b, _keys, _on in facts.edges.get(uid, []):
+            for end in (a, b):
+                touched.add(end)
+                declared_by[end] = declared_by.get(end, frozenset()) | {uid}
+    facts.declared_by = {c: uids for c, uids in declared_by.items() if uids}
+    declaring = {uid for container in touched for uid in facts.declared_by.get(container, ())}
+    partial = join_graph([edge for uid in sorted(declaring) for edge in facts.edges.get(uid, [])])
+    facts.joins = dict(old.joins)
+    for container in touched:
+        if container in partial:
+            facts.joins[container] = partial[container]
+        else:
+            facts.joins.pop(container, None)
+    return facts
+
+
+def load_facts(store: DocStore) -> Facts:
+    facts = Facts()
+    for row in _rows(store, None):
+        _read(facts, *row)
+    return _derive(facts)
+
+
+def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
+    """The facts after a commit that touched ``changed`` (the old ones when none of them matter)."""
+    relevant = {uid for uid in changed if uid.split(":", 1)[0] in KINDS}
+    if not relevant:
+        return old
+    facts = Facts(edges=dict(old.edges))
+    for uid in relevant:
+        facts.edges.pop(uid, None)
+    for row in _rows(store, relevant):
+        _read(facts, *row)
+    return _derive_after(old, facts, relevant)

@@ -1,0 +1,245 @@
+"""dictionary_search: which column holds a business value, over profile samples and dbt enum values.
+
+Matches are tiered exact > folded (case, accents) > token (words or separators differ,
+or the value is part of a longer one) > fuzzy (typos, by Damerau-Levenshtein on the
+separator-free form), so ``finanical services`` finds ``financial_services``.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import accumulate
+
+from rapidfuzz import process
+from rapidfuzz.distance import DamerauLevenshtein
+
+from indexers.models import TableRef
+from ktx_index.analysis import fold, squash
+from ktx_index.errors import InvalidInput, unknown_connection
+from ktx_index.search.engine import Engine
+from ktx_index.tools.results import (
+    Coverage,
+    DictionaryMatch,
+    DictionaryMiss,
+    DictionarySearchResult,
+    Searched,
+    TableRefOut,
+    ValueResult,
+)
+
+MAX_VALUES = 20
+MAX_MATCHES = 50
+TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4}
+#: Stored values that look like codes (upper-case letters, this long) can be matched by the words they abbreviate.
+CODE_LENGTHS = range(2, 7)
+CONNECTIVES = frozenset({"and", "of", "the", "&"})
+
+
+def abbreviates(code: str, words: list[str]) -> bool:
+    """Whether a code is made of the words' leading letters, in order, every word giving at least its first
+    ('Asia Pacific' → APAC or apac, 'Europe, Middle East and Africa' → EMEA, 'Canadian dollars' → CAD); a
+    single word may also give its first letter and later ones to an upper-case code ('Vermont' → VT)."""
+    upper = code.isupper()
+    code = code.lower()
+    if len(words) == 1:
+        if not upper:  # 'vet' is no abbreviation of 'Vermont'; 'VT' is
+            return False
+        word = words[0]
+        if not word.isalpha() or code[0] != word[:1] or len(word) <= len(code):
+            return False
+        rest = iter(word[1:])
+        return all(c in rest for c in code[1:])
+
+    def fits(i: int, j: int) -> bool:
+        if j == len(words):
+            return i == len(code)
+        word = words[j]
+        return any(
+            code[i : i + n] == word[:n] and fits(i + n, j + 1) for n in range(1, min(len(word), len(code) - i) + 1)
+        )
+
+    return len(words) <= len(code) and fits(0, 0)
+
+
+@dataclass(frozen=True)
+class Entry:
+    connection: str
+    value: str
+    folded: str
+    squashed: str
+    words: frozenset[str]
+    source_name: str
+    column: str
+    table_ref: dict | None
+    cardinality: int | None
+    origin: str
+
+
+class DictionaryIndex:
+    def __init__(self, entries: list[Entry], snapshots: dict[str, dict]) -> None:
+        self.entries = entries
+        self.snapshots = snapshots
+        self.squashed = [e.squashed for e in entries]
+        # Lookups instead of a pass over every entry per value (44k entries at 100k columns).
+        self.by_value: dict[str, list[int]] = {}
+        self.by_folded: dict[str, list[int]] = {}
+        self.by_squashed: dict[str, list[int]] = {}
+        self.by_word: dict[str, set[int]] = {}
+        self.columns: dict[str, set[tuple[str, str]]] = {}
+        self.codes: dict[str, list[int]] = {}  # first letter → code-like values ('APAC', 'CAD', 'QC')
+        for i, e in enumerate(entries):
+            if e.value.isalpha() and (e.value.isupper() or e.value.islower()) and len(e.value) in CODE_LENGTHS:
+                self.codes.setdefault(e.folded[0], []).append(i)
+            self.by_value.setdefault(e.value, []).append(i)
+            self.by_folded.setdefault(e.folded, []).append(i)
+            self.by_squashed.setdefault(e.squashed, []).append(i)
+            for word in e.words:
+                self.by_word.setdefault(word, set()).add(i)
+            self.columns.setdefault(e.connection, set()).add((e.source_name, e.column))
+        # Substring search runs in C over one joined string; offsets map a hit back to its entry.
+        self.joined = "\x00".join(self.squashed)
+        self.offsets = list(accumulate((len(sq) + 1 for sq in self.squashed[:-1]), initial=0))
+
+    @classmethod
+    def load(cls, engine: Engine) -> DictionaryIndex:
+        entries = []
+        for _uid, conn, fields in engine.store.fields("dictionary_value"):
+            value, column, table_ref = fields["id"], fields.get("column_name"), fields.get("table_ref")
+            attrs = fields.get("attrs") or {}
+            cardinality = attrs.get("cardinality")
+            entries.append(
+                Entry(
+                    connection=conn,
+                    value=value,
+                    folded=fold(value).strip(),
+                    squashed=squash(value),
+                    words=frozenset(fold(value).replace("_", " ").replace("-", " ").split()),
+                    source_name=attrs.get("sourceName") or "",
+                    column=column or "",
+                    table_ref=TableRef.model_validate(table_ref).model_dump() if table_ref else None,
+                    cardinality=int(cardinality) if isinstance(cardinality, (int, float)) else None,
+                    origin=attrs.get("origin", "profile"),
+                )
+            )
+        return cls(entries, engine.store.snapshot_attrs())
+
+    def match(self, value: str, connections: set[str]) -> list[tuple[Entry, str, float]]:
+        folded = fold(value).strip()
+        squashed = squash(value)
+        words = set(folded.replace("_", " ").replace("-", " ").split())
+        found: dict[int, tuple[str, float]] = {}
+
+        def add(ids: Iterable[int], tier: str, score: float) -> None:
+            for i in ids:
+                if i not in found and self.entries[i].connection in connections:
+                    found[i] = (tier, score)
+
+        add(self.by_value.get(value, ()), "exact", 1.0)
+        add(self.by_folded.get(folded, ()), "folded", 0.95)
+        if squashed:
+            add(self.by_squashed.get(squashed, ()), "token", 0.85)
+            if words:  # every query word is a word of the value
+                postings = sorted((self.by_word.get(w, set()) for w in words), key=len)
+                add(sorted(set.intersection(*postings)), "token", 0.85)
+        if len(squashed) >= 3:  # part of a longer value
+            pos = self.joined.find(squashed)
+            while pos != -1:
+                i = bisect_right(self.offsets, pos) - 1
+                add((i,), "token", 0.7 + 0.1 * len(squashed) / max(1, len(self.squashed[i])))
+                pos = self.joined.find(squashed, pos + 1)
+        if len(squashed) >= 4:
+            budget = 1 if len(squashed) <= 5 else 2 if len(squashed) <= 12 else 3
+            for _choice, distance, i in process.extract(
+                squashed, self.squashed, scorer=DamerauLevenshtein.distance, score_cutoff=budget, limit=200
+            ):
+                add((i,), "fuzzy", 0.6 - 0.1 * distance / budget)
+        parts = [w for w in re.split(r"[\s,/\-]+", folded) if w and w not in CONNECTIVES]
+        if parts and not (len(parts) == 1 and len(parts[0]) in CODE_LENGTHS and value.isupper()):
+            add(
+                (i for i in self.codes.get(parts[0][0], ()) if abbreviates(self.entries[i].value, parts)),
+                "abbreviation",
+                0.5,
+            )
+        ranked = [(self.entries[i], tier, score) for i, (tier, score) in found.items()]
+        ranked.sort(key=lambda m: (TIER_ORDER[m[1]], -m[2], m[0].connection, m[0].source_name, m[0].column, m[0].value))
+        return ranked[:MAX_MATCHES]
+
+
+def _index(engine: Engine) -> DictionaryIndex:
+    cached = getattr(engine, "_dictionary", None)
+    if cached is None or cached[0] != engine.snapshot.generation:
+        cached = (engine.snapshot.generation, DictionaryIndex.load(engine))
+        engine._dictionary = cached  # type: ignore[attr-defined]
+    return cached[1]
+
+
+def dictionary_search(
+    engine: Engine,
+    values: list[str],
+    connection_id: str | None,
+    known_connections: list[str],
+    on_progress: Callable[[str, int, int], None] | None = None,
+) -> DictionarySearchResult:
+    if not values:
+        raise InvalidInput("values is empty", 'send 1 to 20 values, e.g. ["Acme Corp"]')
+    if len(values) > MAX_VALUES:
+        raise InvalidInput(f"{len(values)} values sent", f"send at most {MAX_VALUES} per call")
+    if connection_id is not None and connection_id not in known_connections:
+        raise unknown_connection(connection_id, known_connections)
+    index = _index(engine)
+    conns = [connection_id] if connection_id else sorted(known_connections)
+    searched = [_searched(index, conn) for conn in conns]
+    status = {s.connectionId: s.status for s in searched}
+    results = []
+    for done, value in enumerate(values, 1):
+        if on_progress is not None:
+            on_progress("dictionary", done, len(values))
+        matches = index.match(value, set(conns)) if value.strip() else []
+        hit_conns = {m[0].connection for m in matches}
+        misses = [
+            DictionaryMiss(connectionId=c, reason="value_not_in_sample" if status[c] == "ready" else status[c])
+            for c in conns
+            if c not in hit_conns
+        ]
+        results.append(
+            ValueResult(
+                value=value,
+                matches=[
+                    DictionaryMatch(
+                        connectionId=e.connection,
+                        sourceName=e.source_name,
+                        columnName=e.column,
+                        matchedValue=e.value,
+                        cardinality=e.cardinality,
+                        tableRef=TableRefOut(**e.table_ref) if e.table_ref else None,
+                        matchType=tier,  # type: ignore[arg-type]
+                        score=round(score, 3),
+                        origin=e.origin,  # type: ignore[arg-type]
+                    )
+                    for e, tier, score in matches
+                ],
+                misses=misses,
+            )
+        )
+    return DictionarySearchResult(searched=searched, results=results)
+
+
+def _searched(index: DictionaryIndex, conn: str) -> Searched:
+    snapshot = index.snapshots.get(conn) or {}
+    columns = index.columns.get(conn, set())
+    has_profile = bool(snapshot.get("profileSyncIds"))
+    status = "ready" if columns else ("no_candidate_columns" if has_profile else "no_profile_artifact")
+    return Searched(
+        connectionId=conn,
+        coverage=Coverage(
+            sampledRows=snapshot.get("sampledRows"),
+            valuesPerColumn=snapshot.get("valuesPerColumn"),
+            profiledColumns=len(columns),
+            syncId=(snapshot.get("profileSyncIds") or [None])[0],
+            profiledAt=snapshot.get("extractedAt") or snapshot.get("createdAt"),
+        ),
+        status=status,  # type: ignore[arg-type]
+    )

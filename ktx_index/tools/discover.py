@@ -1,0 +1,164 @@
+"""discover_data: one ranked list of refs across wiki, semantic layer and warehouse scans."""
+
+from __future__ import annotations
+
+from indexers.models import SEARCH_KINDS, Document
+from ktx_index.errors import InvalidInput
+from ktx_index.search.engine import Candidate, Engine
+from ktx_index.search.query import Query
+from ktx_index.search.scoring import passes_floor
+from ktx_index.search.signals import answer_floor, confidence
+from ktx_index.search.snippets import matched_on, snippet
+from ktx_index.snapshot.snapshot import Snapshot
+from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
+
+MAX_LIMIT = 50
+#: A semantic-layer kind and the scan kind it duplicates when both describe one physical object.
+TWINS = {"sl_source": "table", "sl_dimension": "column"}
+
+
+def normalize_kinds(kinds: list[str] | None) -> list[str]:
+    if kinds is None:
+        return list(SEARCH_KINDS)
+    unknown = sorted({k for k in kinds if k not in SEARCH_KINDS})
+    if unknown:
+        raise InvalidInput(f"unknown kind(s) {', '.join(unknown)}", f"use any of: {', '.join(SEARCH_KINDS)}")
+    return list(dict.fromkeys(kinds))
+
+
+def physical_key(doc: Document) -> tuple[str, ...] | None:
+    """Identity of the physical table/column behind a document, for de-duplication."""
+    ref = doc.table_ref
+    if ref is None or doc.connection_id is None:
+        return None
+    table = ref.display.casefold()
+    if doc.kind in ("sl_source", "table"):
+        return ("table", doc.connection_id, table)
+    if doc.kind in ("sl_dimension", "column") and doc.column_name:
+        return ("column", doc.connection_id, table, doc.column_name.casefold())
+    return None
+
+
+def container_of(doc: Document) -> str | None:
+    """The source or table a member belongs to (for the per-container cap)."""
+    if doc.kind in ("sl_measure", "sl_dimension"):
+        return f"{doc.connection_id}:{doc.id.rsplit('.', 1)[0]}"
+    if doc.kind == "column" and doc.table_ref is not None:
+        return f"{doc.connection_id}:{doc.table_ref.display}"
+    return None
+
+
+def discover(
+    engine: Engine,
+    query: str,
+    connection_id: str | None = None,
+    kinds: list[str] | None = None,
+    limit: int = 10,
+    explain: bool = False,
+) -> DiscoverResult:
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    wanted = normalize_kinds(kinds)
+    if not query.strip() or not wanted:
+        return DiscoverResult(refs=[])
+    snap = engine.snapshot
+    q = Query.parse(query)
+    ranked = engine.rank(q, wanted, connection_id)
+    p = engine.params
+    level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap), p)
+    if level == "none":
+        return DiscoverResult(refs=[])
+    ranked = [c for c in ranked if passes_floor(c.score, answer_floor(ranked, level, p))]
+    head = ranked[: limit * 3 + 10]
+    docs = engine.documents([c.uid for c in head])
+    dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
+    # choose first (twins merged, at most max_per_container members of one source or table, so one table's
+    # columns do not crowd out everything else), explain after
+    chosen: list[tuple[Candidate, Document, list[Document]]] = []
+    seen: dict[tuple[str, ...], int] = {}
+    per_container: dict[str, int] = {}
+    for cand in head:
+        doc = docs.get(cand.uid)
+        if doc is None:  # committed to the lexical index, not yet visible in the store: skip
+            continue
+        key = physical_key(doc) if dedupe else None
+        if key is not None and key in seen:
+            chosen[seen[key]][2].append(doc)
+            continue
+        container = container_of(doc)
+        if container is not None:
+            if per_container.get(container, 0) >= p.max_per_container:
+                continue
+            per_container[container] = per_container.get(container, 0) + 1
+        if len(chosen) >= limit:
+            if not dedupe:
+                break
+            continue
+        if key is not None:
+            seen[key] = len(chosen)
+        chosen.append((cand, doc, []))
+    terms = set(q.terms)
+    refs = []
+    for cand, doc, twins in chosen:
+        ref = _ref(doc, cand, terms, explain)
+        for twin in twins:
+            _merge_twin(ref, twin)
+        refs.append(ref)
+    joins = joins_between(snap, [[doc.uid, *(t.uid for t in twins)] for _cand, doc, twins in chosen[:limit]])
+    return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence="low" if level == "low" else None)
+
+
+def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
+    """How the tables and sources behind the returned refs join each other (refs given as the uids each
+    stands for). Ids are the containers' ref ids: a table's display name, a source's name."""
+    containers: set[str] = set()
+    for uids in refs:
+        for uid in uids:
+            idx = snap.uid_index.get(uid)
+            if idx is not None:
+                parent = int(snap.doc_parent[idx])
+                containers.add(snap.doc_uids[parent] if parent >= 0 else uid)
+    out: list[JoinOut] = []
+    seen: set[tuple[frozenset[str], str]] = set()
+    for container in sorted(containers):
+        for edge in snap.facts.joins.get(container, []):
+            key = (frozenset((container, edge.other)), edge.on.casefold())
+            if edge.other not in containers or key in seen:
+                continue
+            seen.add(key)
+            out.append(JoinOut(from_=container.split(":", 2)[2], to=edge.other.split(":", 2)[2], on=edge.on))
+    return out
+
+
+def _merge_twin(kept: DiscoverRef, twin: Document) -> None:
+    """The higher-ranked of two twins is kept; the SL one wins the kind and id, the scan one gives tableRef."""
+    if twin.kind in TWINS and kept.kind == TWINS[twin.kind]:
+        kept.kind = twin.kind  # type: ignore[assignment]
+        kept.id = twin.id
+        kept.summary = kept.summary or twin.summary
+    if twin.table_ref is not None and kept.kind in TWINS:
+        kept.tableRef = kept.tableRef or TableRefOut(**twin.table_ref.model_dump())
+
+
+def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> DiscoverRef:
+    matched = matched_on(doc, terms)
+    ref = DiscoverRef(
+        kind=doc.kind,  # type: ignore[arg-type]
+        id=doc.id,
+        score=round(cand.score, 4),
+        summary=doc.summary,
+        snippet=snippet(doc, matched, terms),
+        matchedOn=matched,  # type: ignore[arg-type]
+        connectionId=doc.connection_id,
+        columnName=doc.column_name if doc.kind in ("column", "sl_dimension") else None,
+    )
+    if doc.table_ref is not None and doc.kind in ("table", "column"):
+        ref.tableRef = TableRefOut(**doc.table_ref.model_dump())
+    if explain:
+        ref.lanes = LaneScores(
+            lexical=round(cand.lexical, 4),
+            semantic=None if cand.semantic is None else round(cand.semantic, 4),
+            exact=cand.exact,
+            fused=round(cand.score - sum(cand.steps.values()), 4),
+            steps={stage: round(change, 4) for stage, change in cand.steps.items()},
+        )
+    return ref

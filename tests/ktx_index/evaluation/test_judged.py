@@ -1,0 +1,94 @@
+"""Judged-question files: the YAML a team writes, the benchmark's YAML, and BIRD-shaped JSON lines."""
+
+import json
+from pathlib import Path
+
+import pytest
+from projects import REPO
+
+from ktx_index.errors import InvalidInput
+from ktx_index.evaluation.judged import bird_id, load_judged
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_yaml_lists_maps_defaults_and_values(tmp_path):
+    path = write(
+        tmp_path,
+        "q.yaml",
+        "queries:\n"
+        "  - query: refunds\n    relevant: [wiki::refund-policy, 'table:wh:raw.refunds']\n"
+        "  - query: paid\n    tool: dictionary_search\n    tags: finance\n    relevant: {'wh:raw.orders.status': 2}\n"
+        "  - query: weather\n    type: no_answer\n",
+    )
+    first, second, third = load_judged(path).queries
+    assert (first.id, first.tool, first.type) == ("q1", "discover_data", "all")
+    assert first.relevant == {"wiki::refund-policy": 1, "table:wh:raw.refunds": 1}
+    assert second.values == ["paid"] and second.tags == ["finance"] and second.relevant == {"wh:raw.orders.status": 2}
+    assert third.relevant == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "queries:\n  - tool: wiki_search\n",
+            "question 1: question: Value error, a wiki_search question needs `query`",
+        ),
+        ("queries:\n  - {id: a, query: x}\n  - {id: a, query: y}\n", "question id 'a' is used twice"),
+        ("queries:\n  - {query: x, relevant: {t: 0}}\n", "grades in `relevant` are 1 or more"),
+        ("queries:\n  - {query: x, tool: sql}\n", "question 1: tool: Input should be"),
+        ("queries:\n  - {query: x, colour: red}\n", "colour: Extra inputs are not permitted"),
+        ("project: demo\n", "holds no questions"),
+        ("queries: [\n", "is not valid YAML"),
+    ],
+)
+def test_bad_yaml_names_the_question_and_the_fix(tmp_path, text, expected):
+    with pytest.raises(InvalidInput, match=r"fix|write|give") as err:
+        load_judged(write(tmp_path, "q.yaml", text))
+    assert expected in str(err.value)
+
+
+def test_missing_file():
+    with pytest.raises(InvalidInput, match="not found"):
+        load_judged("/nonexistent/q.yaml")
+
+
+def test_bird_ids_and_grades(tmp_path):
+    rows = [
+        {"tool": "discover_data", "query": "ratio of EUR payers", "kind": "semantic", "note": "BIRD mini-dev db1 q1",
+         "relevant": ["db1/main.customers", "db1/main.customers.Currency"]},
+        {"tool": "dictionary_search", "query": "EUR", "kind": "lexical", "note": "db1 q1",
+         "relevant": ["db1/main.customers.Currency", "db2/main.cards.currency"]},
+        {"tool": "dictionary_search", "query": "nothing", "kind": "typo", "note": "db3 q9", "relevant": []},
+    ]  # fmt: skip
+    path = write(tmp_path, "judged-x.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n\n")
+    discover, dictionary, empty = load_judged(path).queries
+    assert discover.id == "judged-x:1" and discover.connection is None and discover.tags == ["db1"]
+    assert discover.type == "semantic"
+    assert discover.relevant == {"table:db1:main.customers": 2, "column:db1:main.customers.Currency": 1}
+    # a value whose gold columns span databases is searched everywhere
+    assert dictionary.connection is None and dictionary.values == ["EUR"] and dictionary.tags == ["db1"]
+    assert dictionary.relevant == {"db1:main.customers.Currency": 1, "db2:main.cards.currency": 1}
+    assert empty.connection is None and empty.relevant == {}
+
+
+def test_bad_bird_lines(tmp_path):
+    with pytest.raises(InvalidInput, match=r"line 1: id 'customers' is not <db>/<schema>\.<table>"):
+        load_judged(write(tmp_path, "a.jsonl", json.dumps({"query": "q", "relevant": ["customers"]})))
+    with pytest.raises(InvalidInput, match="line 2"):
+        load_judged(write(tmp_path, "b.jsonl", json.dumps({"query": "q"}) + "\n{not json\n"))
+    assert bird_id("db/main.t.c", "dictionary_search") == ("db:main.t.c", "db", False)
+
+
+def test_the_repository_question_files_load():
+    files = [*sorted((REPO / "tests/benchmarks/judged").glob("*.yaml")), REPO / "data/demo/judged-questions.yaml"]
+    for path in files:
+        judged = load_judged(path)
+        assert judged.queries and all(
+            q.tool in ("discover_data", "wiki_search", "dictionary_search") for q in judged.queries
+        )

@@ -1,0 +1,397 @@
+"""The incremental builder against real stores (tantivy, SQLite, vector file) and the fake embedder."""
+
+import os
+import time
+
+import pytest
+from projects import ORDERS_SOURCE as SOURCE
+
+from ktx_index.analysis import analyze
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.errors import IndexBusy
+from ktx_index.index.builder import Builder
+from ktx_index.index.layout import IndexLayout
+from ktx_index.service import KtxIndex
+
+PAGE = "---\nsummary: {summary}\ntags: [finance]\n---\n# Title\n\n{body}\n"
+
+
+@pytest.fixture
+def project(make_project):
+    return make_project(
+        {
+            "wiki/global/revenue.md": PAGE.format(summary="Revenue definition", body="Revenue is net of refunds."),
+            "wiki/global/churn.md": PAGE.format(summary="Churn definition", body="Churn counts cancellations."),
+            "semantic-layer/warehouse/orders.yaml": SOURCE,
+        }
+    )
+
+
+def service_for(root, embedder=None):
+    return KtxIndex(root, embedder=embedder or HashEmbedder())
+
+
+def test_first_build_then_noop_then_one_file(project):
+    embedder = HashEmbedder()
+    service = service_for(project, embedder)
+    first = service.rebuild()
+    assert first.added > 0 and first.updated == first.deleted == 0
+    assert first.embedded == embedder.texts_encoded > 0
+    assert (project / ".ktx/.gitignore").read_text().strip().endswith("index/")
+
+    noop = service.rebuild()
+    assert (noop.added, noop.updated, noop.deleted, noop.scopes_read, noop.embedded) == (0, 0, 0, 0, 0)
+
+    time.sleep(0.01)
+    (project / "wiki/global/churn.md").write_text(PAGE.format(summary="Churn definition", body="Now about lapsed."))
+    one = service.rebuild()
+    assert (one.scopes_read, one.added, one.updated, one.deleted) == (1, 0, 1, 0)
+    assert 0 < one.embedded < first.embedded  # only the changed page's chunks
+    assert service.wiki_search("lapsed").results[0].key == "churn"
+    service.close()
+
+
+def test_the_lexical_index_holds_each_document_once_through_updates_moves_and_force(project):
+    """New documents skip tantivy's delete (its queue held ~1.2 KB per document until the commit); an updated
+    document, one that moves to another file, and a forced rebuild still leave exactly one copy."""
+    service = service_for(project)
+    service.rebuild()
+
+    def copies(word: str) -> list[str]:
+        lexical = service.refreshed_engine().lexical
+        return [hit.uid for hit in lexical.search(analyze(word), ["wiki"], limit=50)]
+
+    time.sleep(0.01)
+    (project / "wiki/global/churn.md").write_text(PAGE.format(summary="Churn definition", body="Churn: zephyrine."))
+    service.rebuild()
+    assert copies("zephyrine") == ["wiki:global:churn"] and copies("cancellations") == []
+    (project / "wiki/global/churn.md").rename(project / "wiki/global/attrition.md")  # another scope, new uid
+    (project / "wiki/global/revenue.md").write_text(PAGE.format(summary="Revenue", body="Revenue and zephyrine."))
+    service.rebuild()
+    assert sorted(copies("zephyrine")) == ["wiki:global:attrition", "wiki:global:revenue"]
+    service.rebuild(force=True)
+    assert sorted(copies("zephyrine")) == ["wiki:global:attrition", "wiki:global:revenue"]
+    service.close()
+
+
+def test_deleting_a_file_deletes_its_documents(project):
+    service = service_for(project)
+    service.rebuild()
+    os.remove(project / "semantic-layer/warehouse/orders.yaml")
+    report = service.rebuild()
+    assert report.deleted == 5  # source, measure, dimension, two enum values
+    assert service.discover_data("orders", kinds=["sl_source"]).refs == []
+    service.close()
+
+
+def test_force_rewrites_documents_but_reuses_vectors(project):
+    embedder = HashEmbedder()
+    service = service_for(project, embedder)
+    service.rebuild()
+    encoded = embedder.texts_encoded
+    forced = service.rebuild(force=True)
+    assert forced.updated + forced.unchanged + forced.added > 0 and forced.scopes_read == forced.scopes
+    assert forced.embedded == 0 and embedder.texts_encoded == encoded  # cache keyed by text hash
+    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
+    service.close()
+
+
+def test_broken_file_keeps_last_good_documents_flagged_stale(project):
+    service = service_for(project)
+    service.rebuild()
+    (project / "wiki/global/revenue.md").write_text("---\nsummary: [broken\n---\nbody")
+    report = service.rebuild()
+    assert report.kept_stale == 1 and report.deleted == 0
+    assert [s.path for s in report.stale] == ["wiki/global/revenue.md"]
+    assert service.wiki_search("refunds").results[0].key == "revenue"  # still searchable
+    status = service.status()
+    assert status.stale and any(d.path == "wiki/global/revenue.md" for d in status.diagnostics)
+    (project / "wiki/global/revenue.md").write_text(PAGE.format(summary="Revenue v2", body="Gross revenue."))
+    repaired = service.rebuild()
+    assert repaired.updated == 1 and repaired.stale == []
+    assert service.wiki_read("revenue").summary == "Revenue v2"
+    service.close()
+
+
+def test_second_writer_is_refused_with_the_holder_pid(project):
+    first = service_for(project)
+    first.acquire_writer()
+    second = service_for(project)
+    with pytest.raises(IndexBusy, match=f"PID {os.getpid()}"):
+        second.rebuild()
+    first.release_writer()
+    assert second.rebuild().generation >= 1
+    first.close()
+    second.close()
+
+
+def test_lexical_index_behind_the_store_is_repaired_on_open(project):
+    """A crash between the lexical commit and the store commit leaves them at different generations."""
+    service = service_for(project)
+    service.rebuild()
+    service.close()
+    layout = IndexLayout(project)
+    builder = Builder(project, layout, HashEmbedder())
+    writer = builder.lexical.writer()
+    writer.delete_all_documents()
+    builder.lexical.set_generation(writer, 999)  # as if a later commit landed only in tantivy
+    writer.commit()
+    writer.wait_merging_threads()
+    builder.close()
+    repaired = Builder(project, layout, HashEmbedder())
+    assert repaired.repairs and repaired.lexical.generation() == repaired.store.generation()
+    repaired.close()
+    service = service_for(project)
+    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
+    service.close()
+
+
+def test_format_change_rebuilds_from_scratch(project):
+    service = service_for(project)
+    service.rebuild()
+    service.close()
+    layout = IndexLayout(project)
+    from ktx_index.index.store import DocStore
+
+    store = DocStore(layout.store)
+    store.set_meta({"format": "format=0;analysis=0"})
+    store.close()
+    service = service_for(project)
+    report = service.rebuild()
+    assert report.added > 0 and report.unchanged == 0
+    service.close()
+
+
+def test_no_embedder_means_lexical_only_said_plainly(project):
+    service = KtxIndex(project, embedder=None)
+    report = service.rebuild()
+    assert report.embedding_status == "disabled"
+    status = service.status()
+    assert status.semantic == "skipped" and "disabled" in status.semantic_reason
+    lanes = service.wiki_search("refunds").results[0].lanes
+    assert next(lane for lane in lanes if lane.lane == "semantic").status == "skipped"
+    service.close()
+
+
+class ExplodingEmbedder(HashEmbedder):
+    def encode(self, texts):
+        raise RuntimeError("model files missing")
+
+
+def test_broken_model_leaves_a_working_lexical_index(project):
+    service = KtxIndex(project, embedder=ExplodingEmbedder())
+    report = service.rebuild()
+    assert report.embedding_status.startswith("unavailable") and "model files missing" in report.embedding_status
+    result = service.wiki_search("refunds").results[0]
+    assert result.key == "revenue" and result.matchReasons == ["lexical"]
+    semantic = next(lane for lane in result.lanes if lane.lane == "semantic")
+    assert semantic.status == "failed" and "model files missing" in semantic.reason
+    status = service.status()
+    assert status.semantic == "failed" and "searching lexically" in status.semantic_reason
+    service.close()
+
+
+def test_lexical_first_then_embeddings_catch_up(project):
+    """A large first build is searchable lexically at once; the semantic lane says it is catching up."""
+    service = service_for(project)
+    report = service.rebuild(embed=False)
+    assert report.embedding_status == "pending" and report.embedded == 0
+    status = service.status()
+    assert status.chunks > 0 and status.chunks_embedded == 0 and status.semantic == "skipped"
+    assert service.wiki_search("refunds").results[0].key == "revenue"
+    done, state = service.embed_pending()
+    assert done > 0 and state == "ready"
+    status = service.status()
+    assert status.chunks_embedded == status.chunks and status.semantic == "available"
+    service.close()
+
+
+def test_searches_stay_consistent_while_embeddings_catch_up(project):
+    """Per-snapshot caches (which embedded documents a search may return) follow each slice of new vectors."""
+    service = service_for(project)
+    service.rebuild(embed=False)
+    service.embed_pending(limit=3)
+    partial = service.refreshed_engine().snapshot.embedded_docs
+    assert 1 < partial < len(service.refreshed_engine().snapshot.doc_uids)
+    assert service.discover_data("churn cancellations").refs
+    service.embed_pending()
+    assert service.refreshed_engine().snapshot.embedded_docs > partial
+    refs = service.discover_data("churn cancellations").refs
+    assert refs and refs[0].id == "churn"
+    service.close()
+
+
+def test_queries_during_commits_and_embedding_never_fail(project):
+    """A reader answering while a writer commits and embeds (the watcher's life): each query ranks against one
+    snapshot, even when a commit swaps in another one mid-query."""
+    import threading
+
+    writer = service_for(project)
+    writer.rebuild()
+    reader = service_for(project)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        while not stop.is_set():
+            try:
+                reader.discover_data("churn revenue refunds", kinds=["wiki", "sl_source", "sl_measure"])
+                reader.wiki_search("refunds churn")
+            except BaseException as exc:  # any failure is the finding
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        for i in range(25):
+            (project / f"wiki/global/page-{i}.md").write_text(
+                PAGE.format(summary=f"Page {i} on churn", body="Refunds.")
+            )
+            writer.rebuild(embed=False)  # documents first, vectors after: the snapshot changes twice
+            writer.embed_pending()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert not errors, repr(errors[0])
+
+
+def test_embedding_under_a_time_budget_stops_after_a_small_batch(project):
+    """The watcher embeds a backlog in slices bounded by time, so a file event waits one small batch at most."""
+    from ktx_index.index.builder import BUDGETED_BATCH
+
+    for i in range(BUDGETED_BATCH):
+        (project / f"wiki/global/extra-{i}.md").write_text(PAGE.format(summary=f"Extra {i}", body="More text."))
+    service = service_for(project)
+    service.rebuild(embed=False)
+    done, state = service.embed_pending(budget_s=0.0)  # the budget is spent at once: one batch, then stop
+    assert (done, state) == (BUDGETED_BATCH, "pending")
+    done, state = service.embed_pending()
+    assert done > 0 and state == "ready"
+    service.close()
+
+
+def test_vectors_catching_up_are_reloaded_at_a_bounded_rate(project):
+    """While a backlog is embedded in slices, a reader whose last vector load was slow waits before the next
+    one; the slice that finishes the backlog is always loaded."""
+    for i in range(20):
+        (project / f"wiki/global/extra-{i}.md").write_text(PAGE.format(summary=f"Extra {i}", body="More text."))
+    service = service_for(project)
+    service.rebuild(embed=False)
+    engine = service.refreshed_engine()
+    service.embed_pending(limit=5)
+    first = engine.snapshot.embedded_docs
+    engine._next_vector_load = time.monotonic() + 60  # as if loading vectors had taken seconds
+    service.embed_pending(limit=5)
+    assert engine.embedding_status == "pending" and engine.snapshot.embedded_docs == first  # not yet
+    service.embed_pending()  # the backlog is done: loaded at once
+    assert engine.embedding_status == "ready"
+    assert engine.snapshot.embedded_docs == len(engine.snapshot.doc_uids)
+    service.close()
+
+
+def test_a_build_interrupted_between_scopes_leaves_the_last_commit_intact(project, monkeypatch):
+    """Scopes are written as they are parsed, inside one transaction: an interruption midway shows nothing."""
+    service = service_for(project)
+    service.rebuild()
+    generation = service.refreshed_engine().store.generation()
+    before = service.refreshed_engine().store.uid_hashes()
+    time.sleep(0.01)
+    for name in ("revenue", "churn"):
+        (project / f"wiki/global/{name}.md").write_text(PAGE.format(summary=name, body=f"Rewritten {name}."))
+    applied = []
+    original = Builder._apply_scope
+
+    def interrupt_second(self, *args, **kwargs):
+        if applied:
+            raise KeyboardInterrupt
+        applied.append(args[0].key)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Builder, "_apply_scope", interrupt_second)
+    with pytest.raises(KeyboardInterrupt):
+        service.rebuild()
+    monkeypatch.setattr(Builder, "_apply_scope", original)
+    assert applied  # the first scope was written before the interruption ...
+    store = service.refreshed_engine().store
+    assert store.generation() == generation and store.uid_hashes() == before  # ... and rolled back with it
+    report = service.rebuild()
+    assert report.updated == 2 and not any(d.code == "repaired" for d in report.diagnostics)
+    assert service.wiki_search("Rewritten").results
+    service.close()
+
+
+def test_files_read_again_without_a_document_change_keep_the_generation(project):
+    service = service_for(project)
+    service.rebuild()
+    generation = service.refreshed_engine().store.generation()
+    path = project / "wiki/global/churn.md"
+    time.sleep(0.01)
+    path.write_text(path.read_text())  # a new mtime, the same content
+    report = service.rebuild()
+    assert (report.scopes_read, report.updated) == (1, 0)
+    assert service.refreshed_engine().store.generation() == generation
+    assert service.rebuild().scopes_read == 0  # its new fingerprint was stored
+    service.close()
+
+
+def test_once_every_text_has_a_vector_only_changed_documents_are_checked(project, monkeypatch):
+    """A commit's embedding step reads the chunks of the documents changed since every text last had a vector,
+    not every chunk; a forgotten vector (a repaired vector file) sends it over every chunk again."""
+    from ktx_index.index.store import DocStore
+
+    scanned: list[int | None] = []
+    whole = DocStore.missing_vector_keys
+
+    def counted(self, among=None):
+        scanned.append(None if among is None else len(among))
+        return whole(self, among)
+
+    monkeypatch.setattr(DocStore, "missing_vector_keys", counted)
+    embedder = HashEmbedder()
+    service = service_for(project, embedder)
+    service.rebuild()
+    (project / "wiki/global/new.md").write_text(PAGE.format(summary="Deliveries", body="Late boxes."))
+    scanned.clear()
+    report = service.rebuild()
+    assert scanned == [1] and report.embedding_status == "ready" and report.embedded > 0
+    status = service.status()
+    assert status.chunks_embedded == status.chunks
+    writer = service.acquire_writer()
+    writer.store.forget_vectors_from(0)  # as a repair that lost the vector file would
+    scanned.clear()
+    done, state = service.embed_pending()
+    assert scanned[0] is None and state == "ready" and done > 0
+    assert service.status().chunks_embedded == status.chunks
+    service.close()
+
+
+def test_a_failed_rechunk_leaves_no_transaction_open(project, monkeypatch):
+    """A new embedding fingerprint re-keys every chunk in one transaction; when that fails, it is rolled back,
+    so the next commit (and the next try) can begin its own."""
+    from ktx_index.index.store import DocStore
+
+    service_for(project).rebuild()
+    service_for(project).close()
+    calls = []
+    rekey = DocStore.rekey_words
+
+    def failing_once(self, key_of):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("disk full")
+        return rekey(self, key_of)
+
+    monkeypatch.setattr(DocStore, "rekey_words", failing_once)
+    service = service_for(project, HashEmbedder(dim=256))  # another fingerprint: every chunk is re-keyed
+    service.acquire_writer()  # held across both tries, as a watcher holds it
+    with pytest.raises(OSError):
+        service.rebuild()
+    (project / "wiki/global/new.md").write_text(PAGE.format(summary="Deliveries", body="Late boxes."))
+    report = service.rebuild()
+    assert report.embedding_status == "ready" and len(calls) == 2
+    assert service.wiki_search("late boxes").results[0].key == "new"
+    service.release_writer()
+    service.close()

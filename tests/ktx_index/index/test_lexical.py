@@ -1,0 +1,50 @@
+"""The lexical index's filters (a real tantivy index in a temp folder)."""
+
+import itertools
+
+import pytest
+
+from indexers.models import SEARCH_KINDS, Document, make_uid
+from ktx_index.index.lexical import LexicalIndex
+
+
+@pytest.fixture(scope="module")
+def lexical(tmp_path_factory):
+    index = LexicalIndex(tmp_path_factory.mktemp("lexical"))
+    writer = index.writer()
+    for kind, n, conn in itertools.product(SEARCH_KINDS, range(3), ("a", "b")):
+        doc = Document(
+            uid=make_uid(kind, conn, f"{kind}_{n}"), kind=kind, id=f"{kind}_{n}", name=f"orders {kind} {n}",
+            connection_id=None if kind == "wiki" else conn, path="x.yaml", description="orders placed" * (n + 1),
+        )  # fmt: skip
+        index.add(writer, doc)
+    index.set_generation(writer, 1)
+    writer.commit()
+    index.reload()
+    return index
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        list(SEARCH_KINDS),
+        ["table"],
+        ["column"],
+        ["wiki"],
+        ["table", "column"],
+        [k for k in SEARCH_KINDS if k != "wiki"],
+    ],
+)
+def test_kind_filter_keeps_exactly_the_kinds_asked_for_with_their_scores(lexical, kinds):
+    everything = {h.uid: h.score for h in lexical.search(["order"], list(SEARCH_KINDS), limit=100)}
+    assert len(everything) == len(SEARCH_KINDS) * 6  # the meta document matches no term
+    hits = {h.uid: h.score for h in lexical.search(["order"], kinds, limit=100)}
+    assert hits == {uid: s for uid, s in everything.items() if uid.split(":", 1)[0] in kinds}
+    assert lexical.count(["order"], kinds) == len(hits)
+
+
+def test_connection_filter_keeps_wiki_pages(lexical):
+    hits = [h.uid for h in lexical.search(["order"], ["wiki", "table"], connection="a", limit=100)]
+    assert sorted(hits) == sorted(
+        [f"table:a:table_{n}" for n in range(3)] + [f"wiki:{c}:wiki_{n}" for c in "ab" for n in range(3)]
+    )

@@ -1,0 +1,139 @@
+"""Bridging a question's words to the project's (search/bridge.py): real stores, a fake embedder that knows a
+few synonyms, through the same seam as the real model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from projects import column, scan_files, with_params
+
+from indexers.models import Document
+from ktx_index.analysis import stem
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.index.texts import vocabulary_words
+from ktx_index.search.bridge import Bridge, question_words
+from ktx_index.service import KtxIndex
+
+SYNONYMS = {"movie": "film", "movies": "film", "performer": "actor", "cinema": "theatre", "picture": "film"}
+
+
+class SynonymEmbedder(HashEmbedder):
+    """HashEmbedder that reads a few words as their synonyms: 'movie' embeds exactly as 'film'."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fingerprint = "synonym-embedder"
+        self.words: list[str] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.words.extend(t for t in texts if " " not in t)
+        return super().encode([" ".join(SYNONYMS.get(w.lower(), w) for w in t.split()) for t in texts])
+
+
+def rental_project(make_project, extra_tables: tuple[dict, ...] = ()):
+    tables = [
+        {"catalog": None, "db": "main", "name": "film", "columns": [column("film_id", "int"), column("rating")]},
+        {"catalog": None, "db": "main", "name": "actor", "columns": [column("actor_id", "int"), column("last_name")]},
+        *extra_tables,
+    ]
+    return make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", tables))
+
+
+@pytest.fixture
+def service(make_project):
+    service = KtxIndex(rental_project(make_project), embedder=SynonymEmbedder())
+    service.rebuild()
+    yield service
+    service.close()
+
+
+def test_vocabulary_words_are_a_documents_naming_words():
+    doc = Document(uid="column:w:main.film.rental_rate", kind="column", id="main.film.rental_rate",
+                   name="rental_rate", display="main.film.rental_rate", description="What it costs to rent, per day",
+                   connection_id="w", path="x", content_hash="h")  # fmt: skip
+    words = vocabulary_words(doc)
+    assert {"rental", "rate", "film", "costs", "rent", "day"} <= words
+    assert not words & {"what", "it", "to", "per", "main.film.rental_rate"}  # filler and wholes are not words
+
+
+def test_question_words_map_terms_back_to_the_words_they_came_from():
+    assert question_words("Which movies did performers appear in?") == {
+        stem("movies"): "movies",
+        stem("performers"): "performers",
+        stem("appear"): "appear",
+    }
+
+
+def test_nearest_keeps_one_entry_per_stem_best_first():
+    vectors = np.eye(3, dtype=np.float32)
+    bridge = Bridge(["film", "films", "actor"], ["film", "film", "actor"], vectors[[0, 0, 1]] * [[1.0], [0.9], [1.0]])
+    near = bridge.nearest("movie", np.array([0.8, 0.6, 0.0], dtype=np.float32))
+    assert near == [("film", pytest.approx(0.8)), ("actor", pytest.approx(0.6))]
+
+
+def test_the_writer_embeds_each_vocabulary_word_once(service):
+    words = dict(service.ensure_index().store.word_rows())
+    assert {"film", "actor", "rating", "last"} <= set(words) and "name" not in words  # filler
+    assert len(set(words.values())) == len(words)  # a row each
+    embedder = service.embedder
+    embedder.words.clear()
+    service.rebuild(force=True)
+    assert not {"film", "actor"} & set(embedder.words)  # cached by key: never embedded twice
+
+
+def test_a_word_the_project_never_uses_is_bridged_to_its_nearest_term(service):
+    engine = service.ensure_index()
+    assert engine.bridged("movie rating", [stem("movie")]) == {stem("movie"): ("film", pytest.approx(1.0))}
+    film = next(c for c in engine.rank("movie rating", ["table"]) if c.uid.endswith("main.film"))
+    assert film.terms.get("film", 0) > 0  # the lexical lane searched the bridged term
+
+
+def test_known_words_and_typos_are_not_bridged(service):
+    engine = service.ensure_index()
+    actor = next(c for c in engine.rank("actr name", ["table"]) if c.uid.endswith("main.actor"))
+    assert "actor" in actor.terms  # the typo correction, not a bridge
+    assert engine.bridged("rating", []) == {}
+
+
+def test_bridging_off_leaves_unknown_words_unmatched(service):
+    engine = with_params(service.ensure_index(), bridged_term=0.0)
+    assert all("film" not in c.terms for c in engine.rank("movie", ["table", "column"]))
+
+
+def test_new_words_are_bridged_after_the_commit_that_brings_them(make_project):
+    root = rental_project(make_project)
+    service = KtxIndex(root, embedder=SynonymEmbedder())
+    service.rebuild()
+    engine = service.ensure_index()
+    assert engine.bridged("cinema", [stem("cinema")]).get(stem("cinema"), ("",))[0] != "theatr"
+    theatre = {"catalog": None, "db": "main", "name": "theatre", "columns": [column("seats", "int")]}
+    rental_project(make_project, (theatre,))
+    service.rebuild()
+    engine = service.refreshed_engine()
+    assert engine.bridged("cinema", [stem("cinema")])[stem("cinema")][0] == "theatr"
+    refs = service.discover_data("cinema", connection_id="warehouse").refs
+    assert refs and refs[0].id == "main.theatre"
+    service.close()
+
+
+def test_another_model_embeds_the_vocabulary_again(make_project):
+    root = rental_project(make_project)
+    first = KtxIndex(root, embedder=SynonymEmbedder())
+    first.rebuild()
+    first.close()
+    other = SynonymEmbedder()
+    other.fingerprint = "another-model"  # a new vector space: every key changes, words included
+    second = KtxIndex(root, embedder=other)
+    second.rebuild()
+    assert {"film", "actor"} <= set(other.words)
+    assert {"film", "actor"} <= {word for word, _ in second.ensure_index().store.word_rows()}
+    second.close()
+
+
+def test_a_wiki_only_search_does_not_bridge(service):
+    engine, words = service.ensure_index(), service.embedder.words
+    words.clear()
+    engine.rank("movie rating", ["wiki"])
+    assert "movie" not in words  # no word embedded alone: pages are matched on their whole text
+    engine.rank("movie rating", ["wiki", "table"])
+    assert "movie" in words

@@ -1,0 +1,126 @@
+"""Structural steps of ranking (search/lifts.py) over a small scan: real store, fake embedder."""
+
+from __future__ import annotations
+
+import pytest
+from projects import column, scan_files, with_params
+
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.search.query import named_keys
+from ktx_index.search.scoring import PARAMS
+from ktx_index.service import KtxIndex
+
+CLINIC = [
+    {"catalog": None, "db": "main", "name": "Patient", "columns": [column("ID", "int"), column("Birthday", "date")]},
+    {
+        "catalog": None, "db": "main", "name": "Laboratory",
+        "columns": [column("ID", "int"), column("PLT", "int", comment="platelet count"), column("HGB", "int")],
+    },
+    {"catalog": None, "db": "main", "name": "gasstations", "columns": [column("Segment")]},
+]  # fmt: skip
+
+
+def test_named_keys_are_a_questions_phrases_singular_and_plural():
+    keys = named_keys("How many gas stations are in the Czech Republic?")
+    assert {"gasstations", "gasstation", "gas", "czechrepublic"} <= keys
+    assert not keys & {"how", "many", "howmany", "the"}  # phrases do not start or end on filler
+    assert {"category", "categories"} <= named_keys("sales by categories")
+
+
+def indexed(make_project, files: dict):
+    """The engine over a project of these files, indexed with the fake embedder (a fixture yields from it)."""
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    yield service.ensure_index()
+    service.close()
+
+
+@pytest.fixture
+def clinic(make_project):
+    yield from indexed(make_project, scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC))
+
+
+def score_of(engine, query: str, uid_end: str) -> tuple[float, float]:
+    """(the table's score, the best table's score)."""
+    ranked = [c for c in engine.rank(query, ["table", "column"]) if c.uid.startswith("table:")]
+    return next(c.score for c in ranked if c.uid.endswith(uid_end)), max(c.score for c in ranked)
+
+
+def test_a_table_the_question_names_scores_near_the_best_table(clinic):
+    query = "patients with a platelet count below normal"
+    off, best_off = score_of(with_params(clinic, named_share=0.0), query, "main.Patient")
+    on, best = score_of(with_params(clinic, named_share=0.95), query, "main.Patient")
+    assert off < 0.95 * best_off  # the columns matched are the laboratory's
+    assert on == pytest.approx(0.95 * best) and best == pytest.approx(best_off)  # lifted, never above the best
+
+
+def test_a_phrase_names_a_table_and_kinds_not_asked_for_are_never_added(clinic):
+    lifted, best = score_of(clinic, "patients and gas stations by segment", "main.gasstations")
+    assert lifted >= 0.95 * best - 1e-9  # 'gas stations' names gasstations, found through its Segment column
+    ranked = clinic.rank("patients", ["column"])
+    assert ranked and not any(c.uid.startswith("table:") for c in ranked)
+
+
+def _table(db: str, name: str, *columns: dict) -> dict:
+    return {"catalog": None, "db": db, "name": name, "columns": list(columns)}
+
+
+LAYERED = [
+    _table("raw", "customers", column("is_test_account", "boolean", comment="QA dummy logins"), column("created_at")),
+    _table("analytics", "dim_customers", column("is_test_account", "boolean"), column("created_at")),
+    _table("analytics", "weekly_signups", column("is_test_account", "boolean"), column("created_at")),
+    _table("analytics", "fct_orders", column("created_at")),
+    _table("analytics", "stg_orders", column("created_at", comment="QA dummy logins cutoff")),
+]
+
+
+@pytest.fixture
+def layered(make_project):
+    yield from indexed(make_project, scan_files("warehouse", "2026-01-01-000000-aaaa", LAYERED))
+
+
+def scores(engine, query: str) -> dict[str, float]:
+    return {c.uid.split(":", 2)[2]: c.score for c in engine.rank(query, ["table", "column"])}
+
+
+def test_a_column_lifts_its_copies_in_the_same_tables_other_layers(layered):
+    off = scores(with_params(layered, namesake_share=0.0), "qa dummy logins")
+    on = scores(with_params(layered, namesake_share=0.9), "qa dummy logins")
+    source = on["raw.customers.is_test_account"]
+    assert source == pytest.approx(off["raw.customers.is_test_account"])
+    assert off.get("analytics.dim_customers.is_test_account", 0.0) < 0.9 * source
+    assert on["analytics.dim_customers.is_test_account"] == pytest.approx(0.9 * source)  # dim_ is a layer prefix
+    # the table of the best column lifts its own copy in the other layer
+    assert on["analytics.dim_customers"] >= 0.9 * on["raw.customers"] - 1e-9 > off.get("analytics.dim_customers", 0.0)
+    # same name, another table (weekly_signups is not customers): not lifted
+    assert on.get("analytics.weekly_signups.is_test_account", 0.0) == off.get(
+        "analytics.weekly_signups.is_test_account", 0.0
+    )
+
+
+def test_a_name_many_tables_share_lifts_nothing(layered):
+    # created_at: customers, weekly_signups, orders (fct_ and stg_)
+    on = scores(with_params(layered, namesake_share=0.9, namesake_max=2), "dummy logins cutoff")
+    assert on["analytics.stg_orders.created_at"] > 0.0
+    off = scores(with_params(layered, namesake_share=0.0), "dummy logins cutoff")
+    assert on.get("analytics.fct_orders.created_at") == off.get("analytics.fct_orders.created_at")
+    lifted = scores(with_params(layered, namesake_share=0.9, namesake_max=3), "dummy logins cutoff")
+    assert lifted["analytics.fct_orders.created_at"] == pytest.approx(0.9 * lifted["analytics.stg_orders.created_at"])
+
+
+def test_with_a_connection_pages_about_other_connections_are_demoted_never_dropped(make_project):
+    files = scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC)
+    page = "---\nsummary: Thrombocyte reference ranges\nconnections: [{conn}]\n---\nThrombocyte reference ranges.\n"
+    files["wiki/global/ranges-here.md"] = page.format(conn="warehouse")
+    files["wiki/global/ranges-elsewhere.md"] = page.format(conn="crm")
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    query = "thrombocyte reference ranges"
+    unscoped = {r.id: r.score for r in service.discover_data(query, kinds=["wiki"]).refs}
+    scoped = service.discover_data(query, connection_id="warehouse", kinds=["wiki"], explain=True).refs
+    assert unscoped["ranges-here"] == pytest.approx(unscoped["ranges-elsewhere"])
+    assert [r.id for r in scoped] == ["ranges-here", "ranges-elsewhere"]  # demoted, still there
+    elsewhere = scoped[1]
+    assert elsewhere.score == pytest.approx(PARAMS.other_connection_page * unscoped["ranges-elsewhere"], abs=1e-3)
+    assert elsewhere.lanes is not None and elsewhere.lanes.steps["page_scope"] < 0
+    service.close()

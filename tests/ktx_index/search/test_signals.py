@@ -1,0 +1,99 @@
+"""Pure ranking signals: values a question names, concept coverage, connection coherence, answerability."""
+
+import numpy as np
+
+from ktx_index.search import scoring
+from ktx_index.search.calibration import noise_level
+from ktx_index.search.candidate import Candidate
+from ktx_index.search.query import value_like
+from ktx_index.search.signals import (
+    answer_floor,
+    coherence,
+    concept_coverage,
+    confidence,
+)
+from ktx_index.snapshot.snapshot import Snapshot
+from ktx_index.snapshot.uids import UidIndex
+
+
+def test_data_words_are_not_concepts():
+    assert value_like("When did Angela Sanders pay her dues in 2019?") == {"angela", "sander", "2019"}
+    assert value_like('cards of the "duel deck" type') == {"duel", "deck"}
+    assert value_like("When did members pay their dues") == set()
+
+
+def test_concept_coverage_weighs_known_terms_by_idf_and_ignores_data():
+    known = {"member": 3, "pay": 5, "due": 2}
+    df = lambda t: known.get(t, 0) > 0  # noqa: E731
+    idf = lambda t: 1.0  # noqa: E731
+    assert concept_coverage(df, idf, "when did members pay their dues") == 1.0
+    # a name is data: its absence from the vocabulary does not make the question unanswerable
+    assert concept_coverage(df, idf, "when did Angela Sanders pay their dues") == 1.0
+    assert concept_coverage(df, idf, "payroll and overtime of members") == 1 / 3
+    assert concept_coverage(df, idf, '"Angela Sanders" 2019') == 1.0  # data alone: nothing to judge by
+
+
+def test_coherence_lowers_other_connections_in_proportion():
+    snap = Snapshot(
+        doc_uids=["a", "b", "c", "w"],
+        doc_kind=np.array([4, 4, 4, 0], dtype=np.int8),  # three tables and a wiki page
+        doc_conn=np.array([0, 0, 1, 2], dtype=np.int32),
+    )
+    snap.uid_index = UidIndex(snap.doc_uids)
+    ranked = [
+        Candidate("a", score=0.8),
+        Candidate("b", score=0.6),
+        Candidate("c", score=0.7),
+        Candidate("w", score=0.5),
+    ]
+    coherence(snap, ranked)
+    scores = {c.uid: c.score for c in ranked}
+    assert scores["a"] == 0.8 and scores["b"] == 0.6 and scores["w"] == 0.5
+    assert scores["c"] == 0.7 * (1 - scoring.PARAMS.coherence * (1 - 0.7 / 1.4))
+
+
+def _cand(uid: str, score: float, lexical: float = 0.0, cosine: float | None = None, exact: bool = False) -> Candidate:
+    return Candidate(uid, lexical=lexical, cosine=cosine, exact=exact, score=score)
+
+
+def test_confidence_is_none_only_when_words_and_meaning_both_say_no():
+    noise = 0.25
+    weak = [_cand("a", 0.15, lexical=0.1, cosine=noise + 0.01)]
+    assert confidence(None, "q", weak, "discover_data", lambda: noise) == "none"  # type: ignore[arg-type]
+    assert confidence(None, "q", [], "discover_data", lambda: noise) == "none"  # type: ignore[arg-type]
+    # meaning clears the project's noise level: the nearest matches come back, flagged
+    meant = [_cand("a", 0.2, lexical=0.0, cosine=noise + scoring.PARAMS.noise_margin + 0.05)]
+    assert confidence(None, "q", meant, "discover_data", lambda: noise) == "low"  # type: ignore[arg-type]
+    # the words match beyond chance, whatever the cosine
+    worded = [_cand("a", 0.2, lexical=scoring.PARAMS.chance_lexical + 0.1, cosine=noise)]
+    assert confidence(None, "q", worded, "discover_data", lambda: noise) == "low"  # type: ignore[arg-type]
+    # without vectors, the words alone decide
+    assert confidence(None, "q", [_cand("a", 0.1, lexical=0.1)], "discover_data", lambda: None) == "none"  # type: ignore[arg-type]
+
+
+def test_confidence_is_high_for_an_identifier_or_a_confident_score():
+    assert confidence(None, "q", [_cand("a", 0.2, exact=True)], "discover_data", 0.9) == "high"  # type: ignore[arg-type]
+    confident = scoring.PARAMS.answerable["discover_data"][2]
+    strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
+    assert confidence(None, "q", strong, "discover_data", lambda: 0.25) == "high"  # type: ignore[arg-type]
+
+
+def test_a_low_answer_under_the_floor_returns_its_nearest_matches():
+    ranked = [_cand("a", 0.15), _cand("b", 0.1), _cand("c", 0.05)]
+    floor = answer_floor(ranked, "low")
+    assert [c.uid for c in ranked if scoring.passes_floor(c.score, floor)] == ["a", "b"]
+    assert answer_floor(ranked, "high") == scoring.PARAMS.relevance_floor
+
+
+def test_noise_level_is_how_close_off_topic_probes_come():
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(size=(500, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    probes = rng.normal(size=(20, 16)).astype(np.float32)
+    probes /= np.linalg.norm(probes, axis=1, keepdims=True)
+    level = noise_level(matrix, probes)
+    best = (matrix @ probes.T).max(axis=0)
+    assert np.percentile(best, 50) <= level <= best.max()
+    # a project holding a probe's text verbatim: that probe alone does not move the 90th percentile to 1
+    matrix[0] = probes[0]
+    assert noise_level(matrix, probes) < 0.99

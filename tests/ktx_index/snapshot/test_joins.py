@@ -1,0 +1,107 @@
+"""Join-aware answers: declared foreign keys and semantic-layer joins, never inferred (real store, fake embedder)."""
+
+from projects import column, scan_files, write_files
+
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.service import KtxIndex
+from ktx_index.snapshot.joins import join_graph
+
+SYNC = "2026-01-01-000000-local-a"
+
+
+def table(name: str, columns: list[dict], fks: list[dict] | None = None) -> dict:
+    return {"catalog": None, "db": "main", "name": name, "kind": "table", "columns": columns, "foreignKeys": fks or []}
+
+
+def fk(src: str, to: str, dst: str) -> dict:
+    return {"fromColumn": src, "toCatalog": None, "toDb": "main", "toTable": to, "toColumn": dst}
+
+
+SHOP = [
+    table("drivers", [column("driver_id", "integer", "number"), column("dob", "date", "time", "driver date of birth")]),
+    table(
+        "results",
+        [
+            column("result_id", "integer", "number"),
+            column("driver_ref", "integer", "number"),
+            column("finish_position", "integer", "number", "finishing position of the driver in the race"),
+        ],
+        [fk("driver_ref", "drivers", "driver_id")],
+    ),
+    table("weather", [column("rain_mm", "integer", "number", "rainfall")]),
+]
+
+
+def test_graph_keeps_both_directions_once():
+    graph = join_graph([(0, 1, [5, 6], "a.x = b.y"), (1, 0, [6, 5], "A.X = B.Y")])
+    assert [(e.other, e.keys) for e in graph[0]] == [(1, (5, 6))]
+    assert [(e.other, e.keys) for e in graph[1]] == [(0, (5, 6))]
+
+
+def test_discover_returns_the_join_and_its_key_columns(make_project):
+    root = make_project(scan_files("f1", SYNC, SHOP), config="connections:\n  f1:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    result = service.discover_data("birth date of drivers by finishing position in results", limit=10)
+    ids = [r.id for r in result.refs]
+    assert "main.drivers" in ids and "main.results" in ids
+    # the key columns between two high-ranked tables that join are part of the answer
+    assert "main.results.driver_ref" in ids and "main.drivers.driver_id" in ids
+    assert result.joins is not None
+    assert [(j.from_, j.to, j.on) for j in result.joins] == [
+        ("main.drivers", "main.results", "results.driver_ref = drivers.driver_id")
+    ]
+    dumped = result.model_dump(mode="json")
+    assert dumped["joins"] == [
+        {"from": "main.drivers", "to": "main.results", "on": "results.driver_ref = drivers.driver_id"}
+    ]
+    # nothing invented: a table with no declared key never joins
+    lone = service.discover_data("rainfall and drivers", limit=10)
+    assert all("main.weather" not in (j.from_, j.to) for j in lone.joins or [])
+    service.close()
+
+
+def test_semantic_layer_joins_resolve_to_dimensions(make_project):
+    files = {
+        "semantic-layer/warehouse/orders.yaml": (
+            "name: orders\ntable: public.orders\ngrain: [id]\n"
+            "columns:\n  - {name: id, type: number}\n  - {name: customer_id, type: number}\n"
+            "  - {name: amount, type: number, descriptions: {user: order amount}}\n"
+            "joins:\n  - {to: customers, on: orders.customer_id = customers.id, relationship: many_to_one}\n"
+        ),
+        "semantic-layer/warehouse/customers.yaml": (
+            "name: customers\ntable: public.customers\ngrain: [id]\n"
+            "columns:\n  - {name: id, type: number}\n  - {name: region, type: string, descriptions: {user: customer region}}\n"
+        ),
+    }
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    result = service.discover_data("order amount by customer region", limit=10)
+    assert [(j.from_, j.to) for j in result.joins or []] == [("customers", "orders")]
+    ids = [r.id for r in result.refs]
+    assert "orders.customer_id" in ids and "customers.id" in ids
+    service.close()
+
+
+def test_facts_patched_from_changed_uids_equal_a_full_load(make_project):
+    from ktx_index.snapshot.facts import load_facts, update_facts
+
+    root = make_project(scan_files("f1", SYNC, SHOP), config="connections:\n  f1:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    store = service.ensure_index().store
+    before = load_facts(store)
+    # a new table with a foreign key to drivers, and the results table no longer declaring one
+    tables = [*SHOP[:1], table("results", SHOP[1]["columns"]), SHOP[2]]
+    tables.append(
+        table("laps", [column("lap_driver", "integer", "number")], [fk("lap_driver", "drivers", "driver_id")])
+    )
+    write_files(root, scan_files("f1", SYNC, tables))
+    service.rebuild()
+    store = service.ensure_index().store
+    changed = {"table:f1:main.laps", "table:f1:main.results", "column:f1:main.laps.lap_driver"}
+    patched = update_facts(before, store, changed)
+    assert patched.joins == load_facts(store).joins
+    assert [e.other for e in patched.joins["table:f1:main.drivers"]] == ["table:f1:main.laps"]
+    assert update_facts(before, store, {"column:f1:main.drivers.dob"}) is before  # nothing that matters
+    service.close()

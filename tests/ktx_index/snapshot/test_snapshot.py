@@ -1,0 +1,62 @@
+"""The identifier map's keys: each dotted suffix of a name, computed from cached per-part keys."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rapidfuzz import process
+from rapidfuzz.distance import DamerauLevenshtein
+
+from ktx_index.analysis import identifier_key
+from ktx_index.snapshot.snapshot import exact_keys, nearest_key
+
+
+def naive_keys(*names: str | None) -> set[str]:
+    keys = set()
+    for text in names:
+        parts = (text or "").split(".")
+        for i in range(len(parts)):
+            if key := identifier_key(".".join(parts[i:])):
+                keys.add(key)
+    return keys
+
+
+def test_dotted_suffixes_are_keys() -> None:
+    assert exact_keys("main.Sales.SalesOrderHeader") == {
+        "mainsalessalesorderheader",
+        "salessalesorderheader",
+        "salesorderheader",
+    }
+    assert exact_keys(None, "", "orders") == {"orders"}
+
+
+@given(st.lists(st.one_of(st.none(), st.text(alphabet="aZé_.- 9\u0301ß", max_size=12)), max_size=3))
+def test_same_keys_as_squashing_each_suffix(names: list[str | None]) -> None:
+    assert exact_keys(*names) == naive_keys(*names)
+
+
+def full_scan(keys_by_length: dict[int, list[str]], key: str, edits: int) -> tuple[str, int] | None:
+    """The nearest key by a Damerau-Levenshtein scan of every key of a possible length (the reference)."""
+    near = None
+    for length in range(len(key) - edits, len(key) + edits + 1):
+        found = process.extractOne(
+            key, keys_by_length.get(length, ()), scorer=DamerauLevenshtein.distance, score_cutoff=edits
+        )
+        if found is not None and (near is None or found[1] < near[1]):
+            near = (found[0], found[1])
+    return near
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.text(alphabet="abcde", min_size=1, max_size=9), min_size=1, max_size=40),
+    st.text(alphabet="abcde", min_size=1, max_size=9),
+    st.integers(1, 2),
+)
+def test_nearest_key_is_the_full_scans_answer(keys: list[str], key: str, edits: int) -> None:
+    by_length: dict[int, list[str]] = {}
+    for k in sorted(set(keys)):
+        by_length.setdefault(len(k), []).append(k)
+    assert nearest_key(by_length, key, edits) == full_scan(by_length, key, edits)
+
+
+def test_a_transposition_is_one_edit() -> None:
+    assert nearest_key({8: ["customer"]}, "cusotmer", 1) == ("customer", 1)

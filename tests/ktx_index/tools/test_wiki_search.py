@@ -1,0 +1,103 @@
+"""wiki_search: true counts beyond the candidate pool, and KTX's connection scoping of pages."""
+
+from __future__ import annotations
+
+from ktx_index.analysis import RAW_TOKEN
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.errors import NotFound
+from ktx_index.search.scoring import PARAMS
+from ktx_index.service import KtxIndex
+
+
+def _page(i: int, word: str, connections: str = "") -> str:
+    front = f"summary: Page {i} about a topic numbered {i}\n" + (f"connections: {connections}\n" if connections else "")
+    return f"---\n{front}---\nSection {i} on {word} and the plain topic {i}.\n"
+
+
+def test_total_found_counts_every_match_beyond_the_pool(make_project):
+    files = {f"wiki/global/page-{i:03d}.md": _page(i, "glimmerquartz") for i in range(200)}
+    files.update({f"wiki/global/other-{i:03d}.md": _page(i, "basalt") for i in range(30)})
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    result = service.wiki_search("glimmerquartz", limit=5)
+    assert PARAMS.pool < 200 and result.totalFound == 200
+    assert len(result.results) == 5 and all(r.key.startswith("page-") for r in result.results)
+    assert service.wiki_search("basalt").totalFound == 30  # under the pool: the first ranking is complete
+    service.close()
+
+
+def test_total_found_is_true_on_a_lexical_only_index(make_project):
+    files = {f"wiki/global/page-{i:03d}.md": _page(i, "glimmerquartz") for i in range(150)}
+    service = KtxIndex(make_project(files), embedder=None)
+    service.rebuild()
+    assert service.wiki_search("glimmerquartz").totalFound == 150
+    assert service.wiki_search("glimmerquarz").totalFound == 150  # a typo is corrected, then counted the same
+    service.close()
+
+
+def test_connection_id_keeps_unscoped_pages_and_pages_tagged_with_it(make_project):
+    files = {
+        "wiki/global/unscoped.md": _page(1, "refund"),
+        "wiki/global/tagged-warehouse.md": _page(2, "refund", "warehouse"),
+        "wiki/global/tagged-both.md": _page(3, "refund", "[warehouse, crm]"),
+        "wiki/global/tagged-crm.md": _page(4, "refund", "crm"),
+    }
+    config = "connections:\n  warehouse:\n    driver: postgres\n  crm:\n    driver: postgres\n"
+    service = KtxIndex(make_project(files, config), embedder=HashEmbedder())
+    service.rebuild()
+    keys = lambda conn: sorted(r.key for r in service.wiki_search("refund", connection_id=conn).results)  # noqa: E731
+    assert keys(None) == ["tagged-both", "tagged-crm", "tagged-warehouse", "unscoped"]
+    assert keys("warehouse") == ["tagged-both", "tagged-warehouse", "unscoped"]
+    assert keys("crm") == ["tagged-both", "tagged-crm", "unscoped"]
+    assert service.wiki_search("refund", connection_id="warehouse").totalFound == 3
+    try:
+        service.wiki_search("refund", connection_id="nope")
+    except NotFound as exc:
+        assert "warehouse" in str(exc)
+    else:
+        raise AssertionError("an unknown connection id is an error naming the known ones")
+    service.close()
+
+
+def test_a_connection_only_pages_name_is_accepted(make_project):
+    files = {"wiki/global/legacy.md": _page(1, "refund", "legacy-dw"), "wiki/global/plain.md": _page(2, "refund")}
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    assert sorted(r.key for r in service.wiki_search("refund", connection_id="legacy-dw").results) == [
+        "legacy",
+        "plain",
+    ]
+    assert [r.key for r in service.wiki_search("refund", connection_id="warehouse").results] == ["plain"]
+    service.close()
+
+
+def test_warming_the_reader_analyses_every_section_once(demo_service):
+    from ktx_index.analysis import term_set
+
+    term_set.cache_clear()
+    demo_service.warm_reader()
+    sections = [s.text for d in demo_service.refreshed_engine().store.iter_docs(kinds=["wiki"]) for s in d.sections]
+    assert sections
+    misses = term_set.cache_info().misses
+    for text in sections:
+        term_set(text)
+    assert term_set.cache_info().misses == misses  # all already analysed: snippets start warm
+    for word in RAW_TOKEN.findall(sections[0]):
+        term_set(word)
+    assert term_set.cache_info().misses == misses  # and their words, which snippets cut and highlight one by one
+
+
+def test_pages_are_read_once_per_snapshot_and_again_after_a_commit(make_project):
+    root = make_project({"wiki/global/refunds.md": _page(1, "refund"), "wiki/global/other.md": _page(2, "refund")})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    store, read = service.ensure_index().store, []
+    get_many = store.get_many
+    store.get_many = lambda uids: read.extend(uids) or get_many(uids)  # type: ignore[method-assign]
+    first = service.wiki_search("refund")
+    assert service.wiki_search("refund topic") and len(read) == len(first.results)  # the second search read nothing
+    (root / "wiki/global/refunds.md").write_text(_page(1, "refund").replace("Page 1 about", "Rewritten page about"))
+    service.rebuild()
+    summaries = [r.summary for r in service.wiki_search("refund").results]
+    assert any(s.startswith("Rewritten page about") for s in summaries)  # a commit's pages are read anew
+    service.close()
