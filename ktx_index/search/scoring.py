@@ -88,8 +88,6 @@ class Params:
     #: rule that empties none of the judged sets' 421 answerable questions.
     chance_lexical: float = 0.2
     noise_margin: float = 0.05
-    #: A low-confidence answer whose best score is under the floor returns what scores this share of its best.
-    low_band: float = 0.6
     #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs.
     max_per_container: int = 5
 

@@ -67,7 +67,7 @@ def discover(
     level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap), p)
     if level == "none":
         return DiscoverResult(refs=[])
-    ranked = [c for c in ranked if passes_floor(c.score, answer_floor(ranked, level, p))]
+    ranked = [c for c in ranked if passes_floor(c.score, answer_floor(level, p))]
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)

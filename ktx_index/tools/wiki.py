@@ -111,7 +111,7 @@ def matching_pages(
         return [], level
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
         ranked = engine.rank(query, ["wiki"], pool=pages)
-    floor = answer_floor(ranked, level, engine.params)
+    floor = answer_floor(level, engine.params)
     return [c for c in ranked if passes_floor(c.score, floor) and _applies(snap, c.uid, connection_id)], level
 
 
