@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from indexers.models import SEARCH_KINDS, Document
+from ktx_index.analysis import is_key_name, member_name
 from ktx_index.embedding.embedder import Embedder
 from ktx_index.index.layout import IndexLayout
 from ktx_index.index.lexical import LexicalIndex
@@ -230,7 +231,10 @@ class Engine:
             kind = SEARCH_KINDS[snap.doc_kind[idx]]
             cand.cosine = cosine(snap, idx, cosines)
             cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
-            cand.score = with_prior(fuse(cand.lexical, cand.semantic, cand.exact, p), kind, p)
+            prior = (
+                "key_column" if kind == "column" and not q.asks_keys and is_key_name(member_name(cand.uid)) else kind
+            )
+            cand.score = with_prior(fuse(cand.lexical, cand.semantic, cand.exact, p), prior, p)
             out.append(cand)
         Lifts(snap, out, kind_set, connection, cosines, p).run(q, functools.partial(self.member_shapes, snap))
         out.sort(key=lambda c: (-c.score, c.uid))

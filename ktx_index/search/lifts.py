@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import identifier_key, term_set, uid_stem
+from ktx_index.analysis import identifier_key, member_name, term_set, uid_stem
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
 from ktx_index.search.query import Query
@@ -60,7 +60,7 @@ def member_copies(snap: Snapshot, member: int, most_stems: int) -> list[int]:
     if own is None:
         return []
     stems: dict[str | None, list[int]] = {}
-    for uid in snap.exact.get(identifier_key(snap.doc_uids[member].rsplit(".", 1)[-1]), ()):
+    for uid in snap.exact.get(identifier_key(member_name(snap.doc_uids[member])), ()):
         i = snap.uid_index.get(uid)
         if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
             stems.setdefault(container_stem(snap, i), []).append(i)
@@ -244,7 +244,7 @@ class Lifts:
                         continue
                     if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:
                         continue
-                    column_terms = term_set(snap.doc_uids[member].rsplit(".", 1)[-1])
+                    column_terms = term_set(member_name(snap.doc_uids[member]))
                     semantic = semantic_score(cosine(snap, member, self.cosines) or 0.0, self.p)
                     score = lift * (1 + semantic) * fit(value, column_terms, table_terms)
                     if best is None or score > best[0]:

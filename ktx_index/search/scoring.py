@@ -24,7 +24,10 @@ def _answerable() -> dict[str, tuple[float, float, float]]:
 
 
 def _kind_prior() -> dict[str, float]:
-    return {"wiki": 1.0, "sl_source": 1.0, "sl_measure": 1.0, "table": 0.97, "sl_dimension": 0.92, "column": 0.88}
+    return {
+        "wiki": 1.0, "sl_source": 1.0, "sl_measure": 1.0, "table": 0.97, "sl_dimension": 0.92, "column": 0.88,
+        "key_column": 0.75,
+    }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,10 @@ class Params:
     semantic_weight: float = 0.75
     exact_floor: float = 0.9
     non_exact_ceiling: float = 0.88
-    #: Containers and curated definitions answer more questions than single columns do.
+    #: Containers and curated definitions answer more questions than single columns do, and a column that holds a
+    #: key (analysis.is_key_name) fewer than the column carrying the question's concept, unless the question asks
+    #: for identifiers (0.88 × 0.85, chosen leaving one project out on the tuning families: docs/benchmarks.md);
+    #: the join-key step still lifts the keys between two tables that answer.
     kind_prior: dict[str, float] = field(default_factory=_kind_prior)
     relevance_floor: float = 0.18
     #: A source or table scores at least this share of its best-matching measure, dimension or column (0.9 → 0.95
