@@ -49,6 +49,10 @@ def _encode_query(embedder: Embedder, query: str) -> np.ndarray:
     return vector
 
 
+#: The kinds whose documents may hold a key (scoring.Params.key_member).
+KEY_KINDS = frozenset({"column", "sl_dimension"})
+
+
 class Engine:
     def __init__(self, layout: IndexLayout, embedder: Embedder | None, params: Params = PARAMS) -> None:
         self.layout = layout
@@ -231,10 +235,8 @@ class Engine:
             kind = SEARCH_KINDS[snap.doc_kind[idx]]
             cand.cosine = cosine(snap, idx, cosines)
             cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
-            prior = (
-                "key_column" if kind == "column" and not q.asks_keys and is_key_name(member_name(cand.uid)) else kind
-            )
-            cand.score = with_prior(fuse(cand.lexical, cand.semantic, cand.exact, p), prior, p)
+            key = kind in KEY_KINDS and not q.asks_keys and is_key_name(member_name(cand.uid))
+            cand.score = with_prior(fuse(cand.lexical, cand.semantic, cand.exact, p), kind, p, key)
             out.append(cand)
         Lifts(snap, out, kind_set, connection, cosines, p).run(q, functools.partial(self.member_shapes, snap))
         out.sort(key=lambda c: (-c.score, c.uid))

@@ -24,10 +24,7 @@ def _answerable() -> dict[str, tuple[float, float, float]]:
 
 
 def _kind_prior() -> dict[str, float]:
-    return {
-        "wiki": 1.0, "sl_source": 1.0, "sl_measure": 1.0, "table": 0.97, "sl_dimension": 0.92, "column": 0.88,
-        "key_column": 0.75,
-    }  # fmt: skip
+    return {"wiki": 1.0, "sl_source": 1.0, "sl_measure": 1.0, "table": 0.97, "sl_dimension": 0.92, "column": 0.88}
 
 
 @dataclass(frozen=True)
@@ -57,11 +54,13 @@ class Params:
     semantic_weight: float = 0.75
     exact_floor: float = 0.9
     non_exact_ceiling: float = 0.88
-    #: Containers and curated definitions answer more questions than single columns do, and a column that holds a
-    #: key (analysis.is_key_name) fewer than the column carrying the question's concept, unless the question asks
-    #: for identifiers (0.88 × 0.85, chosen leaving one project out on the tuning families: docs/benchmarks.md);
-    #: the join-key step still lifts the keys between two tables that answer.
+    #: Containers and curated definitions answer more questions than single columns do.
     kind_prior: dict[str, float] = field(default_factory=_kind_prior)
+    #: A column or dimension whose name says it holds a key (analysis.is_key_name) answers fewer questions than the
+    #: one carrying the question's concept: it keeps this share of its kind prior unless the question asks for
+    #: identifiers (chosen leaving one project out on the tuning families: docs/benchmarks.md). The join-key step
+    #: still lifts the keys between two tables that answer.
+    key_member: float = 0.85
     relevance_floor: float = 0.18
     #: A source or table scores at least this share of its best-matching measure, dimension or column (0.9 → 0.95
     #: chosen by every discover fold, families weighed equally; no held-out family loses: docs/benchmarks.md).
@@ -130,8 +129,8 @@ def fuse(lexical: float, semantic: float | None, exact: bool, p: Params = PARAMS
     return p.non_exact_ceiling * hybrid
 
 
-def with_prior(score: float, kind: str, p: Params = PARAMS) -> float:
-    return score * p.kind_prior.get(kind, 1.0)
+def with_prior(score: float, kind: str, p: Params = PARAMS, key: bool = False) -> float:
+    return score * p.kind_prior.get(kind, 1.0) * (p.key_member if key else 1.0)
 
 
 def passes_floor(score: float, floor: float = PARAMS.relevance_floor) -> bool:

@@ -48,15 +48,13 @@ def score_of(engine, query: str, uid_end: str) -> tuple[float, float]:
 
 def test_a_key_column_ranks_below_its_concept_unless_the_question_asks_for_ids(clinic):
     key, concept = "main.Laboratory.ID", "main.Laboratory.PLT"
-    flat = {**PARAMS.kind_prior, "key_column": PARAMS.kind_prior["column"]}
     for query, keeps in (("laboratory platelet", False), ("laboratory id", True)):
-        even, demoted = scores(with_params(clinic, kind_prior=flat), query), scores(clinic, query)
+        even, demoted = scores(with_params(clinic, key_member=1.0), query), scores(clinic, query)
         assert demoted[concept] == pytest.approx(even[concept])
         if keeps:
             assert demoted[key] == pytest.approx(even[key])
         else:
-            ratio = PARAMS.kind_prior["key_column"] / PARAMS.kind_prior["column"]
-            assert demoted[key] == pytest.approx(even[key] * ratio)
+            assert demoted[key] == pytest.approx(even[key] * PARAMS.key_member)
 
 
 def test_a_table_the_question_names_scores_near_the_best_table(clinic):
