@@ -94,12 +94,16 @@ class Watcher:
         step_ms: int = 40,
         debounce_ms: int = 400,
         on_batch: Callable[[RebuildReport], None] | None = None,
+        idle_plan_s: float = IDLE_FULL_PLAN_S,
     ) -> None:
+        """``idle_plan_s``: how long after the last full plan an idle watcher plans in full again, the safety net
+        for a change no event reported (tests shorten it to exercise that net)."""
         self.service = service
         self.root = service.root
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
         self.on_batch = on_batch
+        self.idle_plan_s = idle_plan_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.state = WatcherState(pid=os.getpid(), started=_now())
@@ -216,7 +220,7 @@ class Watcher:
                 self.ready.set()
             elif backlog and time.monotonic() >= self._retry_at:  # idle: embed what the commits left pending
                 backlog = bool(self._attempt("embed", self._embed_slice))
-            elif time.monotonic() - self._full_plan_at > IDLE_FULL_PLAN_S and time.monotonic() >= self._retry_at:
+            elif time.monotonic() - self._full_plan_at > self.idle_plan_s and time.monotonic() >= self._retry_at:
                 self._changed = None
                 self._attempt("commit", self._commit)
             if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
