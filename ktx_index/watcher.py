@@ -222,7 +222,8 @@ class Watcher:
                 backlog = bool(self._attempt("embed", self._embed_slice))
             elif time.monotonic() - self._full_plan_at > self.idle_plan_s and time.monotonic() >= self._retry_at:
                 self._changed = None
-                self._attempt("commit", self._commit)
+                if self._attempt("commit", self._commit):  # what only the full plan found gets its vectors too
+                    backlog = bool(self._attempt("embed", self._embed_slice))
             if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
                 return  # a tree appeared or vanished: watch the new set, then catch up
 
