@@ -428,6 +428,34 @@ def test_ktx_yaml_change_is_picked_up(make_project, start_watch) -> None:
     watch.wait_key("brindlewhump", "private")
 
 
+def test_a_change_no_event_reports_is_found_by_the_idle_plan_and_embedded(make_project, start_watch) -> None:
+    """The periodic full plan is the safety net for changes no event reports; what it commits must also get
+    its vectors, not stay lexical-only until some later event.
+
+    The change: ktx.yaml rewritten to the same size with its mtime put back. ktx.yaml lies outside the watched
+    trees (it is polled by stat, not watched), so nothing reports it; the full plan re-reads it anyway.
+    (Until this test, the idle plan committed and never embedded: the new user's page stayed lexical-only.)"""
+    files = {**BASE, "wiki/user/bobby/notes.md": page("Bobby's notes", "Only for bobby: sprocketwhim gadzooks.")}
+    watch = start_watch(make_project(files, config=CONFIG + "  user: alice\n"), idle_plan_s=1.0)
+    wait_for(lambda: (s := watch.reader.status()).chunks_embedded == s.chunks, "the catch-up's texts embedded")
+    assert watch.keys("sprocketwhim") == []  # bobby's page is not alice's
+    config, last_event = watch.root / "ktx.yaml", watch.state()["last_event"]
+    before = config.stat()
+    config.write_text(CONFIG + "  user: bobby\n")
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (config.stat().st_size, config.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    def by_meaning() -> bool:
+        results = watch.reader.wiki_search("notes for bobby: sprocketwhim gadzooks").results
+        hits = [r for r in results if r.key == "notes"]
+        return bool(hits) and "semantic" in hits[0].matchReasons
+
+    wait_for(by_meaning, "bobby's page found by its vectors, not only its words")
+    status = watch.reader.status()
+    assert status.chunks_embedded == status.chunks and status.semantic == "available"
+    assert watch.state()["last_event"] == last_event  # no event reported it: the idle plan did
+
+
 def test_paths_noted_with_a_config_change_still_plan_in_full(make_project) -> None:
     """A batch holding a ktx.yaml change (or the catch-up) plans in full whatever file paths came with it."""
     root = make_project(BASE, config=CONFIG)
