@@ -29,7 +29,7 @@ from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
 from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, in_connection, term_context
 from ktx_index.search.query import Query
-from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score, term_score, with_prior
+from ktx_index.search.scoring import PARAMS, Params, fuse, prior, semantic_score, term_score
 from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.spelling import indexed_term
 from ktx_index.snapshot.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
@@ -236,7 +236,8 @@ class Engine:
             cand.cosine = cosine(snap, idx, cosines)
             cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
             key = kind in KEY_KINDS and not q.asks_keys and is_key_name(member_name(cand.uid))
-            cand.score = with_prior(fuse(cand.lexical, cand.semantic, cand.exact, p), kind, p, key)
+            cand.prior = prior(kind, p, key)
+            cand.score = fuse(cand.lexical, cand.semantic, cand.exact, p) * cand.prior
             out.append(cand)
         Lifts(snap, out, kind_set, connection, cosines, p).run(q, functools.partial(self.member_shapes, snap))
         out.sort(key=lambda c: (-c.score, c.uid))

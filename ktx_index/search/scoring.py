@@ -129,8 +129,9 @@ def fuse(lexical: float, semantic: float | None, exact: bool, p: Params = PARAMS
     return p.non_exact_ceiling * hybrid
 
 
-def with_prior(score: float, kind: str, p: Params = PARAMS, key: bool = False) -> float:
-    return score * p.kind_prior.get(kind, 1.0) * (p.key_member if key else 1.0)
+def prior(kind: str, p: Params = PARAMS, key: bool = False) -> float:
+    """What a document of this kind weighs in fusion (a member holding a key, ``key``, weighs less)."""
+    return p.kind_prior.get(kind, 1.0) * (p.key_member if key else 1.0)
 
 
 def passes_floor(score: float, floor: float = PARAMS.relevance_floor) -> bool:

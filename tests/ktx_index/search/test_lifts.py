@@ -9,6 +9,7 @@ from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.search.query import named_keys
 from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
+from ktx_index.tools.discover import discover
 
 CLINIC = [
     {"catalog": None, "db": "main", "name": "Patient", "columns": [column("ID", "int"), column("Birthday", "date")]},
@@ -55,6 +56,9 @@ def test_a_key_column_ranks_below_its_concept_unless_the_question_asks_for_ids(c
             assert demoted[key] == pytest.approx(even[key])
         else:
             assert demoted[key] == pytest.approx(even[key] * PARAMS.key_member)
+    lanes = {r.id: r.lanes for r in discover(clinic, "laboratory platelet", explain=True).refs}
+    assert lanes["main.Laboratory.ID"].prior == pytest.approx(PARAMS.kind_prior["column"] * PARAMS.key_member, abs=1e-4)
+    assert lanes["main.Laboratory.PLT"].prior == pytest.approx(PARAMS.kind_prior["column"])
 
 
 def test_a_table_the_question_names_scores_near_the_best_table(clinic):
