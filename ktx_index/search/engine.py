@@ -30,7 +30,7 @@ from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, in_c
 from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score, term_score, with_prior
 from ktx_index.search.shapes import closed_values, column_shape
-from ktx_index.search.spelling import indexed_term
+from ktx_index.search.spelling import edit_budget, indexed_term
 from ktx_index.snapshot.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.snapshot.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 
@@ -39,6 +39,9 @@ CACHED_DOCUMENTS = 2048
 #: While embeddings catch up, new vectors are loaded again only after this many times the last load took
 #: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
 VECTOR_RELOAD_SPACING = 4
+#: Edits an identifier query may be from an item's name: none below 8 characters (short names are too close
+#: to each other), 1 from 8, 2 from 12.
+IDENTIFIER_EDITS = (8, 12)
 
 
 def _encode_query(embedder: Embedder, query: str) -> np.ndarray:
@@ -327,8 +330,9 @@ class Engine:
             return []
         if key in snap.exact:
             return snap.exact[key]
-        if len(key) >= 8 and len(query.text.split()) <= 3:
-            near = nearest_key(snap.exact_by_length, key, 1 if len(key) < 12 else 2)
+        edits = edit_budget(len(key), IDENTIFIER_EDITS)
+        if edits and len(query.text.split()) <= 3:
+            near = nearest_key(snap.exact_by_length, key, edits)
             if near is not None:
                 return snap.exact[near[0]]
         return []
