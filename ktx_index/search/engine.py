@@ -26,8 +26,9 @@ from ktx_index.search.bridge import Bridge, load_bridge, question_words
 from ktx_index.search.calibration import PROBES, noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
-from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, in_connection, term_context
+from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
 from ktx_index.search.query import Query
+from ktx_index.search.scope import in_scope, scope_mask
 from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score, term_score, with_prior
 from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.spelling import edit_budget, indexed_term
@@ -226,9 +227,7 @@ class Engine:
             idx = snap.uid_index.get(cand.uid)
             if idx is None or cand.uid in snap.shadowed:
                 continue
-            if SEARCH_KINDS[snap.doc_kind[idx]] not in kind_set:
-                continue
-            if connection is not None and not in_connection(snap, idx, connection):
+            if not in_scope(snap, idx, kind_set, connection):
                 continue
             kind = SEARCH_KINDS[snap.doc_kind[idx]]
             cand.cosine = cosine(snap, idx, cosines)
@@ -365,11 +364,7 @@ class Engine:
         key = (tuple(sorted(kinds)), connection)
         if key in snap.kind_masks:
             return snap.kind_masks[key]
-        docs = snap.chunk_docs
-        mask: np.ndarray | None = np.isin(snap.doc_kind[docs], [SEARCH_KINDS.index(k) for k in kinds])
-        if connection is not None:
-            code = snap.connections.get(connection, -1)
-            mask &= (snap.doc_conn[docs] == code) | (snap.doc_kind[docs] == SEARCH_KINDS.index("wiki"))
+        mask: np.ndarray | None = scope_mask(snap, snap.chunk_docs, set(kinds), connection)
         if mask.all():
             mask = None
         if len(snap.kind_masks) < 64:  # kinds come in a few combinations; bound it all the same

@@ -17,6 +17,7 @@ from ktx_index.analysis import identifier_key, term_set, uid_stem
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
 from ktx_index.search.query import Query
+from ktx_index.search.scope import in_scope
 from ktx_index.search.scoring import PARAMS, Params, semantic_score
 from ktx_index.search.shapes import Value, fit
 from ktx_index.search.signals import coherence
@@ -30,12 +31,6 @@ MEMBERS = ("column", "sl_dimension", "sl_measure")
 MemberShape = tuple[int, str, frozenset[str] | None]
 #: The structural steps after fusion, in the order they run.
 STAGES = ("propagate", "named", "join_keys", "shaped", "namesakes", "coherence", "page_scope")
-
-
-def in_connection(snap: Snapshot, idx: int, connection: str) -> bool:
-    if SEARCH_KINDS[snap.doc_kind[idx]] == "wiki":
-        return True
-    return snap.connections.get(connection, -1) == snap.doc_conn[idx]
 
 
 def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None:
@@ -134,9 +129,7 @@ class Lifts:
 
     def wanted(self, idx: int) -> bool:
         """Whether the search may return this document (its kind, its connection)."""
-        if SEARCH_KINDS[self.snap.doc_kind[idx]] not in self.kinds:
-            return False
-        return self.connection is None or in_connection(self.snap, idx, self.connection)
+        return in_scope(self.snap, idx, self.kinds, self.connection)
 
     def lift(self, idx: int, score: float) -> Candidate:
         """The document's candidate (added with its semantic lane if no lane found it), at least ``score``."""
@@ -217,7 +210,7 @@ class Lifts:
                     continue
                 for uid in edge.keys:
                     key = self.snap.uid_index.get(uid)
-                    if key is not None and SEARCH_KINDS[self.snap.doc_kind[key]] in self.kinds:
+                    if key is not None and self.wanted(key):
                         self.lift(key, self.p.join_share * min(score, other))
 
     def shaped(self, shapes: Callable[[int], list[MemberShape]], values: tuple[Value, ...]) -> None:
@@ -242,7 +235,7 @@ class Lifts:
                 for member, member_shape, closed in shapes(container):
                     if member_shape != value.shape or (closed is not None and value.text not in closed):
                         continue
-                    if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:
+                    if not self.wanted(member):
                         continue
                     column_terms = term_set(snap.doc_uids[member].rsplit(".", 1)[-1])
                     semantic = semantic_score(cosine(snap, member, self.cosines) or 0.0, self.p)
