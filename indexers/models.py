@@ -18,6 +18,12 @@ Kind = Literal["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "colu
 #: Kinds that discover_data returns (the KTX contract).
 SEARCH_KINDS: tuple[str, ...] = ("wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column")
 ALL_KINDS: tuple[str, ...] = (*SEARCH_KINDS, "dictionary_value", "snapshot")
+#: The kinds that hold others and the kind each member belongs to (a table's columns, a semantic-layer source's
+#: dimensions and measures): defined here once, since the snapshot links members to containers by them and
+#: ranking lifts one by the other.
+CONTAINER_OF: dict[str, str] = {"column": "table", "sl_dimension": "sl_source", "sl_measure": "sl_source"}
+CONTAINER_KINDS: tuple[str, ...] = ("table", "sl_source")
+MEMBER_KINDS: tuple[str, ...] = tuple(CONTAINER_OF)
 
 
 class TableRef(BaseModel):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container
 
-from indexers.models import SEARCH_KINDS
+from indexers.models import CONTAINER_KINDS, MEMBER_KINDS, SEARCH_KINDS
 from ktx_index.analysis import identifier_key, term_set, uid_stem
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
@@ -24,9 +24,7 @@ from ktx_index.search.signals import coherence
 from ktx_index.snapshot.snapshot import Snapshot
 
 #: Uid prefixes of the documents that hold others (a source's measures and dimensions, a table's columns).
-CONTAINERS = ("table:", "sl_source:")
-#: The kinds that belong to a container.
-MEMBERS = ("column", "sl_dimension", "sl_measure")
+CONTAINERS = tuple(f"{kind}:" for kind in CONTAINER_KINDS)
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
 #: The structural steps after fusion, in the order they run.
@@ -57,7 +55,7 @@ def member_copies(snap: Snapshot, member: int, most_stems: int) -> list[int]:
     stems: dict[str | None, list[int]] = {}
     for uid in snap.exact.get(identifier_key(snap.doc_uids[member].rsplit(".", 1)[-1]), ()):
         i = snap.uid_index.get(uid)
-        if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
+        if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBER_KINDS:
             stems.setdefault(container_stem(snap, i), []).append(i)
             if len(stems) > most_stems:
                 return []
@@ -182,7 +180,7 @@ class Lifts:
             idx = snap.uid_index[cand.uid]
             if cand.uid.startswith(CONTAINERS):
                 copies = [snap.uid_index[uid] for uid in snap.stems.get(uid_stem(cand.uid), ())]
-            elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBERS:
+            elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBER_KINDS:
                 copies = member_copies(snap, idx, p.namesake_max)
             else:
                 continue

@@ -22,7 +22,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
-from indexers.models import SEARCH_KINDS
+from indexers.models import CONTAINER_KINDS, CONTAINER_OF, SEARCH_KINDS
 from ktx_index.analysis import identifier_part_key, uid_stem
 from ktx_index.index.store import DocStore, unpack
 from ktx_index.index.vectors import VectorFile
@@ -32,7 +32,7 @@ from ktx_index.snapshot.uids import UidIndex
 
 KIND_CODE = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
 #: The kinds that hold others (a source's measures and dimensions, a table's columns).
-CONTAINER_CODES = frozenset({KIND_CODE["table"], KIND_CODE["sl_source"]})
+CONTAINER_CODES = frozenset(KIND_CODE[kind] for kind in CONTAINER_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +99,11 @@ DOC_ARRAYS: dict[str, tuple[type, Callable[[Snapshot, DocEntry], int]]] = {
 
 def parent_uid(kind: str, conn: str | None, name: str, ref_id: str, display: str) -> str | None:
     """The source a measure or dimension belongs to, the table a column belongs to."""
-    if kind in ("sl_measure", "sl_dimension"):
-        return f"sl_source:{conn}:{ref_id[: -len(name) - 1]}" if ref_id.endswith("." + name) else None
-    if kind == "column":
-        return f"table:{conn}:{display[: -len(name) - 1]}" if display.endswith("." + name) else None
-    return None
+    container = CONTAINER_OF.get(kind)
+    owned = ref_id if container == "sl_source" else display  # a source's members by its id, a table's by display
+    if container is None or not owned.endswith("." + name):
+        return None
+    return f"{container}:{conn}:{owned[: -len(name) - 1]}"
 
 
 def exact_keys(*names: str | None) -> set[str]:
