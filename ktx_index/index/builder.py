@@ -28,6 +28,7 @@ from ktx_index.index.planning import Planner
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.index.texts import embedding_texts, vocabulary_words
 from ktx_index.index.vectors import VectorFile, vector_key
+from ktx_index.logs import timestamp
 from ktx_index.reports import RebuildReport, StaleFile
 
 Progress = Callable[[str, int, int], None]
@@ -217,7 +218,7 @@ class Builder:
         report.diagnostics = dedupe_diagnostics(diagnostics + repaired + self.store.scope_diagnostics())
         report.stale = [StaleFile(path=p, reason=r) for p, r, _ in self.store.stale_docs()]
         report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
-        self.store.set_meta({"last_rebuild": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        self.store.set_meta({"last_rebuild": timestamp()})
         return report
 
     def _stream(

@@ -31,7 +31,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from pydantic import TypeAdapter
 
 from ktx_index.errors import InvalidInput
-from ktx_index.logs import cut, log_event
+from ktx_index.logs import cut, log_event, timestamp, write_atomic
 from ktx_index.reports import UpstreamState
 
 log = logging.getLogger("ktx_index.mcp.upstream")
@@ -289,7 +289,7 @@ class Upstream:
 
     def _set(self, state: str, **fields: Any) -> None:
         if state != self.state.state:
-            self.state.since = _now()
+            self.state.since = timestamp()
         self.state.state = state  # type: ignore[assignment]
         for key, value in fields.items():
             setattr(self.state, key, value)
@@ -301,9 +301,7 @@ class Upstream:
             return
         try:
             self.state_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.state_path.with_name(f".{self.state_path.name}.{os.getpid()}.tmp")
-            tmp.write_text(self.state.model_dump_json())
-            os.replace(tmp, self.state_path)
+            write_atomic(self.state_path, self.state.model_dump_json())
         except OSError as exc:
             log_event(log, logging.WARNING, "upstream.state_unwritable", error=str(exc))
 
@@ -317,7 +315,3 @@ def describe(exc: BaseException, spec: UpstreamSpec) -> str:
     if isinstance(exc, MCPError):
         return f"MCP error {exc.error.code}: {exc.error.message}"
     return cut(f"{type(exc).__name__}: {exc}")
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
