@@ -185,14 +185,17 @@ class Builder:
         embed: bool = True,
         changed: Collection[str] | None = None,
         created: Collection[str] = (),
+        project: Project | None = None,
     ) -> RebuildReport:
         """Commit what changed; then embed new texts unless embed=False (they are left pending, so a
         large first build is searchable lexically at once and embeddings catch up with embed_pending).
 
         ``changed`` (project-relative paths, ``created`` those seen appear) is a watcher's hint: only those
-        files are stat'ed again when the last listing still holds (``planning.Planner``)."""
+        files are stat'ed again when the last listing still holds (``planning.Planner``). ``project``: ktx.yaml
+        as the caller just read it (the service keeps the one its commit was built from), else read here."""
         started = time.perf_counter()
-        project = load_project(self.root)
+        if project is None:
+            project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
         plan = self.planner.plan(project, self.indexers, self.store.scope_fingerprints(), force, changed, created)
         diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
