@@ -12,8 +12,10 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
+from cachetools import LRUCache
 
 from indexers.models import SEARCH_KINDS, Document
 from ktx_index.embedding.embedder import Embedder
@@ -35,11 +37,12 @@ from ktx_index.search.spelling import edit_budget, indexed_term
 from ktx_index.snapshot.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.snapshot.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 
-#: Parsed documents kept per snapshot (Engine.documents); beyond it the cache starts again.
+#: Parsed documents kept per snapshot (Engine.documents), the least recently returned dropped first.
 CACHED_DOCUMENTS = 2048
 #: While embeddings catch up, new vectors are loaded again only after this many times the last load took
 #: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
 VECTOR_RELOAD_SPACING = 4
+T = TypeVar("T")
 #: Edits an identifier query may be from an item's name: none below 8 characters (short names are too close
 #: to each other), 1 from 8, 2 from 12.
 IDENTIFIER_EDITS = (8, 12)
@@ -61,6 +64,11 @@ class Engine:
         self.lexical = LexicalIndex(layout.lexical, create=False)
         self.snapshot = Snapshot()
         self._lock = threading.Lock()
+        self._documents_lock = threading.Lock()  # a snapshot's document cache (an LRUCache keeps no lock itself)
+        #: What a tool derives from one generation of the index (tools/dictionary.py's value index), by name:
+        #: (generation, value), built again when a commit moves the generation; owned here so it goes with
+        #: the engine.
+        self._per_generation: dict[str, tuple[int, object]] = {}
         #: Query embeddings, shared by the worker threads (lru_cache guards its own bookkeeping); per engine,
         #: so a closed engine's model is not kept alive by the cache. Failures are not cached.
         self._query_vectors = functools.lru_cache(maxsize=512)(functools.partial(_encode_query, embedder))
@@ -154,16 +162,27 @@ class Engine:
         """The documents behind results, each read from the store once per snapshot (at most CACHED_DOCUMENTS
         kept): questions return the same tables and pages again and again, and decompressing and parsing a
         document is most of fetching it. Callers only read them."""
-        cache: dict[str, Document] = self.snapshot.derived.setdefault("documents", {})  # type: ignore[assignment]
-        found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}  # one lookup: a thread may clear
+        with self._documents_lock:
+            cache: LRUCache[str, Document] = self.snapshot.derived.setdefault(  # type: ignore[assignment]
+                "documents", LRUCache(CACHED_DOCUMENTS)
+            )
+            found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}
         missing = [uid for uid in uids if uid not in found]
         if missing:
-            fetched = self.store.get_many(missing)
-            if len(cache) + len(fetched) > CACHED_DOCUMENTS:
-                cache.clear()
-            cache.update(fetched)
+            fetched = self.store.get_many(missing)  # outside the lock: other threads' cached reads go on
+            with self._documents_lock:
+                cache.update(fetched)
             found.update(fetched)
         return {uid: found[uid] for uid in uids if uid in found}
+
+    def per_generation(self, name: str, build: Callable[[], T]) -> T:
+        """What a tool derives from the index at its current generation (``name`` tells them apart), built
+        by ``build`` once per generation: the dictionary's value index reads every profiled value."""
+        generation = self.snapshot.generation  # before building: a commit meanwhile makes the next call rebuild
+        cached = self._per_generation.get(name)
+        if cached is None or cached[0] != generation:
+            cached = self._per_generation[name] = (generation, build())
+        return cached[1]  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ ranking
 

@@ -172,11 +172,8 @@ class DictionaryIndex:
 
 
 def _index(engine: Engine) -> DictionaryIndex:
-    cached = getattr(engine, "_dictionary", None)
-    if cached is None or cached[0] != engine.snapshot.generation:
-        cached = (engine.snapshot.generation, DictionaryIndex.load(engine))
-        engine._dictionary = cached  # type: ignore[attr-defined]
-    return cached[1]
+    """The value index of the engine's generation, built once per commit and kept by the engine."""
+    return engine.per_generation("dictionary", lambda: DictionaryIndex.load(engine))
 
 
 def dictionary_search(
