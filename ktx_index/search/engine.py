@@ -30,7 +30,7 @@ from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
 from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
 from ktx_index.search.query import Query
-from ktx_index.search.scope import in_scope, scope_mask
+from ktx_index.search.scope import scope_mask
 from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score, term_score, with_prior
 from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.spelling import edit_budget, indexed_term
@@ -242,11 +242,14 @@ class Engine:
             idx = np.array([snap.uid_index.get(uid, -1) for uid in candidates], dtype=np.int64)
             in_groups = snap.doc_group[idx[idx >= 0]]
             cosines.exact(in_groups[in_groups >= 0])
-        for cand in candidates.values():
-            idx = snap.uid_index.get(cand.uid)
-            if idx is None or cand.uid in snap.shadowed:
-                continue
-            if not in_scope(snap, idx, kind_set, connection):
+        indexed = [
+            (cand, idx)
+            for cand in candidates.values()
+            if (idx := snap.uid_index.get(cand.uid)) is not None and cand.uid not in snap.shadowed
+        ]
+        wanted = scope_mask(snap, np.array([idx for _, idx in indexed], dtype=np.int64), kind_set, connection)
+        for (cand, idx), keep in zip(indexed, wanted.tolist(), strict=True):
+            if not keep:
                 continue
             kind = SEARCH_KINDS[snap.doc_kind[idx]]
             cand.cosine = cosine(snap, idx, cosines)

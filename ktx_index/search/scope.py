@@ -1,8 +1,8 @@
 """Which documents a search may return: of the kinds asked for, and in the connection asked for, if any.
 
-One rule (``admits``) for every place that filters: the fused candidates and the lifts ask it of one document
-(``in_scope``), the dense lane of every embedded one at once (``scope_mask``), so a page, a column and its
-vector can never disagree about whether a search sees them.
+One rule (``admits``) for every place that filters: the lifts ask it of one document (``in_scope``), the fused
+candidates and the dense lane's embedded documents of many at once (``scope_mask``: a lookup per document, no
+Python call each), so a page, a column and its vector can never disagree about whether a search sees them.
 """
 
 from __future__ import annotations
