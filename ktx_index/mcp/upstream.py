@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 import httpx2
@@ -32,7 +32,7 @@ from pydantic import TypeAdapter
 
 from ktx_index.errors import InvalidInput
 from ktx_index.logs import cut, log_event, timestamp, write_atomic
-from ktx_index.reports import UpstreamState
+from ktx_index.reports import UpstreamChanges, UpstreamState, UpstreamStateName
 
 log = logging.getLogger("ktx_index.mcp.upstream")
 
@@ -287,12 +287,10 @@ class Upstream:
             log_event(log, logging.INFO, "upstream.tools", upstream=self.spec.label, tools=list(tools))
             await self.on_tools()
 
-    def _set(self, state: str, **fields: Any) -> None:
-        if state != self.state.state:
-            self.state.since = timestamp()
-        self.state.state = state  # type: ignore[assignment]
-        for key, value in fields.items():
-            setattr(self.state, key, value)
+    def _set(self, state: UpstreamStateName, **changes: Unpack[UpstreamChanges]) -> None:
+        """Enter ``state`` (``since`` moves only when it is a new one), setting what ``changes`` names."""
+        since = timestamp() if state != self.state.state else self.state.since
+        self.state = self.state.model_copy(update={**changes, "state": state, "since": since})
         self.write_state()
 
     def write_state(self) -> None:
