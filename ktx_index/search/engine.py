@@ -43,8 +43,7 @@ CACHED_DOCUMENTS = 2048
 #: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
 VECTOR_RELOAD_SPACING = 4
 T = TypeVar("T")
-#: Edits an identifier query may be from an item's name: none below 8 characters (short names are too close
-#: to each other), 1 from 8, 2 from 12.
+#: Edits an identifier query may be from an item's name (edit_budget): none below 8 characters, 1 from 8, 2 from 12.
 IDENTIFIER_EDITS = (8, 12)
 
 
@@ -65,10 +64,7 @@ class Engine:
         self.snapshot = Snapshot()
         self._lock = threading.Lock()
         self._documents_lock = threading.Lock()  # a snapshot's document cache (an LRUCache keeps no lock itself)
-        #: What a tool derives from one generation of the index (tools/dictionary.py's value index), by name:
-        #: (generation, value), built again when a commit moves the generation; owned here so it goes with
-        #: the engine.
-        self._per_generation: dict[str, tuple[int, object]] = {}
+        self._per_generation: dict[str, tuple[int, object]] = {}  # name → (generation, value): per_generation
         #: Query embeddings, shared by the worker threads (lru_cache guards its own bookkeeping); per engine,
         #: so a closed engine's model is not kept alive by the cache. Failures are not cached.
         self._query_vectors = functools.lru_cache(maxsize=512)(functools.partial(_encode_query, embedder))
@@ -162,10 +158,11 @@ class Engine:
         """The documents behind results, each read from the store once per snapshot (at most CACHED_DOCUMENTS
         kept): questions return the same tables and pages again and again, and decompressing and parsing a
         document is most of fetching it. Callers only read them."""
+        derived = self.snapshot.derived
         with self._documents_lock:
-            cache: LRUCache[str, Document] = self.snapshot.derived.setdefault(  # type: ignore[assignment]
-                "documents", LRUCache(CACHED_DOCUMENTS)
-            )
+            cache: LRUCache[str, Document] | None = derived.get("documents")  # type: ignore[assignment]
+            if cache is None:
+                cache = derived["documents"] = LRUCache(CACHED_DOCUMENTS)
             found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}
         missing = [uid for uid in uids if uid not in found]
         if missing:

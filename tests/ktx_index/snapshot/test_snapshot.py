@@ -1,4 +1,5 @@
-"""The snapshot's identifier map (each dotted suffix of a name, from cached per-part keys) and member → container links."""
+"""The snapshot's identifier map (each dotted suffix of a name, from cached per-part keys) and its member →
+container links."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
