@@ -33,7 +33,8 @@ from pathlib import Path
 import watchfiles
 
 from ktx_index.errors import Stopped
-from ktx_index.logs import log_event
+from ktx_index.logs import log_event, write_atomic
+from ktx_index.logs import timestamp as _now
 from ktx_index.reports import BatchSummary, RebuildReport, WatcherError, WatcherState
 from ktx_index.service import KtxIndex
 
@@ -61,11 +62,6 @@ TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
 
 
 log = logging.getLogger("ktx_index.watcher")
-
-
-def _now() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 def relevant(root: Path, path: str) -> bool:
@@ -436,9 +432,7 @@ class Watcher:
         """Replace watcher.json atomically; a state that cannot be written (full disk) is logged, not fatal."""
         path = self.service.layout.watcher
         data = self.state.model_copy(update=overrides)
-        tmp = path.with_suffix(".tmp")
         try:
-            tmp.write_text(data.model_dump_json())
-            os.replace(tmp, path)
+            write_atomic(path, data.model_dump_json())
         except OSError as exc:
             log_event(log, logging.WARNING, "watcher.state_unwritable", error=f"{type(exc).__name__}: {exc}")

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,7 +30,6 @@ from mcp import Client, StdioServerParameters, stdio_client
 from projects import ORDERS_SOURCE as SOURCE
 from projects import column, scan_files, table_file, write_files
 
-from ktx_index import watcher as watcher_module
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import IndexBusy
 from ktx_index.reports import RebuildReport
@@ -613,23 +611,3 @@ def test_plain_serve_beside_a_watcher_only_reads_and_reloads(watched: Watch, tmp
     anyio.run(main)
     assert "serving its commits read-only" in log.read_text()
     assert watched.reader.status().writer_pid == os.getpid()
-
-
-# ------------------------------------------------------------------ timestamps
-
-
-def test_watcher_timestamps_never_go_backwards(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One stamp reads the clock once: seconds and milliseconds must come from the same reading.
-
-    (At HEAD e271f40, _now() took the seconds from time.gmtime() and the milliseconds from a second
-    time.time() call, so a stamp taken across a second boundary went back by up to a second.)
-    """
-    clock = iter([1_000_000_000.9995, 1_000_000_001.0005, 1_000_000_001.0015])  # successive clock reads
-
-    def gmtime(secs: float | None = None) -> time.struct_time:
-        return time.gmtime(next(clock) if secs is None else secs)
-
-    fake = types.SimpleNamespace(gmtime=gmtime, time=lambda: next(clock), strftime=time.strftime)
-    monkeypatch.setattr(watcher_module, "time", fake)
-    stamp = watcher_module._now()
-    assert 1_000_000_000.999 <= epoch(stamp) <= 1_000_000_001.001, stamp
