@@ -52,6 +52,14 @@ class KtxMCPServer(MCPServer):
         self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools or []}
         self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
 
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio server, over stdio.py's thread-free streams when stdin and stdout are pipes."""
+        from ktx_index.mcp.stdio import fd_stdio
+
+        async with fd_stdio() as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         """Run and log the call (one JSON line: tool, arguments cut, keys dropped, duration, count, error kind);
         with a gateway, a tool this server does not define is upstream's and is forwarded as it is."""

@@ -1,0 +1,139 @@
+"""stdio.py: serve's thread-free stdio streams (pipes read and written from the event loop) and the fallback to
+the SDK's transport for anything else."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ktx_index.mcp.stdio import FdLines, FdWriter, pollable
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def nonblocking_pipe() -> tuple[int, int]:
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    return read, write
+
+
+async def test_lines_are_cut_at_newlines_whatever_the_reads_bring() -> None:
+    """A line split over two reads, a UTF-8 character split between them, a last line without its newline."""
+    read, write = nonblocking_pipe()
+    lines = FdLines(read)
+    got: list[str] = []
+    chunks = [b'{"a":1}\n{"b"', b":2}\n\xc3", b"\xa9 last"]
+
+    async def reader() -> None:
+        async for line in lines:
+            got.append(line)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)  # parks on the empty pipe first: the wait-for-readable path
+            for chunk in chunks:
+                await anyio.wait_all_tasks_blocked()
+                os.write(write, chunk)
+            await anyio.wait_all_tasks_blocked()
+            os.close(write)
+            write = -1
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
+    assert got == ['{"a":1}\n', '{"b":2}\n', "é last"]
+
+
+async def test_a_write_larger_than_the_pipe_waits_for_the_reader_and_arrives_whole() -> None:
+    read, write = nonblocking_pipe()
+    message = json.dumps({"rows": ["x" * 1000] * 1000}) + "\n"  # ~1 MB: many times a pipe's 64 KiB
+    got: list[str] = []
+
+    async def reader() -> None:
+        async for line in FdLines(read):
+            got.append(line)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            writer = FdWriter(write)
+            await writer.write(message)
+            await writer.write("second\n")
+            await writer.flush()
+            os.close(write)
+            write = -1
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
+    assert got == [message, "second\n"]
+
+
+def test_only_pipes_and_sockets_are_pollable(tmp_path: Path) -> None:
+    read, write = os.pipe()
+    path = tmp_path / "f"
+    path.write_text("x")
+    with path.open() as regular:
+        try:
+            assert pollable(read) and pollable(write)
+            assert not pollable(regular.fileno())
+        finally:
+            os.close(read)
+            os.close(write)
+    assert not pollable(12345)  # not open
+
+
+#: Echoes one JSON-RPC message through fd_stdio's streams; prints around it to show where fd 1 points.
+ECHO = """
+import anyio, os, sys
+from ktx_index.mcp.stdio import fd_stdio, pollable
+
+async def main():
+    fast = pollable(0) and pollable(1)
+    async with fd_stdio() as (read, write):
+        print("stray print", flush=True)
+        os.system("echo stray child")
+        message = await read.receive()
+        await write.send(message)
+        await write.aclose()  # the server closes it when it stops; the transport then ends
+    print("after", "fast" if fast else "sdk", flush=True)
+
+anyio.run(main)
+"""
+REQUEST = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+
+
+@pytest.mark.parametrize("stdin_kind", ["pipe", "file"])
+def test_the_wire_carries_only_messages_and_is_given_back_afterwards(stdin_kind: str, tmp_path: Path) -> None:
+    """Over pipes (the thread-free streams) and with a regular file on stdin (the SDK's transport): a stray
+    print or child output goes to stderr while serving, and fd 1 is stdout again once the streams close."""
+    request = json.dumps(REQUEST) + "\n"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), *sys.path])}
+    if stdin_kind == "pipe":
+        run = subprocess.run(
+            [sys.executable, "-c", ECHO], input=request, capture_output=True, text=True, env=env, timeout=60
+        )
+    else:
+        path = tmp_path / "stdin.jsonl"
+        path.write_text(request)
+        with path.open() as stdin:
+            run = subprocess.run(
+                [sys.executable, "-c", ECHO], stdin=stdin, capture_output=True, text=True, env=env, timeout=60
+            )
+    assert run.returncode == 0, run.stderr
+    first, after = run.stdout.splitlines()
+    assert json.loads(first) == REQUEST
+    assert after == f"after {'fast' if stdin_kind == 'pipe' else 'sdk'}"
+    assert "stray print" in run.stderr and "stray child" in run.stderr
