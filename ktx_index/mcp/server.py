@@ -10,7 +10,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import TextContent
+from mcp.types import TextContent, ToolExecution
 from pydantic import ValidationError
 
 from ktx_index import __version__
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from mcp.types import Tool
 
     from ktx_index.mcp.gateway import Gateway
+
+#: Upstream KTX lists every tool with ``execution: {taskSupport: "forbidden"}`` (reference/ktx-upstream-contract.md
+#: §1), and ktx-index runs no MCP tasks either. The field exists in the 2025-11-25 revision only: the SDK leaves it
+#: out of a 2026-07-28 session's list.
+EXECUTION = ToolExecution(task_support="forbidden")
 
 TOOL_NAMES = (
     "connection_list", "discover_data", "wiki_search", "wiki_read", "entity_details", "dictionary_search",
@@ -42,8 +47,8 @@ class KtxMCPServer(MCPServer):
     gateway: Gateway | None = None
 
     async def list_tools(self) -> list[Tool]:
-        """Our seven tools, then (with a gateway) upstream's tools we do not serve."""
-        tools = await super().list_tools()
+        """Our seven tools, then (with a gateway) upstream's tools we do not serve, as upstream lists them."""
+        tools = [tool.model_copy(update={"execution": EXECUTION}) for tool in await super().list_tools()]
         return tools if self.gateway is None else self.gateway.merged(tools)
 
     def __init__(self, *args: Any, tools: list[Tool] | None = None, **kwargs: Any) -> None:
