@@ -5,8 +5,9 @@
 Upstream is tests/mcp/fake_upstream.py (the KTX stand-in the tests use), its own process. In one run, rounds
 alternate between an SDK client talking to it directly over stdio (as an agent configured with ``ktx mcp
 stdio`` does) and the same client talking to ``ktx-index serve --upstream`` over stdio (which talks to its own
-copy of the upstream): the added latency of a forwarded call is the difference of the p50s. Both clients are
-handshake-era (``mode="legacy"``), like the agents' SDKs today. ``serve`` logs at its default level (a JSON line
+copy of the upstream): the added latency of a forwarded call is the difference of the p50s. The same again for
+``--upstream URL``: the client calling the fake's streamable-HTTP server itself, against calling the gateway over
+stdio, which calls that server. Both clients are handshake-era (``mode="legacy"``), like the agents' SDKs today. ``serve`` logs at its default level (a JSON line
 per call) to a file. Also timed: one of ktx-index's own tools with and without ``--upstream`` (nothing should
 change), and recovery: after the upstream is killed, how long the first call takes to answer in-band, and once
 it can start again, how long until a call is forwarded again (over stdio the gateway restarts the command; over
@@ -88,6 +89,27 @@ async def latency(project: Path, tmp: Path, calls: int, rounds: int) -> list[tup
                 direct[name] += await timed_calls(d, call, calls, progress)
                 gateway[name] += await timed_calls(g, call, calls, progress)
     return [(name, direct[name], gateway[name]) for name, _, _ in cases]
+
+
+async def latency_http(project: Path, tmp: Path, calls: int, rounds: int) -> tuple[str, list[float], list[float]]:
+    """``--upstream URL``: the agent calling upstream's HTTP server itself, against calling the gateway over
+    stdio, which calls that same server over HTTP."""
+    port = free_port()
+    proc = start_http_fake(port, tmp)
+    url = f"http://127.0.0.1:{port}/mcp"
+    direct: list[float] = []
+    gateway: list[float] = []
+    try:
+        async with Client(url, mode="legacy") as d, Client(serve(project, tmp, "--upstream", url), mode="legacy") as g:
+            for client in (d, g):
+                await timed_calls(client, NOTES, 20, False)
+            for _ in range(rounds):
+                direct += await timed_calls(d, NOTES, calls, False)
+                gateway += await timed_calls(g, NOTES, calls, False)
+    finally:
+        proc.kill()
+        proc.wait()
+    return "sql_dialect_notes, upstream over HTTP", direct, gateway
 
 
 async def own_tool(project: Path, tmp: Path, calls: int, rounds: int) -> tuple[list[float], list[float]]:
@@ -219,6 +241,7 @@ async def run(args: argparse.Namespace) -> None:
         tmp = Path(name)
         project = write_project(tmp / "project")
         rows = await latency(project, tmp, args.calls, args.rounds)
+        rows.append(await latency_http(project, tmp, args.calls, args.rounds))
         plain, fronting = await own_tool(project, tmp, args.calls, args.rounds)
         stdio = await recovery_stdio(project, tmp, args.recoveries)
         http = await recovery_http(project, tmp, args.recoveries)
