@@ -103,14 +103,16 @@ async def fd_stdio() -> AsyncIterator[tuple[Any, Any]]:
             yield streams
         return
     wire_in, wire_out = _claim(0, os.O_RDONLY), _claim(1, os.O_WRONLY)
+    # The open file descriptions are shared with whoever started us: they are left as they came.
+    blocking = {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
     try:
-        for fd in (wire_in, wire_out):
+        for fd in blocking:
             os.set_blocking(fd, False)
         async with stdio_server(FdLines(wire_in), FdWriter(wire_out)) as streams:  # type: ignore[arg-type]
             yield streams
     finally:
         for fd, std in ((wire_in, 0), (wire_out, 1)):
-            os.set_blocking(fd, True)  # the descriptions are shared with our parent: leave them as they came
+            os.set_blocking(fd, blocking[fd])
             anyio.notify_closing(fd)
             os.dup2(fd, std)
             os.close(fd)

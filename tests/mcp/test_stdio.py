@@ -108,7 +108,7 @@ async def main():
         message = await read.receive()
         await write.send(message)
         await write.aclose()  # the server closes it when it stops; the transport then ends
-    print("after", "fast" if fast else "sdk", flush=True)
+    print("after", "fast" if fast else "sdk", os.get_blocking(0), os.get_blocking(1), flush=True)
 
 anyio.run(main)
 """
@@ -118,7 +118,8 @@ REQUEST = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
 @pytest.mark.parametrize("stdin_kind", ["pipe", "file"])
 def test_the_wire_carries_only_messages_and_is_given_back_afterwards(stdin_kind: str, tmp_path: Path) -> None:
     """Over pipes (the thread-free streams) and with a regular file on stdin (the SDK's transport): a stray
-    print or child output goes to stderr while serving, and fd 1 is stdout again once the streams close."""
+    print or child output goes to stderr while serving, and fds 0 and 1 are the wire again once the streams close,
+    in the blocking mode they came in (their open file descriptions are shared with the parent)."""
     request = json.dumps(REQUEST) + "\n"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), *sys.path])}
     if stdin_kind == "pipe":
@@ -135,5 +136,5 @@ def test_the_wire_carries_only_messages_and_is_given_back_afterwards(stdin_kind:
     assert run.returncode == 0, run.stderr
     first, after = run.stdout.splitlines()
     assert json.loads(first) == REQUEST
-    assert after == f"after {'fast' if stdin_kind == 'pipe' else 'sdk'}"
+    assert after == f"after {'fast' if stdin_kind == 'pipe' else 'sdk'} True True"  # blocking, as they came
     assert "stray print" in run.stderr and "stray child" in run.stderr
