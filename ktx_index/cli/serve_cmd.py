@@ -157,6 +157,9 @@ class Stopper:
             click.echo(f"ktx-index: stop failed: {type(exc).__name__}: {exc}", err=True)
             code = 1
         logging.shutdown()
+        from ktx_index.mcp.stdio import restore_modes
+
+        restore_modes()  # os._exit unwinds nothing: stdin and stdout get their blocking mode back here
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

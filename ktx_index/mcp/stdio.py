@@ -19,7 +19,7 @@ import os
 import stat
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -103,19 +103,32 @@ async def fd_stdio() -> AsyncIterator[tuple[Any, Any]]:
             yield streams
         return
     wire_in, wire_out = _claim(0, os.O_RDONLY), _claim(1, os.O_WRONLY)
-    # The open file descriptions are shared with whoever started us: they are left as they came.
-    blocking = {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
+    # The open file descriptions are shared with whoever started us (a shell script's own stdin, say): they
+    # are left as they came, here or, when a signal ends the process without unwinding this, by the Stopper.
+    _modes.update({fd: os.get_blocking(fd) for fd in (wire_in, wire_out)})
     try:
-        for fd in blocking:
+        for fd in (wire_in, wire_out):
             os.set_blocking(fd, False)
         async with stdio_server(FdLines(wire_in), FdWriter(wire_out)) as streams:  # type: ignore[arg-type]
             yield streams
     finally:
+        restore_modes()
         for fd, std in ((wire_in, 0), (wire_out, 1)):
-            os.set_blocking(fd, blocking[fd])
             anyio.notify_closing(fd)
             os.dup2(fd, std)
             os.close(fd)
+
+
+#: The wire descriptors made non-blocking while serving, with the blocking mode each came in.
+_modes: dict[int, bool] = {}
+
+
+def restore_modes() -> None:
+    """Give the wire descriptors back their blocking mode (safe from any thread, and to call twice)."""
+    while _modes:
+        fd, blocking = _modes.popitem()
+        with suppress(OSError):  # already closed
+            os.set_blocking(fd, blocking)
 
 
 def _claim(fd: int, mode: int) -> int:

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from projects import write_files
 
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.mcp.stdio import FdLines, FdWriter, pollable
+from ktx_index.service import KtxIndex
 
 pytestmark = pytest.mark.anyio
 
@@ -138,3 +142,42 @@ def test_the_wire_carries_only_messages_and_is_given_back_afterwards(stdin_kind:
     assert json.loads(first) == REQUEST
     assert after == f"after {'fast' if stdin_kind == 'pipe' else 'sdk'} True True"  # blocking, as they came
     assert "stray print" in run.stderr and "stray child" in run.stderr
+
+
+PROJECT = {
+    "ktx.yaml": "connections:\n  warehouse:\n    driver: postgres\nindex:\n  embeddings: false\n",
+    "wiki/global/refund-policy.md": "---\nsummary: When a refund is issued\n---\n# Refunds\nRefunds within 30 days.\n",
+}
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_server_stopped_by_sigterm_gives_stdin_and_stdout_back_blocking(tmp_path: Path) -> None:
+    """The Stopper exits with os._exit, which unwinds nothing: the pipes' blocking mode is restored before it.
+    This test keeps the server's own ends of both pipes open, as a shell script running it would (its stdin is
+    the script's too), so it sees the very open file descriptions the server set non-blocking."""
+    root = write_files(tmp_path / "project", PROJECT)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    service.close()
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    command = [str(Path(sys.executable).parent / "ktx-index"), "serve", "--project", str(root), "--no-build"]
+    proc = subprocess.Popen(command, stdin=stdin_read, stdout=stdout_write, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        os.write(stdin_write, (json.dumps(INITIALIZE) + "\n").encode())
+        with os.fdopen(os.dup(stdout_read), "rb") as answers:
+            assert json.loads(answers.readline())["id"] == 1  # serving
+        assert not os.get_blocking(stdin_read) and not os.get_blocking(stdout_write)  # the fast path is on
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+        assert os.get_blocking(stdin_read) and os.get_blocking(stdout_write)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for fd in (stdin_read, stdin_write, stdout_read, stdout_write):
+            os.close(fd)
