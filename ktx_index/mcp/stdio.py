@@ -18,6 +18,7 @@ import codecs
 import os
 import stat
 import sys
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -41,26 +42,26 @@ def pollable(fd: int) -> bool:
 
 
 class FdLines:
-    """The lines of a non-blocking descriptor, as the ``async for line in stdin`` the SDK's reader runs."""
+    """The lines of a non-blocking descriptor, as the ``async for line in stdin`` the SDK's reader runs. Each
+    byte is scanned and copied once, however many reads a long message takes or however many lines one read
+    brings."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._pending: list[str] = []  # the line being read, before its newline
+        self._ready: deque[str] = deque()  # whole lines read, not handed out yet
         self._eof = False
 
     def __aiter__(self) -> FdLines:
         return self
 
     async def __anext__(self) -> str:
-        while True:
-            end = self._buffer.find("\n")
-            if end >= 0:
-                line, self._buffer = self._buffer[: end + 1], self._buffer[end + 1 :]
-                return line
+        while not self._ready:
             if self._eof:
-                if self._buffer:  # a last line without its newline, as readline returns it
-                    line, self._buffer = self._buffer, ""
+                if self._pending:  # a last line without its newline, as readline returns it
+                    line = "".join(self._pending)
+                    self._pending.clear()
                     return line
                 raise StopAsyncIteration
             try:
@@ -69,7 +70,17 @@ class FdLines:
                 await anyio.wait_readable(self.fd)
                 continue
             self._eof = not chunk
-            self._buffer += self._decoder.decode(chunk, final=self._eof)
+            self._feed(self._decoder.decode(chunk, final=self._eof))
+        return self._ready.popleft()
+
+    def _feed(self, text: str) -> None:
+        *ends, rest = text.split("\n")
+        for end in ends:
+            self._pending.append(end + "\n")
+            self._ready.append("".join(self._pending))
+            self._pending.clear()
+        if rest:
+            self._pending.append(rest)
 
 
 class FdWriter:

@@ -85,6 +85,18 @@ async def test_a_write_larger_than_the_pipe_waits_for_the_reader_and_arrives_who
     assert got == [message, "second\n"]
 
 
+async def test_many_lines_in_one_read_come_out_one_by_one_in_order() -> None:
+    read, write = nonblocking_pipe()
+    sent = [f'{{"id":{i}}}\n' for i in range(2000)]  # ~22 KB: one read brings them all
+    os.write(write, "".join(sent).encode())
+    os.close(write)
+    try:
+        got = [line async for line in FdLines(read)]
+    finally:
+        os.close(read)
+    assert got == sent
+
+
 def test_only_pipes_and_sockets_are_pollable(tmp_path: Path) -> None:
     read, write = os.pipe()
     path = tmp_path / "f"
