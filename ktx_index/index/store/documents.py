@@ -3,7 +3,7 @@
 A document is stored as its identity columns (uid, kind, connection, path, hash, and the id / name /
 display the snapshot loads for every document) plus the rest as a compressed body (codec.py). Reads
 that return few rows give NamedTuples; the snapshot's bulk reads (``searchable_rows``) stay plain
-tuples fetched whole, because wrapping each of 300k rows in a NamedTuple tripled the fetch.
+tuples fetched whole, because wrapping 300k rows in NamedTuples took 2-3x the fetch itself.
 """
 
 from __future__ import annotations
