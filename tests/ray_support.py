@@ -72,7 +72,7 @@ def index_summary(project: Path) -> dict[str, Any]:
     store = DocStore(IndexLayout(project).store, readonly=True)
     try:
         meta = store.meta.all()
-        rows = store.vectors.key_rows()
+        rows = {key: row for row, key in store.vectors.keys_by_row().items()}
         return {
             "counts": sorted(store.docs.counts(), key=str),
             "format": meta.get("format"),

@@ -91,7 +91,7 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[
             f"vector file holds {rows} rows but the store references {referenced}; "
             "the missing vectors will be embedded again"
         )
-    key_of_row = {row: key for key, row in store.vectors.key_rows().items()}
+    key_of_row = store.vectors.keys_by_row()
     records = vectors.records()
     if rows and (len(records) != rows or any(records[r][0] != k for r, k in key_of_row.items() if r < len(records))):
         missing = rows - min(len(records), rows)

@@ -29,9 +29,10 @@ class VectorRows:
     def count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
 
-    def key_rows(self) -> dict[str, int]:
-        """Every vector key → its row (index/integrity.py checks them against the vector file)."""
-        return dict(self._db.execute("SELECT key, row FROM vectors"))
+    def keys_by_row(self) -> dict[int, str]:
+        """Every referenced row → its vector key (index/integrity.py checks them against the vector file's own
+        keys). Built by row in one pass: every writer's open reads them all."""
+        return dict(self._db.execute("SELECT row, key FROM vectors"))
 
     def forget_from(self, row: int) -> int:
         """Drop the rows from ``row`` on (the file was truncated or is rewritten from there); how many went."""

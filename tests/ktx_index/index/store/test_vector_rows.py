@@ -16,6 +16,6 @@ def test_forgetting_rows_bumps_the_epoch_only_when_some_go(tmp_path):
     assert first is not None
     assert store.vectors.forget([9]) == 0 and store.meta.get("vector_epoch") == first
     assert store.vectors.forget_from(3) == 1
-    assert store.vectors.key_rows() == {"k0": 0, "k2": 2}
+    assert store.vectors.keys_by_row() == {0: "k0", 2: "k2"}
     assert store.meta.get("vector_epoch") != first
     store.close()
