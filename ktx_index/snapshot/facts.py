@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from indexers.models import CONTAINER_KINDS
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import Edge, JoinEdge, join_graph, scan_edges, source_edges
-
-KINDS = ("table", "sl_source")
 
 
 @dataclass
@@ -65,19 +64,19 @@ def _derive_after(old: Facts, facts: Facts, relevant: set[str]) -> Facts:
 
 def load_facts(store: DocStore) -> Facts:
     facts = Facts()
-    for row in store.docs.kind_fields(KINDS):
+    for row in store.docs.kind_fields(CONTAINER_KINDS):
         _read(facts, *row)
     return _derive(facts)
 
 
 def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
     """The facts after a commit that touched ``changed`` (the old ones when none of them matter)."""
-    relevant = {uid for uid in changed if uid.split(":", 1)[0] in KINDS}
+    relevant = {uid for uid in changed if uid.split(":", 1)[0] in CONTAINER_KINDS}
     if not relevant:
         return old
     facts = Facts(edges=dict(old.edges))
     for uid in relevant:
         facts.edges.pop(uid, None)
-    for row in store.docs.kind_fields(KINDS, relevant):
+    for row in store.docs.kind_fields(CONTAINER_KINDS, relevant):
         _read(facts, *row)
     return _derive_after(old, facts, relevant)
