@@ -174,22 +174,38 @@ def identifier_part_key(part: str) -> str:
 _NOT_KEYS = frozenset(
     {"valid", "invalid", "solid", "fluid", "rapid", "humid", "hybrid", "liquid", "squid", "android", "vivid",
      "orchid", "pyramid", "candid", "splendid", "prepaid", "unpaid", "postpaid", "overpaid", "underpaid", "mermaid",
-     "paid", "void", "avoid", "said", "laid", "maid", "raid", "braid", "afraid", "acid", "lucid", "timid", "stupid"}
+      "paid", "void", "avoid", "said", "laid", "maid", "raid", "braid", "afraid", "acid", "lucid", "timid", "stupid",
+     "covid", "rigid", "tepid", "morbid", "placid", "rancid", "sordid", "lurid", "druid", "fetid", "torrid"}
 )  # fmt: skip
-#: Question words that ask for identifiers: the question wants the key columns then.
-KEY_WORDS = frozenset({"id", "ids", "identifier", "identifiers", "key", "keys"})
+#: Question words that ask for identifiers (also as the last part of an identifier, ``customer_id``); "key" alone is
+#: left out, being an adjective as often ("the key drivers of churn").
+KEY_WORDS = frozenset({"id", "ids", "identifier", "identifiers", "uuid", "guid", "pk", "fk"})
+_NAMES_KEYS = re.compile(r"\b(primary|foreign|join|surrogate)\s+keys?\b", re.IGNORECASE)
+
+
+def asks_for_keys(text: str) -> bool:
+    """Whether a question asks for identifiers: an id word, alone or ending an identifier (``customer_id``,
+    ``orderID``), or a primary/foreign/join key."""
+    if _NAMES_KEYS.search(text):
+        return True
+    for match in RAW_TOKEN.finditer(text):
+        parts = split_identifier(match.group(0))
+        if parts and parts[-1].casefold() in KEY_WORDS:
+            return True
+    return False
 
 
 @lru_cache(maxsize=1 << 16)
 def is_key_name(column: str) -> bool:
-    """Whether a column's name says it holds a key (``id``, ``artist_id``, ``customerID``, ``custid``, ``order_key``)
-    rather than a fact about the row: its last word is ``id`` or ``key``, or ends in ``id`` after a stem of three
-    letters or more that is no English word ending so (``paid``, ``valid``)."""
+    """Whether a column's name says it holds a key (``id``, ``artist_id``, ``customerID``, ``custid``, ``order_key``,
+    ``uuid``) rather than a fact about the row: its last word is ``id``, ``key``, ``uuid``, ``guid``, ``pk`` or
+    ``fk``, or ends in ``id`` after a stem of three letters or more that is no English word ending so (``paid``,
+    ``valid``, ``covid``, ``-oid`` words such as ``thyroid``)."""
     parts = split_identifier(column.replace(" ", "_"))
     last = (parts[-1] if parts else column).casefold()
-    if last in ("id", "key", "pk", "fk"):
+    if last in ("id", "key", "uuid", "guid", "pk", "fk"):
         return True
-    return last.endswith("id") and len(last) >= 5 and last not in _NOT_KEYS
+    return last.endswith("id") and not last.endswith("oid") and len(last) >= 5 and last not in _NOT_KEYS
 
 
 #: dbt's layer prefixes: stg_orders, int_orders, fct_orders are one table's copies (layer_stem).

@@ -1,5 +1,6 @@
-"""No import cycles between our modules, counting imports under TYPE_CHECKING and inside functions:
-a helper that needs two attributes of the service is passed those, not the service."""
+"""The shape of the code: no import cycles between our modules (counting imports under TYPE_CHECKING and inside
+functions: a helper that needs two attributes of the service is passed those, not the service), every import
+running with the data flow (the layers), and SQL run only by the store (ktx_index/index/store/)."""
 
 import ast
 from pathlib import Path

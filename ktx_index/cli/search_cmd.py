@@ -23,10 +23,11 @@ def render_discover(result: DiscoverResult, explain: bool) -> None:
             click.echo(f"      {ref.summary[:150]}")
         if explain and ref.lanes:
             sem = "-" if ref.lanes.semantic is None else f"{ref.lanes.semantic:.3f}"
+            prior = "-" if ref.lanes.prior is None else f"{ref.lanes.prior:.3f}"
             steps = "".join(f"  {stage} {change:+.3f}" for stage, change in ref.lanes.steps.items())
             click.echo(
                 f"      lexical {ref.lanes.lexical:.3f}  semantic {sem}  exact {ref.lanes.exact}"
-                f"  prior {ref.lanes.prior:.3f}  fused {ref.lanes.fused:.3f}{steps}"
+                f"  prior {prior}  fused {ref.lanes.fused:.3f}{steps}"
             )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Collection, Iterator
+from pathlib import Path
 
 import numpy as np
 import tantivy
@@ -129,7 +130,7 @@ class Builder:
 
     def __init__(
         self,
-        root,
+        root: Path,
         layout: IndexLayout,
         embedder: Embedder | None,
         indexers: list[Indexer] | None = None,

@@ -125,6 +125,6 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[
     if adopt:
         store.vectors.put(adopt)
         repairs.append(f"re-attached {len(adopt)} vectors from the vector file's own keys (nothing re-embedded)")
-    if lost or adopt:  # rows forgotten or re-keyed: readers load their vectors whole (search/delta.py)
+    if lost or adopt:  # rows forgotten or re-keyed: readers load their vectors whole (snapshot/delta.py)
         store.vectors.bump_epoch()
     return repairs, lost

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -193,7 +193,3 @@ def advertise_list_changed(server: Server[Any]) -> None:
         return build(notification_options or NotificationOptions(tools_changed=True), *args, **kwargs)
 
     server.create_initialization_options = with_list_changed  # type: ignore[method-assign]
-
-
-def local_names(tools: Iterable[Any]) -> frozenset[str]:
-    return frozenset(tool.name for tool in tools)

@@ -1,4 +1,4 @@
-"""The read side: the ranking core over a loaded snapshot (search/snapshot.py).
+"""The read side: the ranking core over a loaded snapshot (snapshot/snapshot.py).
 
 ``rank`` scores candidates from every lane on one scale; ``refresh`` reloads the snapshot
 when a writer committed.
@@ -70,6 +70,7 @@ class Engine:
         self._lock = threading.Lock()
         self._documents_lock = threading.Lock()  # a snapshot's document cache (an LRUCache keeps no lock itself)
         self._per_generation: dict[str, tuple[int, object]] = {}  # name → (generation, value): per_generation
+        self._per_generation_lock = threading.Lock()  # one build per generation, however many threads ask
         #: Query embeddings, shared by the worker threads (lru_cache guards its own bookkeeping); per engine,
         #: so a closed engine's model is not kept alive by the cache. Failures are not cached.
         self._query_vectors = functools.lru_cache(maxsize=512)(functools.partial(_encode_query, embedder))
@@ -90,7 +91,7 @@ class Engine:
 
     def refresh(self, force: bool = False) -> bool:
         """Take in what writers committed since the last query: cheap when nothing changed, a delta
-        (search/delta.py) for a commit of a few documents, a full load otherwise. The new snapshot
+        (snapshot/delta.py) for a commit of a few documents, a full load otherwise. The new snapshot
         replaces the old one whole; queries already running keep ranking against the old one."""
         meta = self.store.meta.all()
         self.embedding_status = meta.get("embedding_status", "")
@@ -181,9 +182,10 @@ class Engine:
         """What a tool derives from the index at its current generation (``name`` tells them apart), built
         by ``build`` once per generation: the dictionary's value index reads every profiled value."""
         generation = self.snapshot.generation  # before building: a commit meanwhile makes the next call rebuild
-        cached = self._per_generation.get(name)
-        if cached is None or cached[0] != generation:
-            cached = self._per_generation[name] = (generation, build())
+        with self._per_generation_lock:
+            cached = self._per_generation.get(name)
+            if cached is None or cached[0] != generation:
+                cached = self._per_generation[name] = (generation, build())
         return cached[1]  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ ranking
@@ -256,9 +258,9 @@ class Engine:
             kind = SEARCH_KINDS[snap.doc_kind[idx]]
             cand.cosine = cosine(snap, idx, cosines)
             cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
-            key = kind in KEY_KINDS and not q.asks_keys and is_key_name(member_name(cand.uid))
-            cand.prior = prior(kind, p, key)
-            cand.score = fuse(cand.lexical, cand.semantic, cand.exact, p) * cand.prior
+            key = not cand.exact and kind in KEY_KINDS and not q.asks_keys and is_key_name(member_name(cand.uid))
+            cand.prior = weight = prior(kind, p, key)
+            cand.score = fuse(cand.lexical, cand.semantic, cand.exact, p) * weight
             out.append(cand)
         Lifts(snap, out, kind_set, connection, cosines, p).run(q, functools.partial(self.member_shapes, snap))
         out.sort(key=lambda c: (-c.score, c.uid))

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from ktx_index.snapshot.snapshot import Snapshot
 
 WIKI = SEARCH_KINDS.index("wiki")
+#: The floor of a low-confidence answer: anything that scored at all.
+ANY_SCORE = 1e-9
 #: How sure a search is that the project answers it (signals.confidence).
 Confidence = Literal["high", "low", "none"]
 
@@ -94,8 +96,9 @@ def answer_floor(level: Confidence, p: Params = PARAMS) -> float:
     """The score a result needs to be returned: the relevance floor for a confident answer; none for a
     low-confidence one, whose nearest matches are the answer (up to the limit, flagged ``low``): trimming it to
     what clears a floor the question already missed dropped the second relevant table or column, which plain
-    cosine returns (held out, every family gains or ties: docs/benchmarks.md)."""
-    return 0.0 if level == "low" else p.relevance_floor
+    cosine returns (held out, every family gains or ties: docs/benchmarks.md). Only what scores nothing at all
+    (a container added for its members and never lifted) stays out."""
+    return ANY_SCORE if level == "low" else p.relevance_floor
 
 
 def vocabulary(lexical: LexicalIndex) -> Callable[[str], bool]:

@@ -4,7 +4,7 @@ A full load reads every searchable document and chunk and gathers the whole vect
 which is linear in the index with a large constant (a second or more at 100k columns). A
 delta reads the changed rows (the store logs the uids each generation touched) and patches
 copies of the snapshot's structures: per-document arrays through ``doc_arrays``, the
-identifier map, parents and wiki pages, the ranking facts (search/facts.py ``update_facts``, from
+identifier map, parents and wiki pages, the ranking facts (snapshot/facts.py ``update_facts``, from
 every changed uid, searchable or not), and the chunk → matrix-row maps, appending new vectors to
 the matrix's spare rows. The previous snapshot is left as it was, for queries still
 ranking against it. The result equals a full load of the same generation (tests compare
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+from collections.abc import Callable
 
 import numpy as np
 
@@ -108,7 +109,7 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
 
 def _renumber(old: Snapshot, snap: Snapshot, gone: set[str], added: list[str]) -> None:
     """The sorted uid list and uid → index map with documents gone and added. For a few, the old list is
-    edited and the map records the change (search/uids.py); for many, both are rebuilt."""
+    edited and the map records the change (snapshot/uids.py); for many, both are rebuilt."""
     if len(gone) + len(added) > SMALL_DELTA:
         kept = [uid for uid in old.doc_uids if uid not in gone] if gone else old.doc_uids
         snap.doc_uids = sorted(kept + added) if added else kept  # two sorted runs: a linear merge
@@ -161,7 +162,13 @@ def _update_exact(old: Snapshot, snap: Snapshot, previous: dict[str, DocEntry], 
 
 
 def _update_parents(
-    old: Snapshot, snap: Snapshot, old_to_new: np.ndarray, previous: dict[str, DocEntry], gone: set[str], fresh, moved
+    old: Snapshot,
+    snap: Snapshot,
+    old_to_new: np.ndarray,
+    previous: dict[str, DocEntry],
+    gone: set[str],
+    fresh: dict[str, DocEntry],
+    moved: Callable[[np.ndarray, int], np.ndarray],
 ) -> None:
     """Container parents: old links renumbered, changed documents' recomputed, orphans adopted or made."""
     parents = old.doc_parent

@@ -5,7 +5,7 @@ pages' scopes and the vector matrix; documents themselves stay in the store and 
 for the few results returned.
 
 A commit changes a few documents of a large index, so a reader does not load everything
-again: ``apply_documents`` and ``apply_vectors`` (search/delta.py) derive a new snapshot from
+again: ``apply_documents`` and ``apply_vectors`` (snapshot/delta.py) derive a new snapshot from
 the previous one and the documents the store logged as changed. Everything a snapshot holds
 per document comes from ``doc_entry`` (one store row → one ``DocEntry``) and the arrays
 ``doc_arrays`` makes, which the full load and a delta both use: a new per-document value is added

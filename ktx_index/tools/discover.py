@@ -159,7 +159,7 @@ def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> Disc
             semantic=None if cand.semantic is None else round(cand.semantic, 4),
             exact=cand.exact,
             fused=round(cand.score - sum(cand.steps.values()), 4),
-            prior=round(cand.prior, 4),
+            prior=None if cand.prior is None else round(cand.prior, 4),
             steps={stage: round(change, 4) for stage, change in cand.steps.items()},
         )
     return ref

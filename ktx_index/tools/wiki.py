@@ -1,6 +1,7 @@
 """wiki_search: pages ranked by the same fused score, one result per key (USER shadows GLOBAL).
 
-``totalFound`` is the number of pages above the relevance floor, however many. Ranking looks
+``totalFound`` is the number of pages above the relevance floor, however many (for a low-confidence answer, which
+the floor does not trim, every page that scored at all). Ranking looks
 at the best ``pool`` candidates per lane (search/scoring.py); when a lane could hold more matching pages than that
 (counted cheaply: tantivy posting lists for the lexical lane, the pages' cosines for the dense
 one), the pages are ranked again with a pool as large as the matches, so the count is exact.
@@ -84,7 +85,7 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
 def matching_pages(
     engine: Engine, query: Query, connection_id: str | None = None
 ) -> tuple[list[Candidate], Confidence]:
-    """Every page above the floor (applicable to the connection when one is given), best first, and how sure
+    """Every page above the answer's floor (signals.answer_floor) (applicable to the connection when one is given), best first, and how sure
     the ranking is that the wiki answers the question (signals.confidence, calibrated on the pages alone)."""
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))

@@ -12,10 +12,8 @@ batch never ends watching; the watch itself is restarted the same way a few time
 watcher says ``failed``. ``ready`` is set after the first catch-up attempt whatever its
 outcome, so ``serve --watch`` never waits on a watcher that cannot start.
 
-The loop is a state machine: a ``Phase`` says what the watcher owes the files (CATCHING_UP, DIRTY, BACKLOG,
-IDLE, STOPPING); at each wake-up the loop gathers what it saw (``Inputs``), the pure ``decide`` picks the next
-``Action`` and phase, and the loop runs it; each step's ``Outcome`` is fed back to ``decide``, which chains
-the next step at once (a commit's first embedding slice) or waits for the next wake-up.
+The loop is a state machine (states.py: the phases and the pure ``decide``): at each wake-up it gathers what it
+saw, lets ``decide`` pick the next step, runs it and feeds the outcome back.
 """
 
 from __future__ import annotations

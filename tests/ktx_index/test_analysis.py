@@ -2,6 +2,7 @@ import pytest
 
 from ktx_index.analysis import (
     analyze,
+    asks_for_keys,
     expand,
     fold,
     identifier_key,
@@ -64,8 +65,15 @@ def test_camel_split_fast_path_agrees_with_the_boundary_rules():
     [
         ("id", True), ("artist_id", True), ("customerID", True), ("Customer ID", True), ("custid", True),
         ("order_key", True), ("balance", False), ("paid", False), ("is_valid", False), ("amount_prepaid", False),
-        ("squid", False), ("grid", False), ("genre", False),
+        ("squid", False), ("grid", False), ("genre", False), ("uuid", True), ("thyroid", False),
+        ("has_covid", False),
     ],
 )  # fmt: skip
 def test_a_key_column_is_named_like_one(column: str, key: bool) -> None:
     assert is_key_name(column) is key
+
+
+def test_a_question_asks_for_keys_by_an_id_word_or_a_named_key() -> None:
+    assert asks_for_keys("customer id of each order") and asks_for_keys("orders by customer_id")
+    assert asks_for_keys("the primary key of invoices") and asks_for_keys("orderID")
+    assert not asks_for_keys("the key drivers of churn") and not asks_for_keys("idle accounts")

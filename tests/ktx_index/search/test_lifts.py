@@ -61,6 +61,16 @@ def test_a_key_column_ranks_below_its_concept_unless_the_question_asks_for_ids(c
     assert lanes["main.Laboratory.PLT"].prior == pytest.approx(PARAMS.kind_prior["column"])
 
 
+def test_an_exact_name_of_a_key_column_keeps_the_exact_tier(make_project):
+    bank = [{"catalog": None, "db": "main", "name": "SAVINGS", "columns": [column("custid", "int"), column("balance")]}]
+    opened = indexed(make_project, scan_files("bank", "2026-01-01-000000-aaaa", bank))
+    ranked = next(opened).rank("custid", ["table", "column"])
+    next(opened, None)  # closes the service
+    assert ranked[0].uid.endswith("SAVINGS.custid") and ranked[0].exact
+    assert ranked[0].score >= PARAMS.exact_floor * PARAMS.kind_prior["column"]
+    assert ranked[0].prior == pytest.approx(PARAMS.kind_prior["column"])
+
+
 def test_a_table_the_question_names_scores_near_the_best_table(clinic):
     query = "patients with a platelet count below normal"
     off, best_off = score_of(with_params(clinic, named_share=0.0), query, "main.Patient")

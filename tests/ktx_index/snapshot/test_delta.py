@@ -53,7 +53,7 @@ def view(snap: Snapshot) -> dict:
         "vectors": vectors,
         "embedded": snap.embedded_docs,
         "wiki_connections": snap.wiki_connections,
-        # the ranking facts (search/facts.py); list order follows dict insertion, which a patch changes
+        # the ranking facts (snapshot/facts.py); list order follows dict insertion, which a patch changes
         "edges": {uid: sorted(map(repr, edges)) for uid, edges in snap.facts.edges.items()},
         "joins": {uid: sorted(map(repr, joins)) for uid, joins in snap.facts.joins.items()},
     }

@@ -1,4 +1,4 @@
-"""The uid → position map that deltas edit instead of rewriting (search/uids.py)."""
+"""The uid → position map that deltas edit instead of rewriting (snapshot/uids.py)."""
 
 import bisect
 import random
