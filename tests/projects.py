@@ -78,9 +78,14 @@ def profile_entry(db: str, table: str, col: str, values: list[str], distinct: in
 
 
 def corpus(name: str) -> Path:
+    """A vendored corpus; missing fails the test (the corpora ship with the repository, so a skip would hide a
+    broken checkout or a wrong $KTX_CORPORA)."""
     path = CORPORA / name
     if not (path / "ktx.yaml").is_file():
-        pytest.skip(f"corpus {name} not present at {CORPORA} (set KTX_CORPORA)")
+        pytest.fail(
+            f"corpus {name} not present at {CORPORA}: restore tests/benchmarks/corpora/{name} from git, "
+            "or point KTX_CORPORA at a copy that has it"
+        )
     return path
 
 
