@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
+from ktx_index.cli import cli
 from ktx_index.search.engine import Engine
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,6 +100,11 @@ columns:
 measures:
   - {name: order_count, expr: count(*), description: Number of orders}
 """
+
+
+def run_cli(*args: Any) -> Result:
+    """``ktx-index ARGS`` in process (paths and numbers may be passed as they are)."""
+    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def with_params(engine: Engine, **changes: Any) -> Engine:
