@@ -107,6 +107,57 @@ def run_cli(*args: Any) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 
+#: A semantic-layer connection's pieces: a `_schema` manifest shard (orders, customers), an overlay onto its
+#: orders source, and a standalone source (tests/indexers/test_semantic_layer.py, test_sl_records.py).
+SL_SHARD = """tables:
+  orders:
+    table: public.orders
+    descriptions: {ai: Orders placed by customers, db: raw orders}
+    columns:
+      - {name: id, type: string, pk: true}
+      - {name: status, type: string, descriptions: {ai: Order status}}
+      - {name: ordered_at, type: time}
+      - {name: legacy_flag, type: boolean}
+    joins:
+      - {to: customers, "on": orders.customer_id = customers.id, relationship: many_to_one, source: inferred}
+  customers:
+    table: public.customers
+    columns:
+      - {name: id, type: string}
+"""
+
+SL_OVERLAY = """name: orders
+descriptions:
+  user: Paid and refunded customer orders
+measures:
+  - {name: order_count, expr: count(*), description: Number of paid orders}
+column_overrides:
+  - name: status
+    descriptions: {user: Lifecycle status of the order}
+columns:
+  - {name: is_paid, type: boolean, expr: "status = 'paid'"}
+exclude_columns: [legacy_flag]
+"""
+
+SL_STANDALONE = """name: subscriptions
+descriptions:
+  dbt: One row per subscription
+table: analytics.subscriptions
+grain: [subscription_id]
+columns:
+  - name: plan
+    type: string
+    descriptions: {dbt: Plan tier}
+    enum_values: {dbt: [basic, family_4]}
+measures:
+  - {name: active_subscriptions, expr: count(*), filter: "status = 'active'"}
+tags: {dbt: [finance]}
+usage:
+  narrative: Used for the weekly subscriber report
+  frequencyTier: high
+"""
+
+
 def with_params(engine: Engine, **changes: Any) -> Engine:
     """Another reader over the same index, ranking with some constants changed (search/scoring.py Params)."""
     return Engine(engine.layout, engine.embedder, dataclasses.replace(engine.params, **changes))
