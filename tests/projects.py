@@ -158,6 +158,17 @@ usage:
 """
 
 
+#: Texts the embedding tests encode: a compact text, prose, accents and symbols, one letter, and a section past
+#: the model's 256-token window.
+EMBEDDING_TEXTS = [
+    "column: customer id — in orders — who placed the order",
+    "Refunds are issued to the original payment method within five days.",
+    "Ünïcödé, accents: café, naïve — and symbols #42 %",
+    "x",
+    " ".join(["a long wiki section about delivery windows and courier routes"] * 60),  # past the 256-token window
+]
+
+
 def with_params(engine: Engine, **changes: Any) -> Engine:
     """Another reader over the same index, ranking with some constants changed (search/scoring.py Params)."""
     return Engine(engine.layout, engine.embedder, dataclasses.replace(engine.params, **changes))
