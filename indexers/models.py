@@ -18,6 +18,12 @@ Kind = Literal["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "colu
 #: Kinds that discover_data returns (the KTX contract).
 SEARCH_KINDS: tuple[str, ...] = ("wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column")
 ALL_KINDS: tuple[str, ...] = (*SEARCH_KINDS, "dictionary_value", "snapshot")
+#: The kinds that hold others and the kind each member belongs to (a table's columns, a semantic-layer source's
+#: dimensions and measures): defined here once, since the snapshot links members to containers by them and
+#: ranking lifts one by the other.
+CONTAINER_OF: dict[str, str] = {"column": "table", "sl_dimension": "sl_source", "sl_measure": "sl_source"}
+CONTAINER_KINDS: tuple[str, ...] = ("table", "sl_source")
+MEMBER_KINDS: tuple[str, ...] = tuple(CONTAINER_OF)
 
 
 class TableRef(BaseModel):
@@ -75,3 +81,28 @@ class Document(BaseModel):
 
 def make_uid(kind: str, scope: str | None, ref_id: str) -> str:
     return f"{kind}:{scope or ''}:{ref_id}"
+
+
+def member_document(
+    kind: Kind, conn: str | None, owner: str, name: str, path: str, text: str, **fields: Any
+) -> Document:
+    """A column, dimension or measure: its id and display are ``owner.name`` (its table's display name, its
+    source's id), which is how the snapshot finds its container; ``text`` is its summary and, unless ``fields``
+    say otherwise, its description."""
+    ref = f"{owner}.{name}"
+    fields.setdefault("description", text)
+    return Document(
+        uid=make_uid(kind, conn, ref), kind=kind, id=ref, connection_id=conn, path=path, name=name, display=ref,
+        summary=text or None, **fields,
+    )  # fmt: skip
+
+
+def value_document(
+    conn: str | None, owner: str, column: str, value: str, path: str, table_ref: TableRef | None, attrs: dict
+) -> Document:
+    """One value a column holds (a profile sample, a dbt enum value), for dictionary_search."""
+    return Document(
+        uid=make_uid("dictionary_value", conn, f"{owner}.{column}={value}"), kind="dictionary_value", id=value,
+        connection_id=conn, path=path, name=value, display=f"{owner}.{column}", table_ref=table_ref,
+        column_name=column, attrs=attrs,
+    )  # fmt: skip

@@ -7,11 +7,12 @@ are read from it: the ``connections`` map (id and driver) and the optional
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from indexers.files import SAFE_ID, SourceError, list_dirs, read_yaml
 from indexers.models import Diagnostic
@@ -23,34 +24,78 @@ class ProjectNotFound(Exception):
     pass
 
 
-@dataclass(frozen=True)
-class IndexSettings:
-    """The ``index:`` section of ktx.yaml. Every key is optional."""
+class IndexSettings(BaseModel):
+    """The ``index:`` section of ktx.yaml. Every key is optional.
 
-    #: Whose ``wiki/user/<id>/`` pages are searched beside the global ones (KTX's MCP server uses "local").
-    user: str = "local"
-    #: Files larger than this are reported and skipped.
-    max_file_mb: float = 64.0
-    #: ``false`` keeps the index lexical-only (no model is loaded).
-    embeddings: bool = True
-    #: ``tuned``: MiniLM fine-tuned on text-to-SQL questions (shipped); ``base``: all-MiniLM-L6-v2 as packaged.
-    model: str = "tuned"
-    #: ``int8``: the model quantised (~2.5x faster queries and builds); ``float32``: as trained.
-    precision: str = "int8"
+    Declared once: the types and bounds are what ``_settings`` checks ktx.yaml against (a bad value is reported
+    with what to send instead, and its default is used), and each Field's description is that key's row in
+    docs/configuration.md (``settings_table``; tests/test_docs.py fails when they differ)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    user: str = Field(
+        "local",
+        pattern=SAFE_ID.pattern,
+        description="whose `wiki/user/<id>/` pages are searched beside `wiki/global/` (KTX's MCP server uses `local`)",
+    )
+    max_file_mb: float = Field(
+        64.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="files larger than this many MB are reported as diagnostics and skipped",
+    )
+    embeddings: bool = Field(True, description="`false` keeps the index lexical-only; no model is loaded")
+    model: Literal["tuned", "base"] = Field(
+        "tuned",
+        description="`tuned`: all-MiniLM-L6-v2 fine-tuned on public text-to-SQL questions, shipped in "
+        "`ktx_index/embedding/weights/` (see [ranking.md](ranking.md#the-fine-tuned-model)); `base`: the model as "
+        "packaged. Changing it re-embeds once. Without the shipped file the base model is used and `status` says "
+        "why",
+    )
+    precision: Literal["int8", "float32"] = Field(
+        "int8",
+        description="`int8`: the model's matrix products quantised to int8 once, on first use (per-channel dynamic "
+        "quantization by ONNX Runtime, cached beside the exported model): ~2.5x faster query embeddings and "
+        "builds, within 0.005 nDCG@10 of `float32` on the judged sets (see "
+        "[ranking.md](ranking.md#the-fine-tuned-model)); `float32`: as trained. The fingerprint names it, so "
+        "changing it re-embeds once",
+    )
 
     @property
     def max_file_bytes(self) -> int:
         return int(self.max_file_mb * 1_000_000)
 
 
-SETTINGS_HELP: dict[str, str] = {
-    "user": "wiki/user/<id>/ folder searched beside wiki/global (default: local)",
-    "max_file_mb": "files larger than this many MB are reported and skipped (default: 64)",
-    "embeddings": "false keeps the index lexical-only; no model is loaded (default: true)",
-    "model": "tuned (MiniLM fine-tuned on text-to-SQL questions, shipped) or base (as packaged) (default: tuned)",
-    "precision": "int8 (the model quantised: ~2.5x faster) or float32 (as trained) (default: int8)",
-}
-CHOICES = {"model": ("tuned", "base"), "precision": ("int8", "float32")}
+def yaml_value(value: object) -> str:
+    """A setting's value as ktx.yaml spells it (``true``, ``64``, ``local``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def expected(key: str) -> str:
+    """What a setting accepts, in words, from its declaration: told to whoever sent something else."""
+    field_info = IndexSettings.model_fields[key]
+    kind = field_info.annotation
+    if get_origin(kind) is Literal:
+        return "one of " + ", ".join(get_args(kind))
+    if kind is bool:
+        return "true or false"
+    if kind is float:
+        above = next((m.gt for m in field_info.metadata if getattr(m, "gt", None) is not None), None)
+        return "a number" + ("" if above is None else f" above {yaml_value(above)}")
+    pattern = next((m.pattern for m in field_info.metadata if getattr(m, "pattern", None)), None)
+    return "a name" + ("" if pattern is None else f" matching {pattern}")
+
+
+def settings_table() -> str:
+    """docs/configuration.md's table of the ``index:`` keys, from the declaration (key, default, meaning)."""
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for key, field_info in IndexSettings.model_fields.items():
+        rows.append(f"| `{key}` | `{yaml_value(field_info.default)}` | {field_info.description} |")
+    return "\n".join(rows) + "\n"
 
 
 @dataclass(frozen=True)
@@ -98,40 +143,39 @@ def find_project_root(explicit: str | Path | None = None, start: Path | None = N
 
 
 def _settings(raw: Any, diagnostics: list[Diagnostic]) -> IndexSettings:
+    """ktx.yaml's ``index:`` section; each unknown key or bad value is reported (the file, the key, what to send)
+    and left out, so the rest of the section still applies."""
     if raw is None:
         return IndexSettings()
     if not isinstance(raw, dict):
         diagnostics.append(Diagnostic(path=CONFIG_FILE, message="'index:' must be a mapping; using defaults"))
         return IndexSettings()
-    values: dict[str, Any] = {}
-    defaults = IndexSettings()
-    for key, value in raw.items():
-        if key not in SETTINGS_HELP:
+    known = IndexSettings.model_fields
+    for key in raw:
+        if key not in known:
             diagnostics.append(
                 Diagnostic(
                     path=CONFIG_FILE,
                     code="warning",
-                    message=f"unknown index setting '{key}' ignored; known: {', '.join(SETTINGS_HELP)}",
+                    message=f"unknown index setting '{key}' ignored; known: {', '.join(known)}",
                 )
             )
-            continue
-        expected = type(getattr(defaults, key))
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        invalid_number = expected is float and not (isinstance(value, float) and math.isfinite(value) and value > 0)
-        invalid_choice = key in CHOICES and value not in CHOICES[key]
-        if (
-            not isinstance(value, expected)
-            or (expected is str and not SAFE_ID.match(value))
-            or invalid_number
-            or invalid_choice
-        ):
+    values = {key: value for key, value in raw.items() if key in known}
+    try:
+        return IndexSettings.model_validate(values)
+    except ValidationError as exc:
+        bad = {str(error["loc"][0]) for error in exc.errors()}
+    for key in known:  # in declaration order, so the diagnostics read in the documentation's order
+        if key in bad:
+            default = yaml_value(known[key].default)
             diagnostics.append(
-                Diagnostic(path=CONFIG_FILE, message=f"index.{key}: invalid value {value!r}; using the default")
+                Diagnostic(
+                    path=CONFIG_FILE,
+                    message=f"index.{key}: invalid value {values[key]!r}; send {expected(key)} "
+                    f"(using the default, {default})",
+                )
             )
-            continue
-        values[key] = value
-    return IndexSettings(**values)
+    return IndexSettings.model_validate({key: value for key, value in values.items() if key not in bad})
 
 
 def load_project(root: str | Path) -> Project:

@@ -15,7 +15,7 @@ from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, clean_text, jsonable
 from indexers.files import SourceError, list_dirs, list_files, read_json
-from indexers.models import Diagnostic, Document, TableRef, make_uid
+from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.scan_artifacts import ArtifactCache, table_key
 from indexers.sl_records import resolve_description
@@ -284,15 +284,13 @@ class ScanIndexer(Indexer):
                 resolve_description(column.get("descriptions")) or shard_columns.get(name.lower(), "") or col_comment
             )
             docs.append(
-                Document(
-                    uid=make_uid("column", conn, f"{display}.{name}"),
-                    kind="column",
-                    id=f"{display}.{name}",
-                    connection_id=conn,
-                    path=rel,
-                    name=name,
-                    display=f"{display}.{name}",
-                    summary=col_description or None,
+                member_document(
+                    "column",
+                    conn,
+                    display,
+                    name,
+                    rel,
+                    col_description,
                     description=col_description if col_description != col_comment else "",
                     comment=col_comment,
                     sample_values=samples,
@@ -304,25 +302,13 @@ class ScanIndexer(Indexer):
             if entry and is_dictionary_column(name, entry):
                 distinct = entry.get("distinctCount")
                 for value in sample_strings(entry.get("sampleValues")):
-                    docs.append(
-                        Document(
-                            uid=make_uid("dictionary_value", conn, f"{display}.{name}={value}"),
-                            kind="dictionary_value",
-                            id=value,
-                            connection_id=conn,
-                            path=rel,
-                            name=value,
-                            display=f"{display}.{name}",
-                            table_ref=ref,
-                            column_name=name,
-                            attrs={
-                                "origin": "profile",
-                                "sourceName": ref.name,
-                                "cardinality": distinct if isinstance(distinct, (int, float)) else None,
-                                "syncId": profile_sync,
-                            },
-                        )
-                    )
+                    attrs = {
+                        "origin": "profile",
+                        "sourceName": ref.name,
+                        "cardinality": distinct if isinstance(distinct, (int, float)) else None,
+                        "syncId": profile_sync,
+                    }
+                    docs.append(value_document(conn, display, name, value, rel, ref, attrs))
         return result
 
     def _json(self, project: Project, rel: str, result: ScopeResult, optional: bool = False) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
 from indexers.files import SAFE_ID
-from indexers.models import Diagnostic, Document, TableRef, make_uid
+from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.sl_records import SourceRecord, connection_files, dict_list, load_records, resolve_description
 
@@ -120,16 +120,13 @@ class SemanticLayerIndexer(Indexer):
             filt = clean_text(measure.get("filter"))
             text = clean_text(measure.get("description"))
             docs.append(
-                Document(
-                    uid=make_uid("sl_measure", conn, f"{source}.{name}"),
-                    kind="sl_measure",
-                    id=f"{source}.{name}",
-                    connection_id=conn,
-                    path=record.path,
-                    name=name,
-                    display=f"{source}.{name}",
-                    summary=text or None,
-                    description=text,
+                member_document(
+                    "sl_measure",
+                    conn,
+                    source,
+                    name,
+                    record.path,
+                    text,
                     expr=f"{expr} where {filt}" if filt else expr,
                     table_ref=table_ref,
                     attrs={"source": source, "exprOnly": expr},
@@ -144,16 +141,13 @@ class SemanticLayerIndexer(Indexer):
             text = resolve_description(column.get("descriptions"), column.get("description"))
             col_type = clean_text(column.get("type"))
             docs.append(
-                Document(
-                    uid=make_uid("sl_dimension", conn, f"{source}.{name}"),
-                    kind="sl_dimension",
-                    id=f"{source}.{name}",
-                    connection_id=conn,
-                    path=record.path,
-                    name=name,
-                    display=f"{source}.{name}",
-                    summary=text or None,
-                    description=text,
+                member_document(
+                    "sl_dimension",
+                    conn,
+                    source,
+                    name,
+                    record.path,
+                    text,
                     expr=clean_text(column.get("expr")),
                     sample_values=values,
                     table_ref=table_ref,
@@ -161,19 +155,6 @@ class SemanticLayerIndexer(Indexer):
                     attrs={"source": source, "type": col_type, "table": table or None},
                 )
             )
-            for value in values:
-                docs.append(
-                    Document(
-                        uid=make_uid("dictionary_value", conn, f"{source}.{name}={value}"),
-                        kind="dictionary_value",
-                        id=value,
-                        connection_id=conn,
-                        path=record.path,
-                        name=value,
-                        display=f"{source}.{name}",
-                        table_ref=table_ref,
-                        column_name=name,
-                        attrs=jsonable({"origin": "dbt_enum", "sourceName": source, "cardinality": len(values)}),
-                    )
-                )
+            attrs = jsonable({"origin": "dbt_enum", "sourceName": source, "cardinality": len(values)})
+            docs.extend(value_document(conn, source, name, value, record.path, table_ref, attrs) for value in values)
         return docs

@@ -170,6 +170,28 @@ def identifier_part_key(part: str) -> str:
     return squash(part)
 
 
+#: English words ending in "id" that name a column's content, not a key (is_key_name).
+_NOT_KEYS = frozenset(
+    {"valid", "invalid", "solid", "fluid", "rapid", "humid", "hybrid", "liquid", "squid", "android", "vivid",
+     "orchid", "pyramid", "candid", "splendid", "prepaid", "unpaid", "postpaid", "overpaid", "underpaid", "mermaid",
+     "paid", "void", "avoid", "said", "laid", "maid", "raid", "braid", "afraid", "acid", "lucid", "timid", "stupid"}
+)  # fmt: skip
+#: Question words that ask for identifiers: the question wants the key columns then.
+KEY_WORDS = frozenset({"id", "ids", "identifier", "identifiers", "key", "keys"})
+
+
+@lru_cache(maxsize=1 << 16)
+def is_key_name(column: str) -> bool:
+    """Whether a column's name says it holds a key (``id``, ``artist_id``, ``customerID``, ``custid``, ``order_key``)
+    rather than a fact about the row: its last word is ``id`` or ``key``, or ends in ``id`` after a stem of three
+    letters or more that is no English word ending so (``paid``, ``valid``)."""
+    parts = split_identifier(column.replace(" ", "_"))
+    last = (parts[-1] if parts else column).casefold()
+    if last in ("id", "key", "pk", "fk"):
+        return True
+    return last.endswith("id") and len(last) >= 5 and last not in _NOT_KEYS
+
+
 #: dbt's layer prefixes: stg_orders, int_orders, fct_orders are one table's copies (layer_stem).
 LAYER_PREFIXES = frozenset({"raw", "src", "base", "stg", "int", "fct", "fact", "dim", "mart"})
 
@@ -181,6 +203,11 @@ def layer_stem(name: str) -> str:
     while len(parts) > 1 and parts[0] in LAYER_PREFIXES:
         parts = parts[1:]
     return identifier_key("_".join(parts))
+
+
+def member_name(uid: str) -> str:
+    """A column's, dimension's or measure's own name from its uid ('column:conn:schema.table.name' → name)."""
+    return uid.rsplit(".", 1)[-1]
 
 
 @lru_cache(maxsize=1 << 17)

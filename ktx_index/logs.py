@@ -30,6 +30,30 @@ SECRET_VALUE = [
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
+def timestamp(epoch: float | None = None) -> str:
+    """UTC ISO 8601 to the millisecond (``2026-12-03T06:35:05.123Z``), now by default: every time the library
+    writes (log lines, the error and state files, the last rebuild) has this one form, so they compare as text."""
+    epoch = time.time() if epoch is None else epoch
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch * 1000) % 1000:03d}Z"
+
+
+def write_atomic(path: Path, data: str | bytes, *, durable: bool = False) -> None:
+    """Replace a file whole: write a temp file beside it, then ``os.replace`` it over the target, so another
+    process reads the old content or the new, never part of either. ``durable`` also syncs the temp file to
+    disk first (the vector sidecar, which a crash must not leave empty). The temp file is a dotfile named by
+    process and thread (the watcher ignores it; two writers never share one); it is removed if writing fails."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def log_event(logger: logging.Logger, level: int, event: str, **fields: Any) -> None:
     """Emit one structured record; cheap when the level is off (nothing is formatted)."""
     if logger.isEnabledFor(level):
@@ -61,7 +85,7 @@ class JsonLines(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
-            "ts": _stamp(record.created),
+            "ts": timestamp(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "event": record.getMessage(),
@@ -97,14 +121,12 @@ _errors_lock = threading.Lock()
 def record_error(path: Path, tool: str, kind: str, message: str) -> None:
     """Keep the last tool errors in a small file beside the index, so ``status`` (another process) can
     show them. Only on errors; a file that cannot be written is logged, never raised."""
-    entry = {"at": _stamp(time.time()), "pid": os.getpid(), "tool": tool, "kind": kind, "message": cut(message)}
+    entry = {"at": timestamp(), "pid": os.getpid(), "tool": tool, "kind": kind, "message": cut(message)}
     with _errors_lock:
         try:
             recent = json.loads(path.read_text()) if path.is_file() else []
             recent = [*(recent if isinstance(recent, list) else []), entry][-RECENT_ERRORS:]
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(recent))
-            os.replace(tmp, path)
+            write_atomic(path, json.dumps(recent))
         except (OSError, ValueError) as exc:
             log_event(logging.getLogger(ROOT), logging.WARNING, "errors.unwritable", error=str(exc))
 
@@ -115,7 +137,3 @@ def recent_errors(path: Path) -> list[dict[str, Any]]:
     except (OSError, ValueError):
         return []
     return data if isinstance(data, list) else []
-
-
-def _stamp(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch * 1000) % 1000:03d}Z"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -89,13 +89,23 @@ class WatcherState(BaseModel):
     recent_errors: list[WatcherError] = Field(default_factory=list, description="The last few errors, oldest first.")
 
 
+UpstreamStateName = Literal["connecting", "connected", "unavailable", "stopped"]
+
+
+class UpstreamChanges(TypedDict, total=False):
+    """What a change of the gateway's upstream state may also set (``Upstream._set``); the rest is kept."""
+
+    last_error: str | None
+    retry_in_s: float | None
+
+
 class UpstreamState(BaseModel):
     """``.ktx/index/upstream.json``: the gateway's link to upstream KTX (``serve --upstream``), written by the
     server at each change of state, read by ``status``."""
 
     pid: int | None = Field(None, description="PID of the serving ktx-index, or null when it no longer runs.")
     upstream: str = Field(description="The --upstream command or URL (a URL without its credentials).")
-    state: Literal["connecting", "connected", "unavailable", "stopped"] = Field(
+    state: UpstreamStateName = Field(
         "connecting",
         description="connected (its tools are forwarded); unavailable (calls to its tools answer in-band that it "
         "is down, and it is retried with backoff); stopped.",

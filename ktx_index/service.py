@@ -175,12 +175,13 @@ class KtxIndex:
         with self._write_lock:
             held = self._builder is not None
             builder = self.acquire_writer()
+            project = load_project(self.root)  # read once: what this commit is built from is what the service keeps
             try:
-                report = builder.rebuild(force, on_progress, embed, changed, created)
+                report = builder.rebuild(force, on_progress, embed, changed, created, project)
             finally:
                 if not held:
                     self.release_writer()
-            self.project = load_project(self.root)
+            self.project = project
             if self._engine is not None:
                 self._engine.refresh()
             return report

@@ -11,6 +11,11 @@ state file (``state: retrying``, ``last_error``) and tried again with backoff, s
 batch never ends watching; the watch itself is restarted the same way a few times before the
 watcher says ``failed``. ``ready`` is set after the first catch-up attempt whatever its
 outcome, so ``serve --watch`` never waits on a watcher that cannot start.
+
+The loop is a state machine: a ``Phase`` says what the watcher owes the files (CATCHING_UP, DIRTY, BACKLOG,
+IDLE, STOPPING); at each wake-up the loop gathers what it saw (``Inputs``), the pure ``decide`` picks the next
+``Action`` and phase, and the loop runs it; each step's ``Outcome`` is fed back to ``decide``, which chains
+the next step at once (a commit's first embedding slice) or waits for the next wake-up.
 """
 
 from __future__ import annotations
@@ -21,12 +26,15 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 import watchfiles
 
 from ktx_index.errors import Stopped
-from ktx_index.logs import log_event
+from ktx_index.logs import log_event, write_atomic
+from ktx_index.logs import timestamp as _now
 from ktx_index.reports import BatchSummary, RebuildReport, WatcherError, WatcherState
 from ktx_index.service import KtxIndex
 
@@ -56,11 +64,6 @@ TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
 log = logging.getLogger("ktx_index.watcher")
 
 
-def _now() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
-
-
 def relevant(root: Path, path: str) -> bool:
     """Events worth a rebuild: project sources, not dotfiles, editor temp files or the index itself."""
     try:
@@ -87,6 +90,82 @@ def _relative(root: Path, path: str) -> str | None:
             return None
 
 
+class Phase(Enum):
+    """What the watcher owes the files: the loop's one piece of state besides the paths gathered for a plan."""
+
+    CATCHING_UP = "catching_up"  # a full plan: at start, after a restart, a ktx.yaml change, a failed commit, idle
+    DIRTY = "dirty"  # events since the last commit: a commit planned from the paths they named
+    BACKLOG = "backlog"  # committed, some texts still without vectors: an embedding slice
+    IDLE = "idle"  # nothing: wait for events, and plan in full every idle_plan_s (a change no event reported)
+    STOPPING = "stopping"  # a stop was requested: start nothing, the watch ends at its next wake-up
+
+
+class Action(Enum):
+    WAIT = "wait"  # until the next wake-up (events, or IDLE_WAKE_MS without any)
+    COMMIT = "commit"  # documents and lexical index (Watcher._commit): searchable by words at once
+    WARM = "warm"  # parse shared files ahead, once, after the first commit (Builder.warm)
+    EMBED = "embed"  # one time-boxed slice of the texts left pending (Watcher._embed_slice)
+    RESTART = "restart"  # a watched tree appeared or vanished: watch the new set, then catch up
+
+
+class Outcome(Enum):
+    DONE = "done"
+    MORE = "more"  # done, and more of the same is owed (texts still pending after an embedding slice)
+    FAILED = "failed"  # recorded in the state file; tried again once the backoff is over
+    STOPPED = "stopped"  # a requested stop, not a failure
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the loop saw at a wake-up, or (``after``) the step it just ran and how that went."""
+
+    events: bool = False  # watched files changed
+    config_changed: bool = False  # ktx.yaml's stat changed (it is polled, not watched)
+    trees_changed: bool = False  # a watched tree appeared or vanished
+    stopping: bool = False
+    retry_due: bool = True  # no failure's backoff is running
+    idle_plan_due: bool = False  # idle_plan_s since the last full plan
+    warmed: bool = True  # Builder.warm has run once
+    after: tuple[Action, Outcome] | None = None
+
+
+def decide(phase: Phase, seen: Inputs) -> tuple[Action, Phase]:
+    """The next step and the phase it leaves; pure, so every transition is unit-tested without threads or files.
+
+    At a wake-up what was seen raises what is owed (a full plan outranks a targeted one); then a commit comes
+    before an embedding slice, a slice before the idle plan, and nothing runs while a failure's backoff does.
+    After a step the next one is chained at once: a commit is followed by its first embedding slice (an edit's
+    own texts), whichever plan made it, so a commit is never left searchable by words alone."""
+    if seen.stopping or (seen.after is not None and seen.after[1] is Outcome.STOPPED):
+        return Action.WAIT, Phase.STOPPING
+    if seen.after is not None:
+        action, outcome = seen.after
+        if action is Action.COMMIT and outcome is Outcome.FAILED:
+            return Action.WAIT, Phase.CATCHING_UP  # the paths it was planned from are dropped: retried in full
+        if action is Action.COMMIT and not seen.warmed:
+            return Action.WARM, Phase.BACKLOG
+        if action in (Action.COMMIT, Action.WARM):  # a failed warm is logged and tried after the next commit
+            return Action.EMBED, Phase.BACKLOG
+        return Action.WAIT, Phase.IDLE if outcome is Outcome.DONE else Phase.BACKLOG  # a failed slice: retried
+    if phase is Phase.STOPPING:
+        phase = Phase.CATCHING_UP  # a stop withdrawn: what was owed meanwhile is unknown
+    if seen.trees_changed:
+        return Action.RESTART, Phase.CATCHING_UP  # files already inside a new tree raise no event
+    if seen.config_changed:
+        phase = Phase.CATCHING_UP
+    elif seen.events and phase is not Phase.CATCHING_UP:
+        phase = Phase.DIRTY
+    if not seen.retry_due:
+        return Action.WAIT, phase
+    if phase in (Phase.CATCHING_UP, Phase.DIRTY):
+        return Action.COMMIT, phase
+    if phase is Phase.BACKLOG:
+        return Action.EMBED, phase
+    if seen.idle_plan_due:
+        return Action.COMMIT, Phase.CATCHING_UP
+    return Action.WAIT, Phase.IDLE
+
+
 class Watcher:
     def __init__(
         self,
@@ -94,12 +173,16 @@ class Watcher:
         step_ms: int = 40,
         debounce_ms: int = 400,
         on_batch: Callable[[RebuildReport], None] | None = None,
+        idle_plan_s: float = IDLE_FULL_PLAN_S,
     ) -> None:
+        """``idle_plan_s``: how long after the last full plan an idle watcher plans in full again, the safety net
+        for a change no event reported (tests shorten it to exercise that net)."""
         self.service = service
         self.root = service.root
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
         self.on_batch = on_batch
+        self.idle_plan_s = idle_plan_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.state = WatcherState(pid=os.getpid(), started=_now())
@@ -108,6 +191,7 @@ class Watcher:
         self._retry_at = 0.0
         self.error: BaseException | None = None  # what ended the watcher, when it failed
         self.ready = threading.Event()
+        self.phase = Phase.CATCHING_UP
         self._warmed = False  # shared files parsed ahead once, after the first commit (Builder.warm)
         # paths changed since the last commit (None: plan in full), those seen appear, when planned in full
         self._changed: set[str] | None = None
@@ -162,10 +246,9 @@ class Watcher:
     def run(self) -> None:
         """Watch, catch up with the files, then apply each batch of events until stopped.
 
-        The catch-up commit runs once watching has started (on the first wake-up), so an edit
-        made while it runs is an event, not a loss; it runs again whenever a watched tree
-        appears or vanishes, since files already inside a new tree raise no event. A failure of
-        the watch itself restarts it (with a catch-up) after a backoff, MAX_WATCH_RESTARTS times."""
+        The catch-up commit runs once watching has started (on the first wake-up), so an edit made while it runs
+        is an event, not a loss. A failure of the watch itself restarts it (with a catch-up) after a backoff,
+        MAX_WATCH_RESTARTS times."""
         self.service.acquire_writer()
         self.state.state = "running"
         self._write_state()
@@ -182,62 +265,71 @@ class Watcher:
                 self._stop.wait(self._retry_at - time.monotonic())
 
     def _watch(self) -> None:
-        catch_up = True
-        backlog = False
+        """Watch the trees that exist now, until that set changes: gather inputs, ``decide``, run the action."""
+        self.phase = Phase.CATCHING_UP
         config_stat = self._config_stat()
-        trees = [self.root / t for t in TREES if (self.root / t).is_dir()]
-        for changes in watchfiles.watch(
-            *(trees or [self.root]),
-            watch_filter=lambda _change, path: relevant(self.root, path),
-            step=self.step_ms,
-            debounce=self.debounce_ms,
-            stop_event=self._stop,
-            yield_on_timeout=True,
-            rust_timeout=IDLE_WAKE_MS,
+        trees = self._trees()
+        watch = watchfiles.watch(
+            *(trees or [self.root]), watch_filter=lambda _change, path: relevant(self.root, path), step=self.step_ms,
+            debounce=self.debounce_ms, stop_event=self._stop, yield_on_timeout=True, rust_timeout=IDLE_WAKE_MS,
             raise_interrupt=False,
-        ):
-            config_now = self._config_stat()
-            self._note(changes, config_now != config_stat or catch_up)
-            if changes or config_now != config_stat:
+        )  # fmt: skip
+        for changes in watch:
+            config_now, now = self._config_stat(), time.monotonic()
+            seen = Inputs(
+                events=bool(changes), config_changed=config_now != config_stat, trees_changed=self._trees() != trees,
+                stopping=self._stopping, retry_due=now >= self._retry_at,
+                idle_plan_due=now - self._full_plan_at > self.idle_plan_s, warmed=self._warmed,
+            )  # fmt: skip
+            if seen.events or seen.config_changed:
                 config_stat = config_now
                 self.state.last_event = _now()
                 self.state.pending = max(self.state.pending, len(changes) or 1)
                 self._write_state()
-            if (changes or catch_up or self.state.pending) and time.monotonic() >= self._retry_at:
-                # documents and lexical index: searchable now; an edit's own texts (one slice) are embedded
-                # at once, a burst's rest in idle slices
-                if self._attempt("commit", self._commit):
-                    catch_up = False
-                    self.ready.set()
-                    if not self._warmed:  # parse shared files ahead, while readers start; events meanwhile queue
-                        self._warmed = bool(self._attempt("warm", self._warm))
-                        gc.freeze()  # what is parsed and loaded by now lives long: keep full collections off it
-                    backlog = bool(self._attempt("embed", self._embed_slice))
-                self.ready.set()
-            elif backlog and time.monotonic() >= self._retry_at:  # idle: embed what the commits left pending
-                backlog = bool(self._attempt("embed", self._embed_slice))
-            elif time.monotonic() - self._full_plan_at > IDLE_FULL_PLAN_S and time.monotonic() >= self._retry_at:
-                self._changed = None
-                self._attempt("commit", self._commit)
-            if [t for t in TREES if (self.root / t).is_dir()] != [p.name for p in trees]:
-                return  # a tree appeared or vanished: watch the new set, then catch up
+            action, self.phase = decide(self.phase, seen)
+            self._note(changes, full=self.phase is Phase.CATCHING_UP)
+            while action is not Action.WAIT:
+                if action is Action.RESTART:
+                    return
+                outcome = self._run(action)
+                after = Inputs(stopping=self._stopping, warmed=self._warmed, after=(action, outcome))
+                action, self.phase = decide(self.phase, after)
 
-    def _attempt(self, during: str, step: Callable[[], object]) -> object:
-        """Run one batch step; on failure record it and schedule the retry (falsy result), else clear the error."""
+    @property
+    def _stopping(self) -> bool:
+        return self._stop.is_set() or self.service.stopping
+
+    def _trees(self) -> list[Path]:
+        return [self.root / t for t in TREES if (self.root / t).is_dir()]
+
+    def _run(self, action: Action) -> Outcome:
+        if action is Action.COMMIT:
+            outcome = self._attempt("commit", self._commit)
+            self.ready.set()  # the first catch-up was attempted, whatever its outcome
+            return outcome
+        if action is Action.WARM:  # parse shared files ahead while readers start; events meanwhile queue
+            outcome = self._attempt("warm", self._warm)
+            self._warmed = outcome is Outcome.DONE
+            gc.freeze()  # what is parsed and loaded by now lives long: keep full collections off it
+            return outcome
+        return self._attempt("embed", self._embed_slice)
+
+    def _attempt(self, during: str, step: Callable[[], Outcome]) -> Outcome:
+        """Run one step; a failure is recorded and its retry scheduled, a success after failures clears them."""
         try:
-            result = step()
+            outcome = step()
         except Stopped:
-            return None  # a requested stop, not a failure: the loop ends at its next wake-up
+            return Outcome.STOPPED  # a requested stop, not a failure: the loop ends at its next wake-up
         except Exception as exc:
             self._record_failure(during, exc)
-            return None
+            return Outcome.FAILED
         if self._failures:
             self._failures = 0
             self._retry_at = 0.0
             self.state.state, self.state.retry_in_s = "running", None
             log_event(log, logging.INFO, "watcher.recovered", during=during)
             self._write_state()
-        return result if result is not None else True
+        return outcome
 
     def _record_failure(self, during: str, exc: BaseException) -> None:
         self._failures += 1
@@ -272,13 +364,14 @@ class Watcher:
         self._write_state()
         self.ready.set()  # nobody waits on a dead thread
 
-    def _warm(self) -> None:
+    def _warm(self) -> Outcome:
         started = time.perf_counter()
         self.service.acquire_writer().warm()
         log_event(log, logging.INFO, "watcher.warmed", ms=round((time.perf_counter() - started) * 1000, 1))
+        return Outcome.DONE
 
-    def _embed_slice(self) -> bool:
-        """Embed one slice of pending texts; True while some remain (recorded for status readers)."""
+    def _embed_slice(self) -> Outcome:
+        """Embed one slice of pending texts; MORE while some remain (recorded for status readers)."""
         started = time.perf_counter()
         done, status = self.service.embed_pending(limit=EMBED_SLICE, budget_s=self._slice_s)
         backlog = status == "pending"
@@ -290,7 +383,7 @@ class Watcher:
         if backlog != self.state.embedding_backlog:
             self.state.embedding_backlog = backlog
             self._write_state()
-        return backlog
+        return Outcome.MORE if backlog else Outcome.DONE
 
     def _note(self, changes: set[tuple[watchfiles.Change, str]], full: bool) -> None:
         """Gather the changed paths for the next commit's plan; anything unusual plans in full."""
@@ -306,7 +399,7 @@ class Watcher:
             if change == watchfiles.Change.added:
                 self._created.add(rel)
 
-    def _commit(self) -> None:
+    def _commit(self) -> Outcome:
         changed, created = self._changed, self._created
         self._changed, self._created = None, set()  # a failed commit plans in full when it is tried again
         report = self.service.rebuild(embed=False, changed=changed, created=created)
@@ -326,6 +419,7 @@ class Watcher:
         )  # fmt: skip
         if self.on_batch is not None:
             self.on_batch(report)
+        return Outcome.DONE
 
     def _config_stat(self) -> tuple[int, int] | None:
         try:
@@ -338,9 +432,7 @@ class Watcher:
         """Replace watcher.json atomically; a state that cannot be written (full disk) is logged, not fatal."""
         path = self.service.layout.watcher
         data = self.state.model_copy(update=overrides)
-        tmp = path.with_suffix(".tmp")
         try:
-            tmp.write_text(data.model_dump_json())
-            os.replace(tmp, path)
+            write_atomic(path, data.model_dump_json())
         except OSError as exc:
             log_event(log, logging.WARNING, "watcher.state_unwritable", error=f"{type(exc).__name__}: {exc}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from indexers.project import SETTINGS_HELP
+from indexers.project import IndexSettings, settings_table
 from ktx_index.cli import cli, reference
 from ktx_index.mcp.server import TOOL_NAMES
 
@@ -41,6 +41,15 @@ def test_cli_reference_is_generated_from_the_code():
     assert "](docs/cli.md)" in README
 
 
+def test_settings_table_is_generated_from_the_declaration():
+    current = (REPO / "docs/configuration.md").read_text()
+    stale = (
+        "docs/configuration.md's index: table is stale: run `python -m ktx_index.cli.reference docs/configuration.md`"
+    )
+    assert reference.with_settings_table(current) == current, stale
+    assert settings_table() in current and "| `max_file_mb` | `64` |" in current
+
+
 def test_flags_quoted_in_the_docs_exist():
     """`ktx-index <command> ... --flag` anywhere in the docs names an option that command has."""
     for path, text in DOCS.items():
@@ -66,7 +75,7 @@ def test_every_cli_command_mcp_tool_and_setting_is_documented():
         assert f"`ktx-index {command}`" in README, command
     for tool in TOOL_NAMES:
         assert f"`{tool}" in docs, tool
-    for setting in SETTINGS_HELP:
+    for setting in IndexSettings.model_fields:
         assert f"{setting}:" in docs or f"`{setting}`" in docs, setting
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import signal
 from collections.abc import Callable, Iterator
@@ -27,15 +28,21 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 
 
 def log_options(default_level: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """--log-level and --log-file: the call log (JSON lines, see ktx_index/logs.py) on stderr or in a file."""
+    """--log-level and --log-file: the call log (JSON lines, see ktx_index/logs.py) on stderr or in a file,
+    configured before the command runs (which never sees the two options)."""
 
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def logged(*args: Any, log_level: str, log_file: str | None, **kwargs: Any) -> Any:
+            setup_logging(log_level, log_file)
+            return command(*args, **kwargs)
+
         fn = click.option(
             "--log-file",
             type=click.Path(dir_okay=False, writable=True),
             default=None,
             help="Append the log (one JSON object per line) to this file instead of stderr.",
-        )(fn)
+        )(logged)
         return click.option(
             "--log-level",
             type=click.Choice(LEVELS, case_sensitive=False),

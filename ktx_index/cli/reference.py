@@ -1,18 +1,22 @@
-"""The CLI reference (docs/cli.md), written from click's own help so it cannot drift.
+"""The CLI reference (docs/cli.md), written from click's own help so it cannot drift; and the ``index:``
+settings table of docs/configuration.md, written from the settings' declaration.
 
-    python -m ktx_index.cli.reference docs/cli.md
+    python -m ktx_index.cli.reference docs/cli.md docs/configuration.md
 
-tests/test_docs.py regenerates it and fails on any difference, so a new option lands in
-the reference in the same commit. The width is fixed, so the output does not depend on
+tests/test_docs.py regenerates both and fails on any difference, so a new option or setting lands in
+the docs in the same commit. The width is fixed, so the output does not depend on
 the terminal that runs it.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import click
+
+from indexers.project import settings_table
 
 WIDTH = 100
 HEADER = """# CLI reference
@@ -42,13 +46,27 @@ def render(group: click.Group | None = None) -> str:
     return "\n".join(parts)
 
 
+#: docs/configuration.md's table of the ``index:`` keys: its header row and every row after it.
+SETTINGS_TABLE = re.compile(r"^\| key \| default \| meaning \|\n(?:\|.*\n)*", re.MULTILINE)
+
+
+def with_settings_table(text: str) -> str:
+    """docs/configuration.md with its ``index:`` table replaced by the one the settings declare."""
+    if len(SETTINGS_TABLE.findall(text)) != 1:
+        raise ValueError("expected one '| key | default | meaning |' table (the index: settings) in the text")
+    return SETTINGS_TABLE.sub(lambda _: settings_table(), text)
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Write the CLI reference to each path named ``cli.md`` and the settings table into each other path (the
+    configuration page); print the CLI reference when no path is given."""
     args = sys.argv[1:] if argv is None else argv
-    text = render()
-    if args:
-        Path(args[0]).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    if not args:
+        sys.stdout.write(render())
+    for arg in args:
+        path = Path(arg)
+        text = render() if path.name == "cli.md" else with_settings_table(path.read_text(encoding="utf-8"))
+        path.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

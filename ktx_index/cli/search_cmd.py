@@ -26,7 +26,7 @@ def render_discover(result: DiscoverResult, explain: bool) -> None:
             steps = "".join(f"  {stage} {change:+.3f}" for stage, change in ref.lanes.steps.items())
             click.echo(
                 f"      lexical {ref.lanes.lexical:.3f}  semantic {sem}  exact {ref.lanes.exact}"
-                f"  fused {ref.lanes.fused:.3f}{steps}"
+                f"  prior {ref.lanes.prior:.3f}  fused {ref.lanes.fused:.3f}{steps}"
             )
 
 

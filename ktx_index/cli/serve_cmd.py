@@ -12,14 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ktx_index.cli.common import (
-    log_options,
-    open_service,
-    project_option,
-    setup_logging,
-    stop_on_signals,
-    user_errors,
-)
+from ktx_index.cli.common import log_options, open_service, project_option, stop_on_signals, user_errors
 from ktx_index.cli.index_cmds import terminal_progress
 from ktx_index.errors import IndexBusy, Stopped
 from ktx_index.service import KtxIndex
@@ -69,8 +62,6 @@ def serve_command(
     watch: bool,
     upstream: str | None,
     upstream_headers: tuple[str, ...],
-    log_level: str,
-    log_file: str | None,
 ) -> None:
     """Serve the index to agents over MCP (stdio by default; HTTP at http://HOST:PORT/mcp).
 
@@ -87,7 +78,6 @@ def serve_command(
     if upstream_headers and upstream is None:
         raise click.UsageError("--upstream-header needs --upstream URL")
     spec = UpstreamSpec.parse(upstream, upstream_headers) if upstream is not None else None  # before any work
-    setup_logging(log_level, log_file)
     faulthandler.enable()  # a crash in native code (ONNX Runtime, tantivy, watchfiles) says where, on stderr
     service = open_service(project_dir)
     stopper = Stopper(service)  # from here on a signal stops at a safe point and exits 0, even while starting

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ktx_index.cli.common import (
-    log_options,
-    open_service,
-    project_option,
-    setup_logging,
-    stop_on_signals,
-    user_errors,
-)
+from ktx_index.cli.common import log_options, open_service, project_option, stop_on_signals, user_errors
 from ktx_index.reports import RebuildReport
 from ktx_index.watcher import Watcher
 
@@ -21,13 +14,12 @@ from ktx_index.watcher import Watcher
 @click.option("--quiet", "-q", is_flag=True, help="Do not print a line per commit.")
 @log_options("WARNING")
 @user_errors
-def watch_command(project_dir: str | None, quiet: bool, log_level: str, log_file: str | None) -> None:
+def watch_command(project_dir: str | None, quiet: bool) -> None:
     """Watch wiki/, semantic-layer/, raw-sources/ and ktx.yaml; re-index each batch of edits.
 
     Holds the index writer: a second watcher (or a rebuild) on the same project is refused
     while this one runs; `ktx-index serve` beside it serves each commit read-only.
     """
-    setup_logging(log_level, log_file)
     service = open_service(project_dir)
 
     def report(batch: RebuildReport) -> None:

@@ -28,6 +28,7 @@ from ktx_index.index.planning import Planner
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.index.texts import embedding_texts, vocabulary_words
 from ktx_index.index.vectors import VectorFile, vector_key
+from ktx_index.logs import timestamp
 from ktx_index.reports import RebuildReport, StaleFile
 
 Progress = Callable[[str, int, int], None]
@@ -184,14 +185,17 @@ class Builder:
         embed: bool = True,
         changed: Collection[str] | None = None,
         created: Collection[str] = (),
+        project: Project | None = None,
     ) -> RebuildReport:
         """Commit what changed; then embed new texts unless embed=False (they are left pending, so a
         large first build is searchable lexically at once and embeddings catch up with embed_pending).
 
         ``changed`` (project-relative paths, ``created`` those seen appear) is a watcher's hint: only those
-        files are stat'ed again when the last listing still holds (``planning.Planner``)."""
+        files are stat'ed again when the last listing still holds (``planning.Planner``). ``project``: ktx.yaml
+        as the caller just read it (the service keeps the one its commit was built from), else read here."""
         started = time.perf_counter()
-        project = load_project(self.root)
+        if project is None:
+            project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
         plan = self.planner.plan(project, self.indexers, self.store.scope_fingerprints(), force, changed, created)
         diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
@@ -217,7 +221,7 @@ class Builder:
         report.diagnostics = dedupe_diagnostics(diagnostics + repaired + self.store.scope_diagnostics())
         report.stale = [StaleFile(path=p, reason=r) for p, r, _ in self.store.stale_docs()]
         report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
-        self.store.set_meta({"last_rebuild": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        self.store.set_meta({"last_rebuild": timestamp()})
         return report
 
     def _stream(

@@ -7,7 +7,9 @@ A reserved ``__meta__`` document carries the store generation the index was comm
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +30,13 @@ FIELD_BOOSTS: dict[str, float] = {
     "body": 0.5,
 }
 META_UID = "__meta__"
-#: Hit uids remembered per searcher, at most (then forgotten at once): ~100 bytes each.
+#: Hit uids remembered per searcher, the least recently hit dropped first: ~100 bytes each.
 UID_CACHE = 200_000
+
+
+def _stored_uid(searcher: tantivy.Searcher, segment_ord: int, doc: int) -> str:
+    """The uid stored with the document at this address of the searcher."""
+    return searcher.doc(tantivy.DocAddress(segment_ord, doc)).get_first("uid")
 
 
 def build_schema() -> tantivy.Schema:
@@ -105,7 +112,8 @@ class LexicalIndex:
         """A searcher, with the uids of its hits remembered by address (fetching a stored document for each
         hit was ~350 fetches per query on a large index); swapped as one, so a search uses one pair."""
         self.searcher = searcher
-        self._with_uids: tuple[tantivy.Searcher, dict[int, str]] = (searcher, {})
+        uid_at = functools.lru_cache(maxsize=UID_CACHE)(functools.partial(_stored_uid, searcher))
+        self._with_uids: tuple[tantivy.Searcher, Callable[[int, int], str]] = (searcher, uid_at)
 
     def generation(self) -> int:
         searcher = self.searcher  # one searcher per lookup: reload() may swap it (addresses are per searcher)
@@ -148,17 +156,11 @@ class LexicalIndex:
         query = self._query(terms, kinds, connection)
         if query is None:
             return []
-        searcher, uids = self._with_uids  # one searcher per search: reload() may swap it (addresses are per searcher)
-        if len(uids) > UID_CACHE:
-            uids.clear()
-        hits = []
-        for score, addr in searcher.search(query, limit, count=False).hits:
-            key = addr.segment_ord << 32 | addr.doc
-            uid = uids.get(key)
-            if uid is None:
-                uid = uids[key] = searcher.doc(addr).get_first("uid")
-            hits.append(LexicalHit(uid, score))
-        return hits
+        searcher, uid_at = self._with_uids  # one searcher per search: reload() may swap it (addresses are per searcher)
+        return [
+            LexicalHit(uid_at(addr.segment_ord, addr.doc), score)
+            for score, addr in searcher.search(query, limit, count=False).hits
+        ]
 
     def _query(self, terms: list[str], kinds: list[str], connection: str | None) -> tantivy.Query | None:
         schema = self.schema

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from indexers import Indexer, dedupe_diagnostics, load_project
 from indexers.models import Diagnostic
@@ -14,6 +18,8 @@ from ktx_index.index.planning import plan_scopes
 from ktx_index.index.store import DocStore
 from ktx_index.logs import recent_errors
 from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallError, UpstreamState, WatcherState
+
+State = TypeVar("State", bound=BaseModel)
 
 
 def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) -> list[str]:
@@ -30,13 +36,18 @@ def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) ->
     return sorted(changed)
 
 
-def _watcher(layout: IndexLayout) -> WatcherState | None:
-    """The watcher's own account; a PID that is gone means it no longer runs, whatever the file says."""
+def _read_state(model: type[State], path: Path) -> State | None:
+    """A state file another process writes (the watcher's, the gateway's); None when absent or unreadable."""
     try:
-        state = WatcherState.model_validate_json(layout.watcher.read_text())
+        return model.model_validate_json(path.read_text())
     except (OSError, ValueError):
         return None
-    if state.pid is not None and not _alive(state.pid):
+
+
+def _watcher(layout: IndexLayout) -> WatcherState | None:
+    """The watcher's own account; a PID that is gone means it no longer runs, whatever the file says."""
+    state = _read_state(WatcherState, layout.watcher)
+    if state is not None and state.pid is not None and not _alive(state.pid):
         state.pid, state.pending, state.retry_in_s = None, 0, None
         if state.state != "failed":
             state.state = "stopped"
@@ -45,11 +56,8 @@ def _watcher(layout: IndexLayout) -> WatcherState | None:
 
 def _upstream(layout: IndexLayout) -> UpstreamState | None:
     """The gateway's link to upstream KTX (``serve --upstream``); a server that is gone fronts nothing."""
-    try:
-        state = UpstreamState.model_validate_json(layout.upstream.read_text())
-    except (OSError, ValueError):
-        return None
-    if state.pid is not None and not _alive(state.pid):
+    state = _read_state(UpstreamState, layout.upstream)
+    if state is not None and state.pid is not None and not _alive(state.pid):
         state.pid, state.state, state.retry_in_s = None, "stopped", None
     return state
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from indexers.models import Document
+from indexers.models import MEMBER_KINDS, Document
 from ktx_index.analysis import STOPWORDS, expand
 
 TEMPLATE_VERSION = 3
@@ -39,7 +39,7 @@ def _owner(doc: Document) -> str:
 def compact_text(doc: Document) -> str:
     """'kind: name — in owner — description — …' for everything but wiki pages."""
     parts = [f"{KIND_LABEL.get(doc.kind, doc.kind)}: {humanize(doc.name)}"]
-    if doc.kind in ("sl_measure", "sl_dimension", "column") and doc.display:
+    if doc.kind in MEMBER_KINDS and doc.display:
         parts.append(f"in {humanize(_owner(doc))}")
     summary = doc.summary or doc.description or doc.comment
     if summary:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ktx_index.logs import write_atomic
+
 
 def vector_key(fingerprint: str, text: str) -> str:
     return hashlib.sha256(f"{fingerprint}\x00{text}".encode()).hexdigest()[:32]
@@ -114,12 +116,7 @@ class VectorFile:
             )
             for i, (key, crc) in enumerate(records[: self.rows()])
         ]
-        tmp = self.keys_path.with_suffix(".keys.tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(HEADER.pack(MAGIC, self.dim) + b"".join(packed))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.keys_path)
+        write_atomic(self.keys_path, HEADER.pack(MAGIC, self.dim) + b"".join(packed), durable=True)
 
     def damaged_rows(self, records: list[tuple[str | None, int]]) -> list[int]:
         """Rows whose bytes no longer match the checksum written with them (read once, block by block)."""

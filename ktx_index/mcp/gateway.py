@@ -95,7 +95,8 @@ class Gateway:
     async def _track_sessions(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Remember each handshake-era connection (at its notifications/initialized) until it closes."""
         if ctx.method == "notifications/initialized" and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            # The SDK hands middleware the session, not its connection; the connection's exit stack is where
+            # SDK gap (mcp 2.3.0): middleware gets a ServerRequestContext, which carries the ServerSession but not
+            # its Connection (the session keeps it as _connection); the connection's exit stack is where
             # per-connection cleanup goes, so the session is forgotten when the client goes away.
             connection = getattr(ctx.session, "_connection", None)
             key = id(connection if connection is not None else ctx.session)

@@ -23,18 +23,19 @@ def _none_if_blank(value: object) -> object:
     return None if isinstance(value, str) and not value.strip() else value
 
 
+#: An optional connection id: a blank string reads as omitted (each tool's argument says what it scopes).
+OptionalConnection = Annotated[
+    Annotated[str, Field(min_length=1)] | SkipJsonSchema[None], BeforeValidator(_none_if_blank)
+]
 ConnectionArg = Annotated[
-    Annotated[str, Field(min_length=1)] | SkipJsonSchema[None],
-    BeforeValidator(_none_if_blank),
+    OptionalConnection,
     Field(
         description="Optional connection id. Pass it when user intent pins a specific warehouse "
         "(an empty string or null reads as omitted)."
     ),
 ]
-
 WikiConnectionArg = Annotated[
-    Annotated[str, Field(min_length=1)] | SkipJsonSchema[None],
-    BeforeValidator(_none_if_blank),
+    OptionalConnection,
     Field(
         description="Optional connection id: unscoped pages plus pages whose `connections` frontmatter lists it "
         "(an empty string or null reads as omitted)."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -36,18 +37,24 @@ class KtxMCPServer(MCPServer):
     (``isError``, MCP 2025-11-25 / SEP-1303, as upstream KTX answers): one line per field, naming what to send.
     Unknown keys are dropped, as upstream does, and named in the call log."""
 
-    #: Set by build_server: where the last tool errors are kept for ``status`` (None: not kept).
-    errors_path = None
-    #: Set by build_server with ``serve --upstream``: the upstream KTX server fronted (gateway.py).
-    gateway: Gateway | None = None
-
     async def list_tools(self) -> list[Tool]:
         """Our seven tools, then (with a gateway) upstream's tools we do not serve."""
         tools = await super().list_tools()
         return tools if self.gateway is None else self.gateway.merged(tools)
 
-    def __init__(self, *args: Any, tools: list[Tool] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        tools: list[Tool] | None = None,
+        errors_path: Path | None = None,
+        gateway: Gateway | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, tools=tools, **kwargs)
+        #: Where the last tool errors are kept for ``status`` (None: not kept).
+        self.errors_path = errors_path
+        #: With ``serve --upstream``: the upstream KTX server fronted (gateway.py).
+        self.gateway = gateway
         #: The tools this server defines, by name (the SDK's tool manager is not reached into).
         self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools or []}
         self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
@@ -162,16 +169,18 @@ def build_server(service: KtxIndex, gateway: Gateway | None = None) -> KtxMCPSer
         fronting = {"lifespan": gateway.lifespan, "subscriptions": gateway.bus, "middleware": gateway.middleware}
     text = instructions(service) + (gateway.instructions() if gateway is not None else "")
     server = KtxMCPServer(
-        name="ktx-index", instructions=text, version=__version__, log_level="WARNING", tools=tools, **fronting
-    )
-    server.errors_path = service.layout.errors
+        name="ktx-index", instructions=text, version=__version__, log_level="WARNING", tools=tools,
+        errors_path=service.layout.errors, gateway=gateway, **fronting,
+    )  # fmt: skip
     if gateway is not None:
         from ktx_index.mcp.gateway import advertise_list_changed
 
         gateway.local = frozenset(server.own_tools)
-        server.gateway = gateway
-        # the SDK's runners build the initialization options of its low-level server, which MCPServer exposes only
-        # as this attribute; no public hook declares tools.listChanged
+        # SDK gap (mcp 2.3.0): MCPServer.run_stdio_async and streamable_http_app build the handshake's
+        # capabilities with Server.create_initialization_options() and no NotificationOptions, and MCPServer takes
+        # none (no constructor argument, no property; lowlevel/server.py's TODO(L53) plans deriving listChanged
+        # from server state). So tools.listChanged is declared on the low-level server, which MCPServer exposes
+        # only as _lowlevel_server.
         advertise_list_changed(server._lowlevel_server)
     return server
 

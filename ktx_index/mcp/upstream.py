@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 import httpx2
@@ -31,8 +31,8 @@ from mcp.shared.dispatcher import ProgressFnT
 from pydantic import TypeAdapter
 
 from ktx_index.errors import InvalidInput
-from ktx_index.logs import cut, log_event
-from ktx_index.reports import UpstreamState
+from ktx_index.logs import cut, log_event, timestamp, write_atomic
+from ktx_index.reports import UpstreamChanges, UpstreamState, UpstreamStateName
 
 log = logging.getLogger("ktx_index.mcp.upstream")
 
@@ -287,12 +287,10 @@ class Upstream:
             log_event(log, logging.INFO, "upstream.tools", upstream=self.spec.label, tools=list(tools))
             await self.on_tools()
 
-    def _set(self, state: str, **fields: Any) -> None:
-        if state != self.state.state:
-            self.state.since = _now()
-        self.state.state = state  # type: ignore[assignment]
-        for key, value in fields.items():
-            setattr(self.state, key, value)
+    def _set(self, state: UpstreamStateName, **changes: Unpack[UpstreamChanges]) -> None:
+        """Enter ``state`` (``since`` moves only when it is a new one), setting what ``changes`` names."""
+        since = timestamp() if state != self.state.state else self.state.since
+        self.state = self.state.model_copy(update={**changes, "state": state, "since": since})
         self.write_state()
 
     def write_state(self) -> None:
@@ -301,9 +299,7 @@ class Upstream:
             return
         try:
             self.state_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.state_path.with_name(f".{self.state_path.name}.{os.getpid()}.tmp")
-            tmp.write_text(self.state.model_dump_json())
-            os.replace(tmp, self.state_path)
+            write_atomic(self.state_path, self.state.model_dump_json())
         except OSError as exc:
             log_event(log, logging.WARNING, "upstream.state_unwritable", error=str(exc))
 
@@ -317,7 +313,3 @@ def describe(exc: BaseException, spec: UpstreamSpec) -> str:
     if isinstance(exc, MCPError):
         return f"MCP error {exc.error.code}: {exc.error.message}"
     return cut(f"{type(exc).__name__}: {exc}")
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

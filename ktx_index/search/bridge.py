@@ -10,9 +10,11 @@ project's own words ranks exactly as before. Pure functions over a loaded vocabu
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
+from cachetools import LRUCache
 
 from ktx_index.analysis import STOPWORDS, expand, stem
 from ktx_index.index.store import DocStore
@@ -20,7 +22,7 @@ from ktx_index.index.vectors import VectorFile
 
 #: Neighbours of a word looked at, best first, for one whose term the lexical index still holds.
 NEIGHBOURS = 5
-#: Words of one question remembered per vocabulary (then forgotten at once).
+#: Question words whose neighbours are remembered per vocabulary, the least recently asked dropped first.
 CACHE_WORDS = 4096
 
 
@@ -29,11 +31,14 @@ class Bridge:
     words: list[str]
     stems: list[str]
     matrix: np.ndarray  # one unit row per word
-    _nearest: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    _nearest: LRUCache[str, list[tuple[str, float]]] = field(default_factory=lambda: LRUCache(CACHE_WORDS))
+    _lock: threading.Lock = field(default_factory=threading.Lock)  # engine threads share one bridge
 
     def nearest(self, word: str, vector: np.ndarray) -> list[tuple[str, float]]:
-        """The NEIGHBOURS project terms nearest to a word, as (stem, cosine), best first; one entry per stem."""
-        cached = self._nearest.get(word)
+        """The NEIGHBOURS project terms nearest to a word (``vector`` is its embedding), as (stem, cosine),
+        best first; one entry per stem."""
+        with self._lock:
+            cached = self._nearest.get(word)
         if cached is not None:
             return cached
         out: list[tuple[str, float]] = []
@@ -46,9 +51,8 @@ class Bridge:
                     out.append((self.stems[i], float(sims[i])))
                 if len(out) == NEIGHBOURS:
                     break
-        if len(self._nearest) >= CACHE_WORDS:
-            self._nearest.clear()
-        self._nearest[word] = out
+        with self._lock:
+            self._nearest[word] = out
         return out
 
 

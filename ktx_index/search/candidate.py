@@ -14,5 +14,7 @@ class Candidate:
     semantic: float | None = None
     exact: bool = False
     score: float = 0.0
+    #: The weight fusion gave it for its kind (scoring.prior), for ``--explain``.
+    prior: float = 1.0
     #: What each structural step (lifts.STAGES) added to ``score`` (negative: took away), for ``--explain``.
     steps: dict[str, float] = field(default_factory=dict)

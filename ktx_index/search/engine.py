@@ -12,10 +12,13 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
+from cachetools import LRUCache
 
 from indexers.models import SEARCH_KINDS, Document
+from ktx_index.analysis import is_key_name, member_name
 from ktx_index.embedding.embedder import Embedder
 from ktx_index.index.layout import IndexLayout
 from ktx_index.index.lexical import LexicalIndex
@@ -26,19 +29,23 @@ from ktx_index.search.bridge import Bridge, load_bridge, question_words
 from ktx_index.search.calibration import PROBES, noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
-from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, in_connection, term_context
+from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
 from ktx_index.search.query import Query
-from ktx_index.search.scoring import PARAMS, Params, fuse, semantic_score, term_score, with_prior
+from ktx_index.search.scope import scope_mask
+from ktx_index.search.scoring import PARAMS, Params, fuse, prior, semantic_score, term_score
 from ktx_index.search.shapes import closed_values, column_shape
-from ktx_index.search.spelling import indexed_term
+from ktx_index.search.spelling import edit_budget, indexed_term
 from ktx_index.snapshot.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.snapshot.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 
-#: Parsed documents kept per snapshot (Engine.documents); beyond it the cache starts again.
+#: Parsed documents kept per snapshot (Engine.documents), the least recently returned dropped first.
 CACHED_DOCUMENTS = 2048
 #: While embeddings catch up, new vectors are loaded again only after this many times the last load took
 #: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
 VECTOR_RELOAD_SPACING = 4
+T = TypeVar("T")
+#: Edits an identifier query may be from an item's name (edit_budget): none below 8 characters, 1 from 8, 2 from 12.
+IDENTIFIER_EDITS = (8, 12)
 
 
 def _encode_query(embedder: Embedder, query: str) -> np.ndarray:
@@ -46,6 +53,10 @@ def _encode_query(embedder: Embedder, query: str) -> np.ndarray:
     vector = embedder.encode([query])[0]
     vector.flags.writeable = False
     return vector
+
+
+#: The kinds whose documents may hold a key (scoring.Params.key_member).
+KEY_KINDS = frozenset({"column", "sl_dimension"})
 
 
 class Engine:
@@ -57,6 +68,8 @@ class Engine:
         self.lexical = LexicalIndex(layout.lexical, create=False)
         self.snapshot = Snapshot()
         self._lock = threading.Lock()
+        self._documents_lock = threading.Lock()  # a snapshot's document cache (an LRUCache keeps no lock itself)
+        self._per_generation: dict[str, tuple[int, object]] = {}  # name → (generation, value): per_generation
         #: Query embeddings, shared by the worker threads (lru_cache guards its own bookkeeping); per engine,
         #: so a closed engine's model is not kept alive by the cache. Failures are not cached.
         self._query_vectors = functools.lru_cache(maxsize=512)(functools.partial(_encode_query, embedder))
@@ -150,16 +163,28 @@ class Engine:
         """The documents behind results, each read from the store once per snapshot (at most CACHED_DOCUMENTS
         kept): questions return the same tables and pages again and again, and decompressing and parsing a
         document is most of fetching it. Callers only read them."""
-        cache: dict[str, Document] = self.snapshot.derived.setdefault("documents", {})  # type: ignore[assignment]
-        found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}  # one lookup: a thread may clear
+        derived = self.snapshot.derived
+        with self._documents_lock:
+            cache: LRUCache[str, Document] | None = derived.get("documents")  # type: ignore[assignment]
+            if cache is None:
+                cache = derived["documents"] = LRUCache(CACHED_DOCUMENTS)
+            found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}
         missing = [uid for uid in uids if uid not in found]
         if missing:
-            fetched = self.store.get_many(missing)
-            if len(cache) + len(fetched) > CACHED_DOCUMENTS:
-                cache.clear()
-            cache.update(fetched)
+            fetched = self.store.get_many(missing)  # outside the lock: other threads' cached reads go on
+            with self._documents_lock:
+                cache.update(fetched)
             found.update(fetched)
         return {uid: found[uid] for uid in uids if uid in found}
+
+    def per_generation(self, name: str, build: Callable[[], T]) -> T:
+        """What a tool derives from the index at its current generation (``name`` tells them apart), built
+        by ``build`` once per generation: the dictionary's value index reads every profiled value."""
+        generation = self.snapshot.generation  # before building: a commit meanwhile makes the next call rebuild
+        cached = self._per_generation.get(name)
+        if cached is None or cached[0] != generation:
+            cached = self._per_generation[name] = (generation, build())
+        return cached[1]  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ ranking
 
@@ -219,18 +244,21 @@ class Engine:
             idx = np.array([snap.uid_index.get(uid, -1) for uid in candidates], dtype=np.int64)
             in_groups = snap.doc_group[idx[idx >= 0]]
             cosines.exact(in_groups[in_groups >= 0])
-        for cand in candidates.values():
-            idx = snap.uid_index.get(cand.uid)
-            if idx is None or cand.uid in snap.shadowed:
-                continue
-            if SEARCH_KINDS[snap.doc_kind[idx]] not in kind_set:
-                continue
-            if connection is not None and not in_connection(snap, idx, connection):
+        indexed = [
+            (cand, idx)
+            for cand in candidates.values()
+            if (idx := snap.uid_index.get(cand.uid)) is not None and cand.uid not in snap.shadowed
+        ]
+        wanted = scope_mask(snap, np.array([idx for _, idx in indexed], dtype=np.int64), kind_set, connection)
+        for (cand, idx), keep in zip(indexed, wanted.tolist(), strict=True):
+            if not keep:
                 continue
             kind = SEARCH_KINDS[snap.doc_kind[idx]]
             cand.cosine = cosine(snap, idx, cosines)
             cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
-            cand.score = with_prior(fuse(cand.lexical, cand.semantic, cand.exact, p), kind, p)
+            key = kind in KEY_KINDS and not q.asks_keys and is_key_name(member_name(cand.uid))
+            cand.prior = prior(kind, p, key)
+            cand.score = fuse(cand.lexical, cand.semantic, cand.exact, p) * cand.prior
             out.append(cand)
         Lifts(snap, out, kind_set, connection, cosines, p).run(q, functools.partial(self.member_shapes, snap))
         out.sort(key=lambda c: (-c.score, c.uid))
@@ -327,8 +355,9 @@ class Engine:
             return []
         if key in snap.exact:
             return snap.exact[key]
-        if len(key) >= 8 and len(query.text.split()) <= 3:
-            near = nearest_key(snap.exact_by_length, key, 1 if len(key) < 12 else 2)
+        edits = edit_budget(len(key), IDENTIFIER_EDITS)
+        if edits and len(query.text.split()) <= 3:
+            near = nearest_key(snap.exact_by_length, key, edits)
             if near is not None:
                 return snap.exact[near[0]]
         return []
@@ -361,11 +390,7 @@ class Engine:
         key = (tuple(sorted(kinds)), connection)
         if key in snap.kind_masks:
             return snap.kind_masks[key]
-        docs = snap.chunk_docs
-        mask: np.ndarray | None = np.isin(snap.doc_kind[docs], [SEARCH_KINDS.index(k) for k in kinds])
-        if connection is not None:
-            code = snap.connections.get(connection, -1)
-            mask &= (snap.doc_conn[docs] == code) | (snap.doc_kind[docs] == SEARCH_KINDS.index("wiki"))
+        mask: np.ndarray | None = scope_mask(snap, snap.chunk_docs, set(kinds), connection)
         if mask.all():
             mask = None
         if len(snap.kind_masks) < 64:  # kinds come in a few combinations; bound it all the same

@@ -12,30 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container
 
-from indexers.models import SEARCH_KINDS
-from ktx_index.analysis import identifier_key, term_set, uid_stem
+from indexers.models import CONTAINER_KINDS, MEMBER_KINDS, SEARCH_KINDS
+from ktx_index.analysis import identifier_key, member_name, term_set, uid_stem
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines
 from ktx_index.search.query import Query
+from ktx_index.search.scope import in_scope
 from ktx_index.search.scoring import PARAMS, Params, semantic_score
 from ktx_index.search.shapes import Value, fit
 from ktx_index.search.signals import coherence
 from ktx_index.snapshot.snapshot import Snapshot
 
 #: Uid prefixes of the documents that hold others (a source's measures and dimensions, a table's columns).
-CONTAINERS = ("table:", "sl_source:")
-#: The kinds that belong to a container.
-MEMBERS = ("column", "sl_dimension", "sl_measure")
+CONTAINERS = tuple(f"{kind}:" for kind in CONTAINER_KINDS)
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
 #: The structural steps after fusion, in the order they run.
 STAGES = ("propagate", "named", "join_keys", "shaped", "namesakes", "coherence", "page_scope")
-
-
-def in_connection(snap: Snapshot, idx: int, connection: str) -> bool:
-    if SEARCH_KINDS[snap.doc_kind[idx]] == "wiki":
-        return True
-    return snap.connections.get(connection, -1) == snap.doc_conn[idx]
 
 
 def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None:
@@ -60,9 +53,9 @@ def member_copies(snap: Snapshot, member: int, most_stems: int) -> list[int]:
     if own is None:
         return []
     stems: dict[str | None, list[int]] = {}
-    for uid in snap.exact.get(identifier_key(snap.doc_uids[member].rsplit(".", 1)[-1]), ()):
+    for uid in snap.exact.get(identifier_key(member_name(snap.doc_uids[member])), ()):
         i = snap.uid_index.get(uid)
-        if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBERS:
+        if i is not None and SEARCH_KINDS[snap.doc_kind[i]] in MEMBER_KINDS:
             stems.setdefault(container_stem(snap, i), []).append(i)
             if len(stems) > most_stems:
                 return []
@@ -134,9 +127,7 @@ class Lifts:
 
     def wanted(self, idx: int) -> bool:
         """Whether the search may return this document (its kind, its connection)."""
-        if SEARCH_KINDS[self.snap.doc_kind[idx]] not in self.kinds:
-            return False
-        return self.connection is None or in_connection(self.snap, idx, self.connection)
+        return in_scope(self.snap, idx, self.kinds, self.connection)
 
     def lift(self, idx: int, score: float) -> Candidate:
         """The document's candidate (added with its semantic lane if no lane found it), at least ``score``."""
@@ -189,7 +180,7 @@ class Lifts:
             idx = snap.uid_index[cand.uid]
             if cand.uid.startswith(CONTAINERS):
                 copies = [snap.uid_index[uid] for uid in snap.stems.get(uid_stem(cand.uid), ())]
-            elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBERS:
+            elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBER_KINDS:
                 copies = member_copies(snap, idx, p.namesake_max)
             else:
                 continue
@@ -217,7 +208,7 @@ class Lifts:
                     continue
                 for uid in edge.keys:
                     key = self.snap.uid_index.get(uid)
-                    if key is not None and SEARCH_KINDS[self.snap.doc_kind[key]] in self.kinds:
+                    if key is not None and self.wanted(key):
                         self.lift(key, self.p.join_share * min(score, other))
 
     def shaped(self, shapes: Callable[[int], list[MemberShape]], values: tuple[Value, ...]) -> None:
@@ -242,9 +233,9 @@ class Lifts:
                 for member, member_shape, closed in shapes(container):
                     if member_shape != value.shape or (closed is not None and value.text not in closed):
                         continue
-                    if SEARCH_KINDS[snap.doc_kind[member]] not in self.kinds:
+                    if not self.wanted(member):
                         continue
-                    column_terms = term_set(snap.doc_uids[member].rsplit(".", 1)[-1])
+                    column_terms = term_set(member_name(snap.doc_uids[member]))
                     semantic = semantic_score(cosine(snap, member, self.cosines) or 0.0, self.p)
                     score = lift * (1 + semantic) * fit(value, column_terms, table_terms)
                     if best is None or score > best[0]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, identifier_key, query_terms
+from ktx_index.analysis import KEY_WORDS, RAW_TOKEN, STOPWORDS, analyze, identifier_key, query_terms
 from ktx_index.search.shapes import Value, question_values
 
 QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
@@ -29,6 +29,8 @@ class Query:
     values: tuple[Value, ...]
     #: The whole question as an identifier key: an exact name or id puts the item in the exact tier.
     identifier: str
+    #: It asks for identifiers ("customer id"): key columns then keep their full score (scoring.kind_prior).
+    asks_keys: bool = False
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -39,6 +41,7 @@ class Query:
             named=frozenset(named_keys(text)),
             values=tuple(question_values(text)),
             identifier=identifier_key(text),
+            asks_keys=any(m.group(0).casefold() in KEY_WORDS for m in RAW_TOKEN.finditer(text)),
         )
 
     @classmethod

@@ -56,6 +56,11 @@ class Params:
     non_exact_ceiling: float = 0.88
     #: Containers and curated definitions answer more questions than single columns do.
     kind_prior: dict[str, float] = field(default_factory=_kind_prior)
+    #: A column or dimension whose name says it holds a key (analysis.is_key_name) answers fewer questions than the
+    #: one carrying the question's concept: it keeps this share of its kind prior unless the question asks for
+    #: identifiers (chosen leaving one project out on the tuning families: docs/benchmarks.md). The join-key step
+    #: still lifts the keys between two tables that answer.
+    key_member: float = 0.85
     relevance_floor: float = 0.18
     #: A source or table scores at least this share of its best-matching measure, dimension or column (0.9 → 0.95
     #: chosen by every discover fold, families weighed equally; no held-out family loses: docs/benchmarks.md).
@@ -88,8 +93,6 @@ class Params:
     #: rule that empties none of the judged sets' 421 answerable questions.
     chance_lexical: float = 0.2
     noise_margin: float = 0.05
-    #: A low-confidence answer whose best score is under the floor returns what scores this share of its best.
-    low_band: float = 0.6
     #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs.
     max_per_container: int = 5
 
@@ -126,8 +129,9 @@ def fuse(lexical: float, semantic: float | None, exact: bool, p: Params = PARAMS
     return p.non_exact_ceiling * hybrid
 
 
-def with_prior(score: float, kind: str, p: Params = PARAMS) -> float:
-    return score * p.kind_prior.get(kind, 1.0)
+def prior(kind: str, p: Params = PARAMS, key: bool = False) -> float:
+    """What a document of this kind weighs in fusion (a member holding a key, ``key``, weighs less)."""
+    return p.kind_prior.get(kind, 1.0) * (p.key_member if key else 1.0)
 
 
 def passes_floor(score: float, floor: float = PARAMS.relevance_floor) -> bool:

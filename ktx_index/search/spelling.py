@@ -16,16 +16,24 @@ if TYPE_CHECKING:
 VOCABULARY_FIELDS = ("name", "display", "description", "comment", "body")
 CANDIDATES_PER_FIELD = 4000
 
+#: Word lengths at which a query term may have one more edit: below 4 none (too many short words are one
+#: edit apart), 1 from 4, 2 from 8.
+TERM_EDITS = (4, 8)
 
-def edit_budget(term: str) -> int:
-    if len(term) < 4 or term.isdigit():
-        return 0
-    return 1 if len(term) < 8 else 2
+
+def edit_budget(length: int, steps: tuple[int, ...]) -> int:
+    """How many edits a word of ``length`` characters may have: one per step it reaches.
+
+    Every fuzzy match (query terms, exact identifiers, dictionary values) asks this one function, so a
+    budget is read as thresholds in one place; each caller keeps its own ``steps`` because their words
+    differ (a stored value is compared whole, separators removed, and tolerates more).
+    """
+    return sum(length >= step for step in steps)
 
 
 def nearest_term(term: str, vocabulary: dict[str, int]) -> str | None:
     """The closest vocabulary term within the edit budget; ties go to the more frequent term."""
-    budget = edit_budget(term)
+    budget = 0 if term.isdigit() else edit_budget(len(term), TERM_EDITS)
     if not budget or not vocabulary:
         return None
     matches = process.extract(term, list(vocabulary), scorer=DamerauLevenshtein.distance, score_cutoff=budget, limit=20)

@@ -3,7 +3,7 @@
 A full load reads every searchable document and chunk and gathers the whole vector matrix,
 which is linear in the index with a large constant (a second or more at 100k columns). A
 delta reads the changed rows (the store logs the uids each generation touched) and patches
-copies of the snapshot's structures: per-document arrays through ``DOC_ARRAYS``, the
+copies of the snapshot's structures: per-document arrays through ``doc_arrays``, the
 identifier map, parents and wiki pages, the ranking facts (search/facts.py ``update_facts``, from
 every changed uid, searchable or not), and the chunk → matrix-row maps, appending new vectors to
 the matrix's spare rows. The previous snapshot is left as it was, for queries still
@@ -25,10 +25,10 @@ from ktx_index.snapshot.coarse import coarse_for
 from ktx_index.snapshot.facts import update_facts
 from ktx_index.snapshot.snapshot import (
     CONTAINER_CODES,
-    DOC_ARRAYS,
     DocEntry,
     Snapshot,
     derive_wiki,
+    doc_arrays,
     doc_entry,
     edited_stems,
     group_chunks,
@@ -97,11 +97,9 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
         out[~is_added] = array[keep]
         return out
 
-    for name, (_dtype, value) in DOC_ARRAYS.items():
-        array = moved(getattr(old, name), 0)
-        for uid, entry in fresh.items():
-            array[snap.uid_index[uid]] = value(snap, entry)
-        setattr(snap, name, array)
+    snap.doc_kind, snap.doc_conn = moved(old.doc_kind, 0), moved(old.doc_conn, 0)
+    rows = np.array([snap.uid_index[uid] for uid in fresh], dtype=np.int64)
+    snap.doc_kind[rows], snap.doc_conn[rows] = doc_arrays(snap, fresh.values())
     _update_exact(old, snap, previous, fresh)
     _update_parents(old, snap, old_to_new, previous, gone, fresh, moved)
     derive_wiki(snap)

@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from indexers.models import CONTAINER_KINDS
 from ktx_index.index.store import DocStore, unpack
 from ktx_index.snapshot.joins import Edge, JoinEdge, join_graph, scan_edges, source_edges
-
-KINDS = ("table", "sl_source")
 
 
 @dataclass
@@ -25,15 +24,15 @@ class Facts:
 
 def _rows(store: DocStore, uids: Iterable[str] | None) -> Iterator[tuple[str, str, str | None, dict]]:
     if uids is None:
-        marks = ",".join("?" * len(KINDS))
+        marks = ",".join("?" * len(CONTAINER_KINDS))
         sql = f"SELECT uid, kind, connection, body FROM docs WHERE kind IN ({marks})"
-        for uid, kind, conn, body in store.db.execute(sql, KINDS):
+        for uid, kind, conn, body in store.db.execute(sql, CONTAINER_KINDS):
             yield uid, kind, conn, unpack(body)
         return
     for uid, kind, conn, body in store.select_in(
         "SELECT uid, kind, connection, body FROM docs WHERE uid IN ({marks})", sorted(uids)
     ):
-        if kind in KINDS:
+        if kind in CONTAINER_KINDS:
             yield uid, kind, conn, unpack(body)
 
 
@@ -87,7 +86,7 @@ def load_facts(store: DocStore) -> Facts:
 
 def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
     """The facts after a commit that touched ``changed`` (the old ones when none of them matter)."""
-    relevant = {uid for uid in changed if uid.split(":", 1)[0] in KINDS}
+    relevant = {uid for uid in changed if uid.split(":", 1)[0] in CONTAINER_KINDS}
     if not relevant:
         return old
     facts = Facts(edges=dict(old.edges))

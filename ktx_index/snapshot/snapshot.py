@@ -7,22 +7,22 @@ for the few results returned.
 A commit changes a few documents of a large index, so a reader does not load everything
 again: ``apply_documents`` and ``apply_vectors`` (search/delta.py) derive a new snapshot from
 the previous one and the documents the store logged as changed. Everything a snapshot holds
-per document comes from ``doc_entry`` (one store row → one ``DocEntry``) and the arrays in
-``DOC_ARRAYS``, which the full load and a delta both use: a new per-document value is added
+per document comes from ``doc_entry`` (one store row → one ``DocEntry``) and the arrays
+``doc_arrays`` makes, which the full load and a delta both use: a new per-document value is added
 in those two places. Snapshots are never mutated once a query may hold them (copy-on-write).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
-from indexers.models import SEARCH_KINDS
+from indexers.models import CONTAINER_KINDS, CONTAINER_OF, SEARCH_KINDS
 from ktx_index.analysis import identifier_part_key, uid_stem
 from ktx_index.index.store import DocStore, unpack
 from ktx_index.index.vectors import VectorFile
@@ -32,7 +32,7 @@ from ktx_index.snapshot.uids import UidIndex
 
 KIND_CODE = {kind: i for i, kind in enumerate(SEARCH_KINDS)}
 #: The kinds that hold others (a source's measures and dimensions, a table's columns).
-CONTAINER_CODES = frozenset({KIND_CODE["table"], KIND_CODE["sl_source"]})
+CONTAINER_CODES = frozenset(KIND_CODE[kind] for kind in CONTAINER_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,21 +89,22 @@ class Snapshot:
     embed_fingerprint: str = ""
 
 
-#: Per-document arrays in snapshot order: attribute → (dtype, value of one document). The full load and
-#: every delta fill them through this table; connection codes are assigned before it is used.
-DOC_ARRAYS: dict[str, tuple[type, Callable[[Snapshot, DocEntry], int]]] = {
-    "doc_kind": (np.int8, lambda _snap, e: e.kind),
-    "doc_conn": (np.int32, lambda snap, e: snap.connections[e.connection]),
-}
+def doc_arrays(snap: Snapshot, entries: Iterable[DocEntry]) -> tuple[np.ndarray, np.ndarray]:
+    """(``doc_kind``, ``doc_conn``) of these documents, in their order: the full load fills the snapshot's
+    per-document arrays with it, a delta the rows of the documents it changed (connection codes are assigned
+    first)."""
+    entries = list(entries)
+    kinds = np.array([e.kind for e in entries], dtype=np.int8)
+    return kinds, np.array([snap.connections[e.connection] for e in entries], dtype=np.int32)
 
 
 def parent_uid(kind: str, conn: str | None, name: str, ref_id: str, display: str) -> str | None:
     """The source a measure or dimension belongs to, the table a column belongs to."""
-    if kind in ("sl_measure", "sl_dimension"):
-        return f"sl_source:{conn}:{ref_id[: -len(name) - 1]}" if ref_id.endswith("." + name) else None
-    if kind == "column":
-        return f"table:{conn}:{display[: -len(name) - 1]}" if display.endswith("." + name) else None
-    return None
+    container = CONTAINER_OF.get(kind)
+    owned = ref_id if container == "sl_source" else display  # a source's members by its id, a table's by display
+    if container is None or not owned.endswith("." + name):
+        return None
+    return f"{container}:{conn}:{owned[: -len(name) - 1]}"
 
 
 def exact_keys(*names: str | None) -> set[str]:
@@ -160,8 +161,7 @@ def load_documents(store: DocStore, generation: int) -> Snapshot:
     snap.uid_index = UidIndex(snap.doc_uids)
     for entry in snap.entries.values():
         snap.connections.setdefault(entry.connection, len(snap.connections))
-    for name, (dtype, value) in DOC_ARRAYS.items():
-        setattr(snap, name, np.array([value(snap, e) for e in snap.entries.values()], dtype=dtype))
+    snap.doc_kind, snap.doc_conn = doc_arrays(snap, snap.entries.values())
     snap.doc_parent = np.full(len(snap.doc_uids), -1, dtype=np.int64)
     for i, (uid, entry) in enumerate(snap.entries.items()):
         for key in entry.keys:

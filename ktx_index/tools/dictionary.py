@@ -20,6 +20,7 @@ from indexers.models import TableRef
 from ktx_index.analysis import fold, squash
 from ktx_index.errors import InvalidInput, unknown_connection
 from ktx_index.search.engine import Engine
+from ktx_index.search.spelling import edit_budget
 from ktx_index.tools.results import (
     Coverage,
     DictionaryMatch,
@@ -36,6 +37,9 @@ TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4
 #: Stored values that look like codes (upper-case letters, this long) can be matched by the words they abbreviate.
 CODE_LENGTHS = range(2, 7)
 CONNECTIVES = frozenset({"and", "of", "the", "&"})
+#: Edits a value (separators removed) may be from a stored one: none below 4 characters, 1 from 4, 2 from 6,
+#: 3 from 13; more than a query term gets, since a whole value is longer and rarely one edit from another.
+VALUE_EDITS = (4, 6, 13)
 
 
 def abbreviates(code: str, words: list[str]) -> bool:
@@ -150,8 +154,7 @@ class DictionaryIndex:
                 i = bisect_right(self.offsets, pos) - 1
                 add((i,), "token", 0.7 + 0.1 * len(squashed) / max(1, len(self.squashed[i])))
                 pos = self.joined.find(squashed, pos + 1)
-        if len(squashed) >= 4:
-            budget = 1 if len(squashed) <= 5 else 2 if len(squashed) <= 12 else 3
+        if budget := edit_budget(len(squashed), VALUE_EDITS):
             for _choice, distance, i in process.extract(
                 squashed, self.squashed, scorer=DamerauLevenshtein.distance, score_cutoff=budget, limit=200
             ):
@@ -169,11 +172,8 @@ class DictionaryIndex:
 
 
 def _index(engine: Engine) -> DictionaryIndex:
-    cached = getattr(engine, "_dictionary", None)
-    if cached is None or cached[0] != engine.snapshot.generation:
-        cached = (engine.snapshot.generation, DictionaryIndex.load(engine))
-        engine._dictionary = cached  # type: ignore[attr-defined]
-    return cached[1]
+    """The value index of the engine's generation, built once per commit and kept by the engine."""
+    return engine.per_generation("dictionary", lambda: DictionaryIndex.load(engine))
 
 
 def dictionary_search(

@@ -67,7 +67,7 @@ def discover(
     level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap), p)
     if level == "none":
         return DiscoverResult(refs=[])
-    ranked = [c for c in ranked if passes_floor(c.score, answer_floor(ranked, level, p))]
+    ranked = [c for c in ranked if passes_floor(c.score, answer_floor(level, p))]
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
@@ -159,6 +159,7 @@ def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> Disc
             semantic=None if cand.semantic is None else round(cand.semantic, 4),
             exact=cand.exact,
             fused=round(cand.score - sum(cand.steps.values()), 4),
+            prior=round(cand.prior, 4),
             steps={stage: round(change, 4) for stage, change in cand.steps.items()},
         )
     return ref

@@ -44,6 +44,11 @@ class LaneScores(Strict):
     semantic: float | None = Field(description="Embedding similarity mapped to [0, 1]; null when vectors are missing.")
     exact: bool = Field(description="The query is exactly this item's name or id.")
     fused: float = Field(description="The lanes fused (and weighed by kind), before the structural steps.")
+    prior: float = Field(
+        default=1.0,
+        description="The weight of its kind in fusion: containers and definitions above single members, a member "
+        "holding a key (an id column) below the one carrying the question's concept, unless the question asks for ids.",
+    )
     steps: dict[str, float] = Field(
         default_factory=dict,
         description="What each structural step (propagate, named, join_keys, shaped, namesakes, coherence, page_scope) "

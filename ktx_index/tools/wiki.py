@@ -43,31 +43,15 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
     p = engine.params
     lanes = [
         WikiLane(
-            lane="lexical",
-            status="available",
-            requestedCandidatePoolLimit=p.pool,
-            effectiveCandidatePoolLimit=p.pool,
-            returnedCandidateCount=sum(1 for c in ranked if c.lexical > 0),
-            weight=p.lexical_weight,
-        ),
-        WikiLane(
-            lane="semantic",
-            status=status,  # type: ignore[arg-type]
-            requestedCandidatePoolLimit=p.pool,
-            effectiveCandidatePoolLimit=p.pool,
-            returnedCandidateCount=sum(1 for c in ranked if (c.semantic or 0) > 0),
-            weight=p.semantic_weight,
-            reason=reason,
-        ),
-        WikiLane(
-            lane="exact",
-            status="available",
-            requestedCandidatePoolLimit=p.pool,
-            effectiveCandidatePoolLimit=p.pool,
-            returnedCandidateCount=sum(1 for c in ranked if c.exact),
-            weight=1.0,
-        ),
-    ]
+            lane=lane, status=lane_status, requestedCandidatePoolLimit=p.pool, effectiveCandidatePoolLimit=p.pool,
+            returnedCandidateCount=count, weight=weight, reason=why,
+        )
+        for lane, lane_status, why, count, weight in (
+            ("lexical", "available", None, sum(1 for c in ranked if c.lexical > 0), p.lexical_weight),
+            ("semantic", status, reason, sum(1 for c in ranked if (c.semantic or 0) > 0), p.semantic_weight),
+            ("exact", "available", None, sum(1 for c in ranked if c.exact), 1.0),
+        )
+    ]  # fmt: skip
     results: list[WikiResult] = []
     for cand in ranked[:limit]:
         doc = docs.get(cand.uid)
@@ -111,7 +95,7 @@ def matching_pages(
         return [], level
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
         ranked = engine.rank(query, ["wiki"], pool=pages)
-    floor = answer_floor(ranked, level, engine.params)
+    floor = answer_floor(level, engine.params)
     return [c for c in ranked if passes_floor(c.score, floor) and _applies(snap, c.uid, connection_id)], level
 
 

@@ -33,7 +33,8 @@ from ktx_index.service import KtxIndex  # noqa: E402
 OFF: dict[str, dict[str, Any]] = {
     "bridge (lane)": {"bridged_term": 0.0},
     "container coverage (lane)": {"member_context": 0.0},
-    "kind prior (fusion)": {"kind_prior": {k: 1.0 for k in PARAMS.kind_prior}},
+    "kind prior (fusion)": {"kind_prior": {k: 1.0 for k in PARAMS.kind_prior}, "key_member": 1.0},
+    "key prior (fusion)": {"key_member": 1.0},
     "propagate": {"parent_share": 0.0},
     "named": {"named_share": 0.0},
     "join_keys": {"join_share": 0.0},

@@ -1,8 +1,11 @@
+import pytest
+
 from ktx_index.analysis import (
     analyze,
     expand,
     fold,
     identifier_key,
+    is_key_name,
     lemma,
     query_terms,
     split_identifier,
@@ -54,3 +57,15 @@ def test_camel_split_fast_path_agrees_with_the_boundary_rules():
     }  # fmt: skip
     for piece, parts in cases.items():
         assert _camel_parts(piece) == parts, piece
+
+
+@pytest.mark.parametrize(
+    ("column", "key"),
+    [
+        ("id", True), ("artist_id", True), ("customerID", True), ("Customer ID", True), ("custid", True),
+        ("order_key", True), ("balance", False), ("paid", False), ("is_valid", False), ("amount_prepaid", False),
+        ("squid", False), ("grid", False), ("genre", False),
+    ],
+)  # fmt: skip
+def test_a_key_column_is_named_like_one(column: str, key: bool) -> None:
+    assert is_key_name(column) is key

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 
 import anyio
 import pytest
@@ -13,7 +14,7 @@ from mcp import Client
 
 from ktx_index.cli import cli
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.logs import MAX_VALUE, configure, cut
+from ktx_index.logs import MAX_VALUE, configure, cut, timestamp, write_atomic
 from ktx_index.mcp import build_server
 from ktx_index.service import KtxIndex
 
@@ -34,6 +35,32 @@ def log_file(tmp_path):
 
 def lines(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_timestamps_are_utc_to_the_millisecond():
+    assert timestamp(0) == "1970-01-01T00:00:00.000Z"
+    assert timestamp(1_780_000_000.25) == "2026-05-28T20:26:40.250Z"
+    assert timestamp().endswith("Z") and len(timestamp()) == len("1970-01-01T00:00:00.000Z")
+
+
+def test_a_stamp_takes_its_seconds_and_milliseconds_from_one_clock_reading():
+    # the watcher's own clock once read seconds and milliseconds separately, so a stamp taken across a second
+    # boundary went back by up to a second
+    for epoch in (1_000_000_000.9995, 1_000_000_001.0005, 1_000_000_001.0015):
+        stamp = datetime.strptime(timestamp(epoch), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+        assert epoch - 0.001 <= stamp <= epoch, (epoch, stamp)
+
+
+def test_an_atomic_write_replaces_the_file_whole_and_leaves_no_temp_file(tmp_path):
+    path = tmp_path / "state.json"
+    write_atomic(path, "old")
+    write_atomic(path, "new ü")
+    write_atomic(tmp_path / "keys", b"\x00\x01", durable=True)
+    assert path.read_text(encoding="utf-8") == "new ü" and (tmp_path / "keys").read_bytes() == b"\x00\x01"
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(OSError):  # a folder cannot be replaced by a file
+        write_atomic(tmp_path / "folder", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "keys", "state.json"]
 
 
 def test_cut_shortens_long_values_and_redacts_secrets():

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,7 +30,6 @@ from mcp import Client, StdioServerParameters, stdio_client
 from projects import ORDERS_SOURCE as SOURCE
 from projects import column, scan_files, table_file, write_files
 
-from ktx_index import watcher as watcher_module
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import IndexBusy
 from ktx_index.reports import RebuildReport
@@ -428,6 +426,34 @@ def test_ktx_yaml_change_is_picked_up(make_project, start_watch) -> None:
     watch.wait_key("brindlewhump", "private")
 
 
+def test_a_change_no_event_reports_is_found_by_the_idle_plan_and_embedded(make_project, start_watch) -> None:
+    """The periodic full plan is the safety net for changes no event reports; what it commits must also get
+    its vectors, not stay lexical-only until some later event.
+
+    The change: ktx.yaml rewritten to the same size with its mtime put back. ktx.yaml lies outside the watched
+    trees (it is polled by stat, not watched), so nothing reports it; the full plan re-reads it anyway.
+    (Until this test, the idle plan committed and never embedded: the new user's page stayed lexical-only.)"""
+    files = {**BASE, "wiki/user/bobby/notes.md": page("Bobby's notes", "Only for bobby: sprocketwhim gadzooks.")}
+    watch = start_watch(make_project(files, config=CONFIG + "  user: alice\n"), idle_plan_s=1.0)
+    wait_for(lambda: (s := watch.reader.status()).chunks_embedded == s.chunks, "the catch-up's texts embedded")
+    assert watch.keys("sprocketwhim") == []  # bobby's page is not alice's
+    config, last_event = watch.root / "ktx.yaml", watch.state()["last_event"]
+    before = config.stat()
+    config.write_text(CONFIG + "  user: bobby\n")
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (config.stat().st_size, config.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    def by_meaning() -> bool:
+        results = watch.reader.wiki_search("notes for bobby: sprocketwhim gadzooks").results
+        hits = [r for r in results if r.key == "notes"]
+        return bool(hits) and "semantic" in hits[0].matchReasons
+
+    wait_for(by_meaning, "bobby's page found by its vectors, not only its words")
+    status = watch.reader.status()
+    assert status.chunks_embedded == status.chunks and status.semantic == "available"
+    assert watch.state()["last_event"] == last_event  # no event reported it: the idle plan did
+
+
 def test_paths_noted_with_a_config_change_still_plan_in_full(make_project) -> None:
     """A batch holding a ktx.yaml change (or the catch-up) plans in full whatever file paths came with it."""
     root = make_project(BASE, config=CONFIG)
@@ -585,23 +611,3 @@ def test_plain_serve_beside_a_watcher_only_reads_and_reloads(watched: Watch, tmp
     anyio.run(main)
     assert "serving its commits read-only" in log.read_text()
     assert watched.reader.status().writer_pid == os.getpid()
-
-
-# ------------------------------------------------------------------ timestamps
-
-
-def test_watcher_timestamps_never_go_backwards(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One stamp reads the clock once: seconds and milliseconds must come from the same reading.
-
-    (At HEAD e271f40, _now() took the seconds from time.gmtime() and the milliseconds from a second
-    time.time() call, so a stamp taken across a second boundary went back by up to a second.)
-    """
-    clock = iter([1_000_000_000.9995, 1_000_000_001.0005, 1_000_000_001.0015])  # successive clock reads
-
-    def gmtime(secs: float | None = None) -> time.struct_time:
-        return time.gmtime(next(clock) if secs is None else secs)
-
-    fake = types.SimpleNamespace(gmtime=gmtime, time=lambda: next(clock), strftime=time.strftime)
-    monkeypatch.setattr(watcher_module, "time", fake)
-    stamp = watcher_module._now()
-    assert 1_000_000_000.999 <= epoch(stamp) <= 1_000_000_001.001, stamp

@@ -74,6 +74,39 @@ def test_a_batch_that_raises_is_visible_within_a_second_then_retried(make_projec
     assert watcher.error is None
 
 
+def test_a_failed_embedding_slice_is_retried_without_another_event(make_project, monkeypatch) -> None:
+    """(Until the watcher's state machine, a slice that raised dropped the backlog: the commit's texts stayed
+    searchable by words alone until some later event brought another commit.)"""
+    root = make_project({"wiki/global/a.md": PAGE.format("Alpha", "A page about zorblax.")}, config=CONFIG)
+    real_embed = KtxIndex.embed_pending
+    raised: list[float] = []
+
+    def full_disk(self, *args, **kwargs):
+        if not raised:  # the catch-up's first slice fails, the retry succeeds
+            raised.append(time.monotonic())
+            raise OSError(28, "No space left on device")
+        return real_embed(self, *args, **kwargs)
+
+    monkeypatch.setattr(KtxIndex, "embed_pending", full_disk)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    reader = KtxIndex(root, embedder=HashEmbedder())
+    watcher = Watcher(service)
+    watcher.start_in_thread()
+    try:
+        assert watcher.wait_ready(10)
+        status = wait_for(
+            lambda: (s := reader.status()).chunks > 0 and s.chunks_embedded == s.chunks and s, "the retried slice"
+        )
+        assert raised and status.semantic == "available"
+        assert status.watcher.errors == 1 and status.watcher.recent_errors[0].during == "embed"
+        wait_for(lambda: reader.status().watcher.state == "running", "the watcher to recover")
+    finally:
+        watcher.stop()
+        reader.close()
+        service.close()
+    assert watcher.error is None
+
+
 def test_a_watcher_that_cannot_go_on_says_failed(make_project, monkeypatch) -> None:
     from ktx_index import watcher as watcher_module
 

@@ -11,7 +11,7 @@ from indexers.models import Document
 from ktx_index.analysis import stem
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.index.texts import vocabulary_words
-from ktx_index.search.bridge import Bridge, question_words
+from ktx_index.search.bridge import CACHE_WORDS, Bridge, question_words
 from ktx_index.service import KtxIndex
 
 SYNONYMS = {"movie": "film", "movies": "film", "performer": "actor", "cinema": "theatre", "picture": "film"}
@@ -69,6 +69,17 @@ def test_nearest_keeps_one_entry_per_stem_best_first():
     bridge = Bridge(["film", "films", "actor"], ["film", "film", "actor"], vectors[[0, 0, 1]] * [[1.0], [0.9], [1.0]])
     near = bridge.nearest("movie", np.array([0.8, 0.6, 0.0], dtype=np.float32))
     assert near == [("film", pytest.approx(0.8)), ("actor", pytest.approx(0.6))]
+
+
+def test_a_words_neighbours_are_remembered_and_the_least_recently_asked_forgotten_first():
+    bridge = Bridge(["film"], ["film"], np.eye(1, dtype=np.float32))
+    first = bridge.nearest("movie", np.ones(1, dtype=np.float32))
+    assert bridge.nearest("movie", np.ones(1, dtype=np.float32)) is first  # the same answer, not computed again
+    for i in range(CACHE_WORDS):
+        bridge.nearest(f"word{i}", np.ones(1, dtype=np.float32))
+        bridge.nearest("movie", np.ones(1, dtype=np.float32))  # asked all along: kept
+    assert bridge.nearest("movie", np.ones(1, dtype=np.float32)) is first
+    assert len(bridge._nearest) == CACHE_WORDS and "word0" not in bridge._nearest
 
 
 def test_the_writer_embeds_each_vocabulary_word_once(service):

@@ -8,6 +8,7 @@ from projects import column, scan_files, with_params
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
+from ktx_index.tools.discover import discover
 
 CLINIC = [
     {"catalog": None, "db": "main", "name": "Patient", "columns": [column("ID", "int"), column("Birthday", "date")]},
@@ -36,6 +37,20 @@ def score_of(engine, query: str, uid_end: str) -> tuple[float, float]:
     """(the table's score, the best table's score)."""
     ranked = [c for c in engine.rank(query, ["table", "column"]) if c.uid.startswith("table:")]
     return next(c.score for c in ranked if c.uid.endswith(uid_end)), max(c.score for c in ranked)
+
+
+def test_a_key_column_ranks_below_its_concept_unless_the_question_asks_for_ids(clinic):
+    key, concept = "main.Laboratory.ID", "main.Laboratory.PLT"
+    for query, keeps in (("laboratory platelet", False), ("laboratory id", True)):
+        even, demoted = scores(with_params(clinic, key_member=1.0), query), scores(clinic, query)
+        assert demoted[concept] == pytest.approx(even[concept])
+        if keeps:
+            assert demoted[key] == pytest.approx(even[key])
+        else:
+            assert demoted[key] == pytest.approx(even[key] * PARAMS.key_member)
+    lanes = {r.id: r.lanes for r in discover(clinic, "laboratory platelet", explain=True).refs}
+    assert lanes["main.Laboratory.ID"].prior == pytest.approx(PARAMS.kind_prior["column"] * PARAMS.key_member, abs=1e-4)
+    assert lanes["main.Laboratory.PLT"].prior == pytest.approx(PARAMS.kind_prior["column"])
 
 
 def test_a_table_the_question_names_scores_near_the_best_table(clinic):

@@ -70,8 +70,8 @@ def test_confidence_is_high_for_an_identifier_or_a_confident_score():
     assert confidence(None, "q", strong, "discover_data", lambda: 0.25) == "high"  # type: ignore[arg-type]
 
 
-def test_a_low_answer_under_the_floor_returns_its_nearest_matches():
+def test_a_low_answer_returns_its_nearest_matches_a_confident_one_what_clears_the_floor():
     ranked = [_cand("a", 0.15), _cand("b", 0.1), _cand("c", 0.05)]
-    floor = answer_floor(ranked, "low")
-    assert [c.uid for c in ranked if scoring.passes_floor(c.score, floor)] == ["a", "b"]
-    assert answer_floor(ranked, "high") == scoring.PARAMS.relevance_floor
+    assert [c.uid for c in ranked if scoring.passes_floor(c.score, answer_floor("low"))] == ["a", "b", "c"]
+    assert answer_floor("high") == scoring.PARAMS.relevance_floor
+    assert not [c for c in ranked if scoring.passes_floor(c.score, answer_floor("high"))]

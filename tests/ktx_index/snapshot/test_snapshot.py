@@ -1,12 +1,14 @@
-"""The identifier map's keys: each dotted suffix of a name, computed from cached per-part keys."""
+"""The snapshot's identifier map (each dotted suffix of a name, from cached per-part keys) and its member →
+container links."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
+from indexers.models import CONTAINER_KINDS, CONTAINER_OF
 from ktx_index.analysis import identifier_key
-from ktx_index.snapshot.snapshot import exact_keys, nearest_key
+from ktx_index.snapshot.snapshot import CONTAINER_CODES, KIND_CODE, exact_keys, nearest_key, parent_uid
 
 
 def naive_keys(*names: str | None) -> set[str]:
@@ -60,3 +62,13 @@ def test_nearest_key_is_the_full_scans_answer(keys: list[str], key: str, edits: 
 
 def test_a_transposition_is_one_edit() -> None:
     assert nearest_key({8: ["customer"]}, "cusotmer", 1) == ("customer", 1)
+
+
+def test_every_member_kind_has_its_container_as_parent() -> None:
+    assert set(CONTAINER_OF.values()) == set(CONTAINER_KINDS)
+    assert {KIND_CODE["table"], KIND_CODE["sl_source"]} == CONTAINER_CODES
+    assert parent_uid("column", "wh", "id", "", "raw.orders.id") == "table:wh:raw.orders"
+    for kind in ("sl_dimension", "sl_measure"):
+        assert parent_uid(kind, "wh", "amount", "orders.amount", "Orders amount") == "sl_source:wh:orders"
+    assert parent_uid("column", "wh", "id", "", "id") is None  # a display without its table
+    assert parent_uid("table", "wh", "orders", "", "raw.orders") is None  # containers have none

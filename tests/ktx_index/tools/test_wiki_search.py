@@ -104,6 +104,20 @@ def test_pages_are_read_once_per_snapshot_and_again_after_a_commit(make_project)
     service.close()
 
 
+def test_the_first_result_says_how_each_lane_ran(make_project):
+    files = {f"wiki/global/page-{i:03d}.md": _page(i, "glimmerquartz") for i in range(3)}
+    service = KtxIndex(make_project(files), embedder=None)
+    service.rebuild()
+    first, *rest = service.wiki_search("glimmerquartz").results
+    lanes = {lane.lane: lane for lane in first.lanes or []}
+    assert list(lanes) == ["lexical", "semantic", "exact"] and all(r.lanes is None for r in rest)
+    assert lanes["lexical"].returnedCandidateCount == 3 and lanes["exact"].returnedCandidateCount == 0
+    assert lanes["lexical"].status == "available" and lanes["semantic"].status != "available"
+    assert lanes["semantic"].reason and lanes["lexical"].reason is None  # only a lane that did not run says why
+    assert {lane.requestedCandidatePoolLimit for lane in lanes.values()} == {PARAMS.pool}
+    service.close()
+
+
 def test_wiki_search_user_page_shadows_global_and_total_found(demo_service):
     result = demo_service.wiki_search("active subscriber definition", limit=1)
     assert result.results[0].key == "active-subscriber-definition"

@@ -1,0 +1,46 @@
+"""Which documents a search may return: of the kinds asked for, and in the connection asked for, if any.
+
+One rule (``admits``) for every place that filters: the lifts ask it of one document (``in_scope``), the fused
+candidates and the dense lane's embedded documents of many at once (``scope_mask``: a lookup per document, no
+Python call each), so a page, a column and its vector can never disagree about whether a search sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+
+import numpy as np
+
+from indexers.models import SEARCH_KINDS
+from ktx_index.snapshot.snapshot import Snapshot
+
+#: The kind that belongs to every connection: wiki pages are about the project, not one warehouse.
+EVERY_CONNECTION = "wiki"
+
+
+def admits(kind: str, connection: int, kinds: Container[str], asked: int | None) -> bool:
+    """Whether a search of ``kinds`` in connection ``asked`` (a snapshot's code, None for every connection)
+    may return a document of this kind and connection code."""
+    return kind in kinds and (asked is None or kind == EVERY_CONNECTION or connection == asked)
+
+
+def asked_code(snap: Snapshot, connection: str | None) -> int | None:
+    """The snapshot's code of the connection asked for: None for every connection, -1 for one it has not seen
+    (which only wiki pages are in)."""
+    return None if connection is None else snap.connections.get(connection, -1)
+
+
+def in_scope(snap: Snapshot, idx: int, kinds: Container[str], connection: str | None) -> bool:
+    """``admits`` for one document of the snapshot."""
+    return admits(SEARCH_KINDS[snap.doc_kind[idx]], int(snap.doc_conn[idx]), kinds, asked_code(snap, connection))
+
+
+def scope_mask(snap: Snapshot, docs: np.ndarray, kinds: Container[str], connection: str | None) -> np.ndarray:
+    """``admits`` for each of ``docs`` (document indexes), as a boolean array: the rule is evaluated once per
+    (kind, connection) pair the snapshot has, then looked up per document."""
+    asked = asked_code(snap, connection)
+    grid = np.array(
+        [[admits(kind, code, kinds, asked) for code in range(len(snap.connections))] for kind in SEARCH_KINDS],
+        dtype=bool,
+    ).reshape(len(SEARCH_KINDS), len(snap.connections))
+    return grid[snap.doc_kind[docs], snap.doc_conn[docs]]
