@@ -108,7 +108,7 @@ def test_a_failed_embedding_slice_is_retried_without_another_event(make_project,
 
 
 def test_a_watcher_that_cannot_go_on_says_failed(make_project, monkeypatch) -> None:
-    from ktx_index import watcher as watcher_module
+    from ktx_index.watcher import loop as watcher_module
 
     root = make_project({"wiki/global/a.md": PAGE.format("Alpha", "First page.")}, config=CONFIG)
     monkeypatch.setattr(watcher_module, "FIRST_RETRY_S", 0.01)
@@ -137,7 +137,7 @@ SERVE_WITH_BROKEN_WATCHER = textwrap.dedent(
     def broken_watch(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "wiki")
     watchfiles.watch = broken_watch
-    from ktx_index import watcher
+    from ktx_index.watcher import loop as watcher
     watcher.FIRST_RETRY_S = 0.01
     from ktx_index.cli import cli
     sys.exit(cli(["serve", "--project", sys.argv[1], "--watch"]))
