@@ -1,4 +1,4 @@
-"""The watcher's state machine (``watcher.py:decide``) on its own: no thread, no filesystem, no clock.
+"""The watcher's state machine (``watcher/states.py:decide``) on its own: no thread, no filesystem, no clock.
 
 Each row of the tables is one transition: the phase, what the loop saw (or the step it just ran and how that
 went), the action decided and the phase it leaves. ``wake_up`` then chains decisions the way the loop does,
