@@ -114,9 +114,9 @@ class Stopper:
     embedding after its batch, the writer released, the ONNX sessions closed.
 
     At the end of stdin the server returns and the process exits normally. On SIGINT/SIGTERM the stdio
-    transport cannot return (the SDK's reader thread is blocked reading stdin and cannot be cancelled), so
-    the stop runs in a thread and the process then exits with code 0 without waiting for that reader; the
-    work that matters has been stopped and committed by then."""
+    transport may be unable to return (when stdin is not a pipe, the SDK's reader thread is blocked reading it
+    and cannot be cancelled; mcp/stdio.py), so the stop runs in a thread and the process then exits with code 0
+    without waiting for that reader; the work that matters has been stopped and committed by then."""
 
     def __init__(self, service: KtxIndex) -> None:
         self.service = service
@@ -147,6 +147,9 @@ class Stopper:
             click.echo(f"ktx-index: stop failed: {type(exc).__name__}: {exc}", err=True)
             code = 1
         logging.shutdown()
+        from ktx_index.mcp.stdio import restore_modes
+
+        restore_modes()  # os._exit unwinds nothing: stdin and stdout get their blocking mode back here
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -11,7 +11,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import TextContent
+from mcp.types import TextContent, ToolExecution
 from pydantic import ValidationError
 
 from ktx_index import __version__
@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
     from ktx_index.mcp.gateway import Gateway
 
+#: Upstream KTX lists every tool with ``execution: {taskSupport: "forbidden"}`` (reference/ktx-upstream-contract.md
+#: §1), and ktx-index runs no MCP tasks either. The field exists in the 2025-11-25 revision only: the SDK leaves it
+#: out of a 2026-07-28 session's list.
+EXECUTION = ToolExecution(task_support="forbidden")
+
 TOOL_NAMES = (
     "connection_list", "discover_data", "wiki_search", "wiki_read", "entity_details", "dictionary_search",
     "sl_read_source",
@@ -38,8 +43,8 @@ class KtxMCPServer(MCPServer):
     Unknown keys are dropped, as upstream does, and named in the call log."""
 
     async def list_tools(self) -> list[Tool]:
-        """Our seven tools, then (with a gateway) upstream's tools we do not serve."""
-        tools = await super().list_tools()
+        """Our seven tools, then (with a gateway) upstream's tools we do not serve, as upstream lists them."""
+        tools = [tool.model_copy(update={"execution": EXECUTION}) for tool in await super().list_tools()]
         return tools if self.gateway is None else self.gateway.merged(tools)
 
     def __init__(
@@ -58,6 +63,14 @@ class KtxMCPServer(MCPServer):
         #: The tools this server defines, by name (the SDK's tool manager is not reached into).
         self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools or []}
         self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio server, over stdio.py's thread-free streams when stdin and stdout are pipes."""
+        from ktx_index.mcp.stdio import fd_stdio
+
+        async with fd_stdio() as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         """Run and log the call (one JSON line: tool, arguments cut, keys dropped, duration, count, error kind);

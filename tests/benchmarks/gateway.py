@@ -5,8 +5,11 @@
 Upstream is tests/mcp/fake_upstream.py (the KTX stand-in the tests use), its own process. In one run, rounds
 alternate between an SDK client talking to it directly over stdio (as an agent configured with ``ktx mcp
 stdio`` does) and the same client talking to ``ktx-index serve --upstream`` over stdio (which talks to its own
-copy of the upstream): the added latency of a forwarded call is the difference of the p50s. Both clients are
-handshake-era (``mode="legacy"``), like the agents' SDKs today. ``serve`` logs at its default level (a JSON line
+copy of the upstream): the added latency of a forwarded call is the difference of the p50s. The same again for
+``--upstream URL``: the client calling the fake's streamable-HTTP server itself, against calling the gateway over
+stdio, which calls that server. Both clients are handshake-era (``mode="legacy"``), like the agents' SDKs today.
+Beside the latencies, the CPU time each path's server process spent per call (Linux): the upstream's when called
+directly, the gateway's own when forwarding; on a loaded machine it moves much less than the p50s. ``serve`` logs at its default level (a JSON line
 per call) to a file. Also timed: one of ktx-index's own tools with and without ``--upstream`` (nothing should
 change), and recovery: after the upstream is killed, how long the first call takes to answer in-band, and once
 it can start again, how long until a call is forwarded again (over stdio the gateway restarts the command; over
@@ -16,6 +19,8 @@ HTTP the upstream is restarted by this script on the same port).
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import signal
 import socket
@@ -73,21 +78,71 @@ async def timed_calls(client: Client, call: tuple[str, dict[str, Any]], n: int, 
     return out
 
 
-async def latency(project: Path, tmp: Path, calls: int, rounds: int) -> list[tuple[str, list[float], list[float]]]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used (Linux /proc; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return math.nan
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Timed:
+    """Latencies of one path, and the CPU time the process named spent on them: on a loaded machine the p50
+    moves with the scheduler, CPU time per call much less."""
+
+    def __init__(self) -> None:
+        self.ms: list[float] = []
+        self.cpu = 0.0
+
+    async def add(self, client: Client, pid: int, call: tuple[str, dict[str, Any]], n: int, progress: bool) -> None:
+        before = cpu_seconds(pid)
+        self.ms += await timed_calls(client, call, n, progress)
+        self.cpu += cpu_seconds(pid) - before
+
+    def cpu_ms(self) -> float:
+        return self.cpu * 1000 / max(1, len(self.ms))
+
+
+async def latency(project: Path, tmp: Path, calls: int, rounds: int) -> list[tuple[str, Timed, Timed]]:
+    """Per case, the direct path (CPU: the upstream's) and the gateway path (CPU: the gateway's own process)."""
     direct_params = StdioServerParameters(command=sys.executable, args=fake_command(tmp, "direct")[1:], env=env())
     gateway_params = serve(project, tmp, "--upstream", " ".join(fake_command(tmp, "gw")))
     cases = [("sql_dialect_notes", NOTES, False), ("sl_query, 4 progress notifications", QUERY, True)]
-    direct: dict[str, list[float]] = {name: [] for name, _, _ in cases}
-    gateway: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+    direct = {name: Timed() for name, _, _ in cases}
+    gateway = {name: Timed() for name, _, _ in cases}
     async with Client(direct_params, mode="legacy") as d, Client(gateway_params, mode="legacy") as g:
         for client in (d, g):  # warm both paths
             for _, call, progress in cases:
                 await timed_calls(client, call, 20, progress)
+        upstream_pid = int((tmp / "direct.pid").read_text())
+        gateway_pid = json.loads((project / ".ktx" / "index" / "upstream.json").read_text())["pid"]
         for _ in range(rounds):
             for name, call, progress in cases:
-                direct[name] += await timed_calls(d, call, calls, progress)
-                gateway[name] += await timed_calls(g, call, calls, progress)
+                await direct[name].add(d, upstream_pid, call, calls, progress)
+                await gateway[name].add(g, gateway_pid, call, calls, progress)
     return [(name, direct[name], gateway[name]) for name, _, _ in cases]
+
+
+async def latency_http(project: Path, tmp: Path, calls: int, rounds: int) -> tuple[str, Timed, Timed]:
+    """``--upstream URL``: the agent calling upstream's HTTP server itself, against calling the gateway over
+    stdio, which calls that same server over HTTP."""
+    port = free_port()
+    proc = start_http_fake(port, tmp)
+    url = f"http://127.0.0.1:{port}/mcp"
+    direct, gateway = Timed(), Timed()
+    try:
+        async with Client(url, mode="legacy") as d, Client(serve(project, tmp, "--upstream", url), mode="legacy") as g:
+            for client in (d, g):
+                await timed_calls(client, NOTES, 20, False)
+            gateway_pid = json.loads((project / ".ktx" / "index" / "upstream.json").read_text())["pid"]
+            for _ in range(rounds):
+                await direct.add(d, proc.pid, NOTES, calls, False)
+                await gateway.add(g, gateway_pid, NOTES, calls, False)
+    finally:
+        proc.kill()
+        proc.wait()
+    return "sql_dialect_notes, upstream over HTTP", direct, gateway
 
 
 async def own_tool(project: Path, tmp: Path, calls: int, rounds: int) -> tuple[list[float], list[float]]:
@@ -219,24 +274,29 @@ async def run(args: argparse.Namespace) -> None:
         tmp = Path(name)
         project = write_project(tmp / "project")
         rows = await latency(project, tmp, args.calls, args.rounds)
+        rows.append(await latency_http(project, tmp, args.calls, args.rounds))
         plain, fronting = await own_tool(project, tmp, args.calls, args.rounds)
         stdio = await recovery_stdio(project, tmp, args.recoveries)
         http = await recovery_http(project, tmp, args.recoveries)
         start = await upstream_start(tmp, args.recoveries)
     print(f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {args.rounds}×{args.calls} calls per path")
     print()
-    print("| call | direct p50 ms | through the gateway p50 ms | added p50 ms | direct p95 | gateway p95 |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| call | direct p50 ms | through the gateway p50 ms | added p50 ms | direct p95 | gateway p95 | "
+        "upstream CPU ms/call | gateway CPU ms/call |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, direct, gateway in rows:
-        added = statistics.median(gateway) - statistics.median(direct)
+        added = statistics.median(gateway.ms) - statistics.median(direct.ms)
         print(
-            f"| {name} | {statistics.median(direct):.2f} | {statistics.median(gateway):.2f} | **{added:.2f}** | "
-            f"{pct(direct, 0.95):.2f} | {pct(gateway, 0.95):.2f} |"
+            f"| {name} | {statistics.median(direct.ms):.2f} | {statistics.median(gateway.ms):.2f} | **{added:.2f}** | "
+            f"{pct(direct.ms, 0.95):.2f} | {pct(gateway.ms, 0.95):.2f} | {direct.cpu_ms():.2f} | "
+            f"{gateway.cpu_ms():.2f} |"
         )
     print(
         f"| ktx-index's wiki_read: serve / serve --upstream | {statistics.median(plain):.2f} | "
         f"{statistics.median(fronting):.2f} | {statistics.median(fronting) - statistics.median(plain):.2f} | "
-        f"{pct(plain, 0.95):.2f} | {pct(fronting, 0.95):.2f} |"
+        f"{pct(plain, 0.95):.2f} | {pct(fronting, 0.95):.2f} | – | – |"
     )
     print()
     print("| upstream killed | first call answers in-band, ms | forwarding again after it can start, ms |")

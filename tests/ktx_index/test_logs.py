@@ -14,7 +14,7 @@ from mcp import Client
 
 from ktx_index.cli import cli
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.logs import MAX_VALUE, configure, cut, timestamp, write_atomic
+from ktx_index.logs import BEARER, MAX_VALUE, URL_CREDENTIALS, configure, cut, timestamp, write_atomic
 from ktx_index.mcp import build_server
 from ktx_index.service import KtxIndex
 
@@ -73,6 +73,21 @@ def test_cut_shortens_long_values_and_redacts_secrets():
     assert "hunter2" not in cut("see postgres://analyst:hunter2@db.internal:5432/prod")
     assert cut("header Bearer s3cr3t seen") == "header Bearer [redacted] seen"
     assert cut(list(range(50)))[-1] == "…[50 items]"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "BEARER abc", "auth: bEaReR\tabc def", "xbearer abc", "bearer", "mysql+pymysql://u:p@h/db",
+        "a://b:c@ and https://d:e@f", "user@host://x:y", "mailto:a@b", "https://host/path@v2", "plain text",
+        "/work/main/.venv/bin/python fake_upstream.py --pid-file /tmp/x/gw.pid",
+    ],
+)  # fmt: skip
+def test_cut_redacts_exactly_what_the_patterns_match(value: str):
+    """cut skips a pattern when the string cannot contain a match (cheaper per call logged): the result is the
+    same as both patterns applied to every string."""
+    expected = URL_CREDENTIALS[0].sub(URL_CREDENTIALS[1], BEARER[0].sub(BEARER[1], value))
+    assert cut(value) == expected
 
 
 def test_one_line_per_tool_call_with_duration_count_and_error_kind(make_project, log_file):

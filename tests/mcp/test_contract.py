@@ -20,10 +20,12 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import jsonschema
+import mcp.types as types
 import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 from projects import column, scan_files, write_files
+from pydantic import TypeAdapter
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.mcp import build_server
@@ -269,6 +271,23 @@ async def test_output_schema_matches_upstream(client, name) -> None:
     tool = next(t for t in (await client.list_tools()).tools if t.name == name)
     assert tool.output_schema is not None
     assert list(differences(tool.output_schema, UPSTREAM[name], name)) == []
+
+
+async def test_tools_list_carries_upstreams_extras(demo_service: KtxIndex) -> None:
+    """tools/list on the wire, as upstream lists it (§1): a title, annotations with the title, and
+    ``execution: {taskSupport: "forbidden"}`` on every tool, for a 2025-11-25 client (agents' SDKs today). A
+    2026-07-28 client is not sent ``execution``: that revision removed it (the SDK drops it)."""
+    raw = TypeAdapter(dict[str, Any])
+    async with Client(build_server(demo_service), mode="legacy") as legacy:
+        listed = (await legacy.session.send_request(types.ListToolsRequest(), raw))["tools"]
+    assert sorted(tool["name"] for tool in listed) == sorted(TOOL_NAMES)
+    for tool in listed:
+        assert tool["execution"] == {"taskSupport": "forbidden"}, tool["name"]
+        assert tool["title"] and tool["annotations"]["title"] == tool["title"], tool["name"]
+    async with Client(build_server(demo_service), mode="2026-07-28") as modern:
+        listed = (await modern.session.send_request(types.ListToolsRequest(), raw))["tools"]
+    assert sorted(tool["name"] for tool in listed) == sorted(TOOL_NAMES)
+    assert all("execution" not in tool for tool in listed)
 
 
 # ------------------------------------------------------------------ real answers against upstream's shapes

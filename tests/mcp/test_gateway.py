@@ -133,6 +133,8 @@ async def test_one_list_ours_then_upstreams_unchanged(gateway, fake: Fake) -> No
         theirs = {t.name: t for t in (await upstream.list_tools()).tools}
     for tool in tools[len(TOOL_NAMES) :]:  # schemas, annotations, title, description, execution: as upstream lists
         assert tool.model_dump(by_alias=True, mode="json") == theirs[tool.name].model_dump(by_alias=True, mode="json")
+    # upstream sends execution.taskSupport on every tool (the fake as KTX 0.16 does); ktx-index's own say the same
+    assert all(tool.execution is not None and tool.execution.task_support == "forbidden" for tool in tools)
     ours = next(t for t in tools if t.name == "discover_data")
     assert ours.model_dump() != theirs["discover_data"].model_dump()  # the collision is ours
 
