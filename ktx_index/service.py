@@ -267,7 +267,7 @@ class KtxIndex:
         return discover(self.ensure_index(on_progress), query, connection_id, kinds, limit, explain)
 
     def wiki_read(self, key: str) -> WikiPage:
-        return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store.ids("wiki"))
+        return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store.docs.ids("wiki"))
 
     def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
         try:
@@ -323,7 +323,7 @@ class KtxIndex:
         if by_conn is None:
             by_conn = {}
             if self.layout.exists():
-                for kind, conn, n in self.refreshed_engine().store.counts():
+                for kind, conn, n in self.refreshed_engine().store.docs.counts():
                     by_conn.setdefault(conn or "(wiki)", {})[kind] = n
         drivers = self._scan_drivers() if self.layout.exists() else {}
         return [
@@ -334,7 +334,7 @@ class KtxIndex:
         ]
 
     def _scan_drivers(self) -> dict[str, str]:
-        snapshots = self.refreshed_engine().store.snapshot_attrs()
+        snapshots = self.refreshed_engine().store.docs.snapshot_attrs()
         return {conn: attrs["driver"] for conn, attrs in snapshots.items() if attrs.get("driver")}
 
     def status(self) -> StatusReport:

@@ -71,14 +71,14 @@ def index_summary(project: Path) -> dict[str, Any]:
     """What must be identical between two builds of one project: counts, stamps, fingerprints, vector keys."""
     store = DocStore(IndexLayout(project).store, readonly=True)
     try:
-        meta = store.meta()
-        rows = dict(store.db.execute("SELECT key, row FROM vectors").fetchall())
+        meta = store.meta.all()
+        rows = {key: row for row, key in store.vectors.keys_by_row().items()}
         return {
-            "counts": sorted(store.counts(), key=str),
+            "counts": sorted(store.docs.counts(), key=str),
             "format": meta.get("format"),
             "embed_fingerprint": meta.get("embed_fingerprint"),
             "embed_model": meta.get("embed_model"),
-            "chunks": store.chunk_stats(),
+            "chunks": store.chunks.stats(),
             "rows": rows,
             "missing": store.missing_vector_keys(),
         }

@@ -91,3 +91,38 @@ def test_layers_import_only_downwards():
         if layer_of(b) > layer_of(a) and not b.startswith(a + ".")
     ]
     assert not upward, "imports against the data flow:\n" + "\n".join(sorted(upward))
+
+
+#: The one folder whose code runs SQL (ktx_index/index/store/): the rest asks its table families for rows.
+STORE = REPO / "ktx_index" / "index" / "store"
+SQL_CALLS = frozenset({"execute", "executemany", "executescript"})
+
+
+def sql_calls(source: str) -> list[int]:
+    """Lines that run SQL: a cursor's or connection's execute*, or opening a database with sqlite3.connect."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = node.func.value
+            named_sqlite3 = isinstance(target, ast.Name) and target.id == "sqlite3"
+            if node.func.attr in SQL_CALLS or (node.func.attr == "connect" and named_sqlite3):
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_only_the_store_runs_sql():
+    outside = [
+        f"{path.relative_to(REPO)}:{line}"
+        for pkg in PACKAGES
+        for path in sorted((REPO / pkg).rglob("*.py"))
+        if STORE not in path.parents
+        for line in sql_calls(path.read_text())
+    ]
+    assert not outside, "SQL outside ktx_index/index/store/ (add a method to its table family):\n" + "\n".join(outside)
+    assert sql_calls((STORE / "sql.py").read_text())  # the scan sees the store's own
+
+
+def test_the_sql_scan_finds_each_form():
+    source = "db = sqlite3.connect(p)\nstore.db.execute('x')\ncur.executemany(q, r)\ndb.executescript(s)\n"
+    assert sql_calls(source) == [1, 2, 3, 4]
+    assert sql_calls("pool.connect(host)\nrun(sql)\n") == []

@@ -230,7 +230,7 @@ def evaluate(
 
 def unknown_ids(store: DocStore, queries: Sequence[JudgedQuery]) -> dict[str, list[str]]:
     """Judged ids that name nothing in the index: a typo there would silently score as a miss."""
-    known = set(store.uid_hashes())
+    known = set(store.docs.hashes())
     known |= {f"wiki::{uid.split(':', 2)[2]}" for uid in known if uid.startswith("wiki:")}
     if any(q.tool == "dictionary_search" for q in queries):
         known |= set(dictionary_ids(store))
@@ -244,7 +244,7 @@ def unknown_ids(store: DocStore, queries: Sequence[JudgedQuery]) -> dict[str, li
 
 def dictionary_ids(store: DocStore) -> Iterable[str]:
     """The ids dictionary_search can return: one per column holding searchable values."""
-    for _uid, conn, fields in store.fields("dictionary_value"):
+    for _uid, conn, fields in store.docs.fields("dictionary_value"):
         table = fields.get("table_ref")
         name = TableRef.model_validate(table).display if table else (fields.get("attrs") or {}).get("sourceName")
         yield f"{conn}:{name}.{fields.get('column_name')}"

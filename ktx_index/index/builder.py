@@ -87,16 +87,16 @@ class _Commit:
         """``known``: the scope held this uid before. A tantivy delete is queued only for a uid the index may
         hold: the delete queue keeps every term until the commit (~1.2 KB each; GBs on a 1M-column build)."""
         writer = self._lexical()
-        if not self.force and (known or self.store.has_doc(doc.uid)):
+        if not self.force and (known or self.store.docs.has(doc.uid)):
             self.lexical.delete(writer, doc.uid)
-        self.store.put_doc(doc, scope_key)
+        self.store.docs.put(doc, scope_key)
         if doc.kind in SEARCH_KINDS:
             self.lexical.add(writer, doc)
-        self.store.put_chunks(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
+        self.store.chunks.put(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
         new_words = vocabulary_words(doc) - self.words
         if new_words:
             self.words |= new_words
-            self.store.put_words({w: vector_key(self.fingerprint, w) for w in new_words})
+            self.store.words.put({w: vector_key(self.fingerprint, w) for w in new_words})
         self._touch(doc.uid)
         self.writes += 1
 
@@ -106,16 +106,16 @@ class _Commit:
             self.store.commit()
             return
         writer = self._lexical()
-        generation = self.store.generation() + 1
+        generation = self.store.meta.generation() + 1
         if self.force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
-            for doc in self.store.iter_docs(SEARCH_KINDS):
+            for doc in self.store.docs.iter(SEARCH_KINDS):
                 if doc.uid not in self.touched:
                     self.lexical.add(writer, doc)
-        self.store.log_changes(generation, self.touched, everything=self.log_all)
+        self.store.changes.log(generation, self.touched, everything=self.log_all)
         self.lexical.set_generation(writer, generation)
         writer.commit()
         writer.wait_merging_threads()
-        self.store.set_meta({"generation": str(generation)})
+        self.store.meta.set({"generation": str(generation)})
         self.store.commit()
         self.lexical.reload()
         self.on_progress("index", self.writes, self.writes)
@@ -151,7 +151,7 @@ class Builder:
         if embedder is not None:
             vector_repairs, self.lost_vectors = check_vectors(layout, self.store, embedder.dim)
             self.repairs += vector_repairs
-        self.store.set_meta({"last_repairs": json.dumps(self.repairs)})  # what the latest writer had to repair
+        self.store.meta.set({"last_repairs": json.dumps(self.repairs)})  # what the latest writer had to repair
         self.planner = Planner()
 
     def close(self) -> None:
@@ -160,14 +160,14 @@ class Builder:
     # ------------------------------------------------------------------ consistency
 
     def _check_format(self) -> None:
-        stamp = self.store.get_meta("format")
+        stamp = self.store.meta.get("format")
         if stamp is not None and stamp != format_stamp():
             self.store.close()
             # vectors that describe themselves outlive a new format (their keys say which texts they embed)
             dim = self.embedder.dim if self.embedder is not None else 0
             self.layout.wipe(keep_vectors=bool(dim) and VectorFile(self.layout.vectors, dim).has_keys())
             self.store = DocStore(self.layout.store)
-        self.store.set_meta({"format": format_stamp()})
+        self.store.meta.set({"format": format_stamp()})
 
     # ------------------------------------------------------------------ rebuild
 
@@ -197,7 +197,7 @@ class Builder:
         if project is None:
             project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
-        plan = self.planner.plan(project, self.indexers, self.store.scope_fingerprints(), force, changed, created)
+        plan = self.planner.plan(project, self.indexers, self.store.scopes.fingerprints(), force, changed, created)
         diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
         report.scopes = len(plan.listed)
         report.files, report.targeted = plan.files, plan.targeted
@@ -215,13 +215,13 @@ class Builder:
             report.embedding_status = "pending"
         self.lost_vectors = 0
         report.embed_ms = round((time.perf_counter() - embed_started) * 1000, 1)
-        report.generation = self.store.generation()
+        report.generation = self.store.meta.generation()
         repaired = [Diagnostic(path=str(self.layout.dir), message=m, code="repaired") for m in self.repairs]
         self.repairs = []
-        report.diagnostics = dedupe_diagnostics(diagnostics + repaired + self.store.scope_diagnostics())
-        report.stale = [StaleFile(path=p, reason=r) for p, r, _ in self.store.stale_docs()]
+        report.diagnostics = dedupe_diagnostics(diagnostics + repaired + self.store.scopes.diagnostics())
+        report.stale = [StaleFile(path=p, reason=r) for p, r, _ in self.store.docs.stale()]
         report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
-        self.store.set_meta({"last_rebuild": timestamp()})
+        self.store.meta.set({"last_rebuild": timestamp()})
         return report
 
     def _stream(
@@ -247,13 +247,13 @@ class Builder:
                 result = safe_read(indexer, project, scope)
                 parse_s += time.perf_counter() - parse_started
                 self._apply_scope(scope, result.documents, result.diagnostics, commit, report)
-                self.store.put_scope(scope.key, scope.family, fingerprint, list(scope.files), result.diagnostics)
+                self.store.scopes.put(scope.key, scope.family, fingerprint, list(scope.files), result.diagnostics)
                 on_progress("parse", done, len(todo))
             for key in dropped:
-                for uid in self.store.scope_docs(key):
+                for uid in self.store.docs.in_scope(key):
                     commit.delete(uid)
                     report.deleted += 1
-                self.store.delete_scope(key)
+                self.store.scopes.delete(key)
             commit.finish(bool(dropped))
         except BaseException:
             commit.abort()
@@ -266,13 +266,13 @@ class Builder:
         self, scope: Scope, docs: list[Document], diags: list[Diagnostic], commit: _Commit, report: RebuildReport
     ) -> None:
         """Write one scope's changed documents; a document whose file no longer parses is kept, marked stale."""
-        old = self.store.scope_docs(scope.key)
+        old = self.store.docs.in_scope(scope.key)
         broken = {d.path: d.message for d in diags if d.code == "parse_error"}
         new = {d.uid: d for d in docs}
         for uid, doc in new.items():
             if uid not in old:
                 report.added += 1
-            elif old[uid][0] != doc.content_hash or old[uid][2] is not None:
+            elif old[uid].hash != doc.content_hash or old[uid].stale is not None:
                 report.updated += 1
             else:
                 report.unchanged += 1
@@ -283,7 +283,7 @@ class Builder:
                 continue
             reason = broken.get(path.split("#", 1)[0])
             if reason is not None:  # last good version stays searchable until the file parses again
-                self.store.mark_stale([uid], reason)
+                self.store.docs.mark_stale([uid], reason)
                 report.kept_stale += 1
             else:
                 commit.delete(uid)
@@ -292,7 +292,7 @@ class Builder:
     # ------------------------------------------------------------------ embeddings
 
     def _embed_fingerprint(self) -> str:
-        model = self.embedder.fingerprint if self.embedder else self.store.get_meta("embed_model", "none")
+        model = self.embedder.fingerprint if self.embedder else self.store.meta.get("embed_model", "none")
         return embedding_fingerprint(model or "none")
 
     def embed_pending(
@@ -302,28 +302,28 @@ class Builder:
         given, in small batches until it is spent (the watcher works in such slices so file events are
         never kept waiting long). Returns (texts embedded, status)."""
         done, status = self._embed_pending(on_progress, limit, budget_s)
-        self.store.set_meta({"embedding_status": status})
+        self.store.meta.set({"embedding_status": status})
         return done, status
 
     def _embed_pending(self, on_progress: Progress, limit: int | None, budget_s: float | None) -> tuple[int, str]:
         if self.embedder is None:
             return 0, "disabled"
         fingerprint = self._embed_fingerprint()
-        if self.store.get_meta("embed_fingerprint") != fingerprint:
+        if self.store.meta.get("embed_fingerprint") != fingerprint:
             self._rechunk(fingerprint)
-        meta = self.store.meta()
+        meta = self.store.meta.all()
         # what ``vectors_complete`` records once every text has a vector: 'generation|vector epoch|fingerprint'
         complete = "|".join(
             (meta.get("generation", "0"), meta.get("vector_epoch", ""), meta.get("embed_fingerprint", ""))
         )
         missing = self._missing_keys(meta, complete)
         if not missing:
-            self.store.set_meta({"vectors_complete": complete})
+            self.store.meta.set({"vectors_complete": complete})
             return 0, "ready"
         more = limit is not None and len(missing) > limit
         missing = missing[:limit] if more else missing
         vectors = VectorFile(self.layout.vectors, self.embedder.dim)
-        next_row = self.store.max_vector_row() + 1
+        next_row = self.store.vectors.max_row() + 1
         done = 0
         step = EMBED_BATCH if budget_s is None else BUDGETED_BATCH
         deadline = None if budget_s is None else time.perf_counter() + budget_s
@@ -337,13 +337,13 @@ class Builder:
                     break
                 batch, matrix = result
                 vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
-                self.store.put_vectors({k: next_row + i for i, k in enumerate(batch)})
+                self.store.vectors.put({k: next_row + i for i, k in enumerate(batch)})
                 next_row += len(batch)
                 done += len(batch)
-                self.store.set_meta({"vectors_version": str(time.time_ns())})
+                self.store.meta.set({"vectors_version": str(time.time_ns())})
                 on_progress("embed", done, len(missing))
         except KtxIndexError:  # a lost cluster stops the build, said plainly; what was written is committed
-            self.store.set_meta({"embedding_status": "pending"})
+            self.store.meta.set({"embedding_status": "pending"})
             raise
         except Exception as exc:  # a missing or broken model leaves a lexical-only index, said plainly
             return done, f"unavailable: {type(exc).__name__}: {exc}"
@@ -351,7 +351,7 @@ class Builder:
             batches.close()  # a pool drops the batches still in flight (their texts stay missing: embedded later)
         if more:
             return done, "pending"
-        self.store.set_meta({"vectors_complete": complete})
+        self.store.meta.set({"vectors_complete": complete})
         return done, "ready"
 
     def _text_groups(self, missing: list[str], fingerprint: str) -> Iterator[list[tuple[str, str]]]:
@@ -367,7 +367,7 @@ class Builder:
         those few chunks instead of every chunk (~1 s at 1M columns, after every watcher commit)."""
         generation, _, rest = meta.get("vectors_complete", "").partition("|")
         if generation.isdigit() and rest == now.partition("|")[2]:
-            changed = self.store.changes_since(int(generation), meta)
+            changed = self.store.changes.since(int(generation), meta)
             if changed is not None:
                 return self.store.missing_vector_keys(sorted(changed))
         return self.store.missing_vector_keys()
@@ -377,11 +377,11 @@ class Builder:
         the next commit can begin one)."""
         self.store.begin()
         try:
-            for doc in self.store.iter_docs(SEARCH_KINDS):
-                self.store.put_chunks(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
-            self.store.rekey_words(lambda word: vector_key(fingerprint, word))
-            self.store.set_meta({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
-            self.store.bump_vector_epoch()
+            for doc in self.store.docs.iter(SEARCH_KINDS):
+                self.store.chunks.put(doc.uid, [vector_key(fingerprint, t) for t in embedding_texts(doc)])
+            self.store.words.rekey(lambda word: vector_key(fingerprint, word))
+            self.store.meta.set({"embed_fingerprint": fingerprint, "embed_model": self.embedder.fingerprint})
+            self.store.vectors.bump_epoch()
             self.store.commit()
         except BaseException:
             self.store.rollback()
@@ -390,8 +390,8 @@ class Builder:
     def _texts_for_keys(self, wanted: set[str], fingerprint: str) -> dict[str, str]:
         """Each key's text: a vocabulary word's from the words table, a chunk's from its document (documents
         are looked up only for the keys no word answered)."""
-        texts = self.store.word_texts(sorted(wanted))
-        for doc in self.store.get_many(self.store.uids_for_keys(sorted(wanted - texts.keys()))).values():
+        texts = self.store.words.texts(sorted(wanted))
+        for doc in self.store.docs.get_many(self.store.chunks.uids_for_keys(sorted(wanted - texts.keys()))).values():
             for text in embedding_texts(doc):
                 key = vector_key(fingerprint, text)
                 if key in wanted:

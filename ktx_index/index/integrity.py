@@ -24,7 +24,7 @@ from ktx_index.index.vectors import VectorFile
 def open_store(layout: IndexLayout) -> tuple[DocStore, list[str]]:
     try:
         store = DocStore(layout.store)
-        verdict = store.db.execute("PRAGMA quick_check").fetchone()[0]
+        verdict = store.check()
         if verdict != "ok":
             store.close()
             raise sqlite3.DatabaseError(verdict)
@@ -35,8 +35,7 @@ def open_store(layout: IndexLayout) -> tuple[DocStore, list[str]]:
 
 
 def search_doc_count(store: DocStore) -> int:
-    marks = ",".join("?" * len(SEARCH_KINDS))
-    return store.db.execute(f"SELECT COUNT(*) FROM docs WHERE kind IN ({marks})", SEARCH_KINDS).fetchone()[0]
+    return store.docs.count(SEARCH_KINDS)
 
 
 def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, list[str]]:
@@ -51,12 +50,12 @@ def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, li
         lexical = LexicalIndex(layout.lexical)
         repairs.append(f"lexical index could not be read ({exc}); re-derived from the document store")
     stored = search_doc_count(store)
-    brand_new = stored == 0 and store.generation() == 0 and lexical.num_docs() == 0
-    if not brand_new and (lexical.generation() != store.generation() or lexical.num_docs() != stored):
+    brand_new = stored == 0 and store.meta.generation() == 0 and lexical.num_docs() == 0
+    if not brand_new and (lexical.generation() != store.meta.generation() or lexical.num_docs() != stored):
         if not repairs:
             repairs.append(
                 f"lexical index was at generation {lexical.generation()} with {lexical.num_docs()} documents, "
-                f"the store at {store.generation()} with {stored}; re-derived from the store"
+                f"the store at {store.meta.generation()} with {stored}; re-derived from the store"
             )
         rederive(lexical, store)
     return lexical, repairs
@@ -65,9 +64,9 @@ def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, li
 def rederive(lexical: LexicalIndex, store: DocStore) -> None:
     writer = lexical.writer()
     writer.delete_all_documents()
-    for doc in store.iter_docs(SEARCH_KINDS, write_order=True):  # the order a clean build adds them in
+    for doc in store.docs.iter(SEARCH_KINDS, write_order=True):  # the order a clean build adds them in
         lexical.add(writer, doc)
-    lexical.set_generation(writer, store.generation())
+    lexical.set_generation(writer, store.meta.generation())
     writer.commit()
     writer.wait_merging_threads()
     lexical.reload()
@@ -84,15 +83,15 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[
     vectors = VectorFile(layout.vectors, dim)
     repairs: list[str] = []
     rows = vectors.rows()
-    referenced = store.max_vector_row() + 1
+    referenced = store.vectors.max_row() + 1
     lost = 0
     if referenced > rows:
-        lost += store.db.execute("DELETE FROM vectors WHERE row >= ?", (rows,)).rowcount
+        lost += store.vectors.forget_from(rows)
         repairs.append(
             f"vector file holds {rows} rows but the store references {referenced}; "
             "the missing vectors will be embedded again"
         )
-    key_of_row = {row: key for key, row in store.db.execute("SELECT key, row FROM vectors")}
+    key_of_row = store.vectors.keys_by_row()
     records = vectors.records()
     if rows and (len(records) != rows or any(records[r][0] != k for r, k in key_of_row.items() if r < len(records))):
         missing = rows - min(len(records), rows)
@@ -110,8 +109,8 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[
     damaged = vectors.damaged_rows(records) if records else []
     if damaged:
         bad = set(damaged)
-        forget = [(row,) for row in key_of_row if row in bad]
-        store.db.executemany("DELETE FROM vectors WHERE row = ?", forget)
+        forget = [row for row in key_of_row if row in bad]
+        store.vectors.forget(forget)
         lost += len(forget)
         repairs.append(
             f"{len(damaged)} vector rows failed their checksum; {len(forget)} texts will be embedded again (only those)"
@@ -124,8 +123,8 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[
         if key is not None and row not in bad and key not in known and key not in adopt:
             adopt[key] = row
     if adopt:
-        store.put_vectors(adopt)
+        store.vectors.put(adopt)
         repairs.append(f"re-attached {len(adopt)} vectors from the vector file's own keys (nothing re-embedded)")
     if lost or adopt:  # rows forgotten or re-keyed: readers load their vectors whole (search/delta.py)
-        store.bump_vector_epoch()
+        store.vectors.bump_epoch()
     return repairs, lost

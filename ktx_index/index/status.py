@@ -25,8 +25,8 @@ State = TypeVar("State", bound=BaseModel)
 def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) -> list[str]:
     """Files whose scope fingerprint differs from the committed one (cheap: stats only), by the
     builder's own plan, so status and the next rebuild agree on what changed."""
-    plan = plan_scopes(project, indexers, store.scope_fingerprints())
-    stored_files = store.scope_files()
+    plan = plan_scopes(project, indexers, store.scopes.fingerprints())
+    stored_files = store.scopes.files()
     changed: set[str] = set()
     for _indexer, scope, _fingerprint in plan.todo:
         old = set(stored_files.get(scope.key, []))
@@ -91,15 +91,15 @@ def build_status(
     if store is None:
         report.diagnostics = load_project(project.root).diagnostics
         return report
-    meta = store.meta()
+    meta = store.meta.all()
     report.generation = int(meta.get("generation", 0))
     report.last_rebuild = meta.get("last_rebuild")
-    for kind, _conn, n in store.counts():
+    for kind, _conn, n in store.docs.counts():
         report.counts[kind] = report.counts.get(kind, 0) + n
     report.model = embedder.fingerprint if embedder else None
     report.model_runtime = getattr(embedder, "runtime", None)
     report.semantic, report.semantic_reason = semantic
-    report.chunks, report.chunks_embedded = store.chunk_stats()
+    report.chunks, report.chunks_embedded = store.chunks.stats()
     report.changed_paths = changed_paths(load_project(project.root), store, indexers)
     report.changed_files = len(report.changed_paths)
     report.watcher = _watcher(layout)
@@ -111,6 +111,6 @@ def build_status(
     fallback = getattr(embedder, "fallback_reason", None)
     if fallback:
         repairs.append(Diagnostic(path=str(layout.dir), message=fallback, code="embed_runtime"))
-    report.diagnostics = dedupe_diagnostics(project.diagnostics + repairs + store.scope_diagnostics())
-    report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.stale_docs()]
+    report.diagnostics = dedupe_diagnostics(project.diagnostics + repairs + store.scopes.diagnostics())
+    report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.docs.stale()]
     return report

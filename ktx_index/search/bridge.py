@@ -61,7 +61,7 @@ EMPTY = Bridge([], [], np.zeros((0, 1), dtype=np.float32))
 
 def load_bridge(store: DocStore, vectors: VectorFile) -> Bridge:
     """The embedded vocabulary words and their vectors (an empty bridge when the file does not match)."""
-    rows = store.word_rows()
+    rows = store.words.rows()
     if not rows:
         return EMPTY
     try:

@@ -92,7 +92,7 @@ class Engine:
         """Take in what writers committed since the last query: cheap when nothing changed, a delta
         (search/delta.py) for a commit of a few documents, a full load otherwise. The new snapshot
         replaces the old one whole; queries already running keep ranking against the old one."""
-        meta = self.store.meta()
+        meta = self.store.meta.all()
         self.embedding_status = meta.get("embedding_status", "")
         generation = int(meta.get("generation", "0"))
         vectors_version = meta.get("vectors_version", "")
@@ -118,7 +118,7 @@ class Engine:
                     self.lexical_error = (
                         f"lexical index is at generation {lexical_generation}, the store at {generation}"
                     )
-                changed = None if force or old.generation < 0 else self.store.changes_since(old.generation, meta)
+                changed = None if force or old.generation < 0 else self.store.changes.since(old.generation, meta)
                 if changed is not None and len(changed) > MAX_DELTA_SHARE * max(1, len(old.doc_uids)):
                     changed = None
                 how = "full"
@@ -157,7 +157,7 @@ class Engine:
         if not should_stop():
             self.query_vector("warm up")
             self.probe_vectors()
-        snippets.warm(itertools.takewhile(lambda _: not should_stop(), self.store.iter_docs(kinds=["wiki"])))
+        snippets.warm(itertools.takewhile(lambda _: not should_stop(), self.store.docs.iter(kinds=["wiki"])))
 
     def documents(self, uids: list[str]) -> dict[str, Document]:
         """The documents behind results, each read from the store once per snapshot (at most CACHED_DOCUMENTS
@@ -171,7 +171,7 @@ class Engine:
             found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}
         missing = [uid for uid in uids if uid not in found]
         if missing:
-            fetched = self.store.get_many(missing)  # outside the lock: other threads' cached reads go on
+            fetched = self.store.docs.get_many(missing)  # outside the lock: other threads' cached reads go on
             with self._documents_lock:
                 cache.update(fetched)
             found.update(fetched)
@@ -271,7 +271,7 @@ class Engine:
         shapes = cache.get(container)
         if shapes is None:
             members = [int(i) for i in np.flatnonzero(snap.doc_parent == container)]
-            docs = self.store.get_many([snap.doc_uids[i] for i in members])
+            docs = self.store.docs.get_many([snap.doc_uids[i] for i in members])
             shapes = []
             for i in members:
                 doc = docs.get(snap.doc_uids[i])

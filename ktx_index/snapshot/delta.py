@@ -198,7 +198,7 @@ def apply_vectors(
 ) -> bool:
     """Bring ``snap``'s chunk maps and matrix up to date from ``old``'s: chunks of changed documents and of
     documents whose texts got vectors since ``old`` was read. False when a full vector load is due instead."""
-    meta = store.meta()
+    meta = store.meta.all()
     if (
         old.matrix is None
         or old.matrix_file_rows is None
@@ -206,11 +206,11 @@ def apply_vectors(
         or meta.get("embed_fingerprint", "") != old.embed_fingerprint
     ):
         return False
-    seen = store.max_vector_row()
-    touched = set(changed) | set(store.uids_with_vectors_after(old.vector_rows_seen))
+    seen = store.vectors.max_row()
+    touched = set(changed) | set(store.chunks.uids_with_vectors_after(old.vector_rows_seen))
     if len(touched) > MAX_DELTA_SHARE * max(1, len(snap.doc_uids)):
         return False
-    rows = store.chunk_rows_of(sorted(uid for uid in touched if uid in snap.uid_index))
+    rows = store.chunks.rows_of(sorted(uid for uid in touched if uid in snap.uid_index))
     new_docs = np.array([snap.uid_index[uid] for uid, row in rows if row is not None], dtype=np.int64)
     new_file_rows = np.array([row for _uid, row in rows if row is not None], dtype=np.int64)
 

@@ -6,11 +6,10 @@ documents alone (``update_facts``) instead of reading every table and value agai
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from indexers.models import CONTAINER_KINDS
-from ktx_index.index.store import DocStore, unpack
+from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import Edge, JoinEdge, join_graph, scan_edges, source_edges
 
 
@@ -20,20 +19,6 @@ class Facts:
     # derived from the above
     joins: dict[str, list[JoinEdge]] = field(default_factory=dict)  # container uid → how it joins others
     declared_by: dict[str, frozenset[str]] = field(default_factory=dict)  # container uid → uids declaring its edges
-
-
-def _rows(store: DocStore, uids: Iterable[str] | None) -> Iterator[tuple[str, str, str | None, dict]]:
-    if uids is None:
-        marks = ",".join("?" * len(CONTAINER_KINDS))
-        sql = f"SELECT uid, kind, connection, body FROM docs WHERE kind IN ({marks})"
-        for uid, kind, conn, body in store.db.execute(sql, CONTAINER_KINDS):
-            yield uid, kind, conn, unpack(body)
-        return
-    for uid, kind, conn, body in store.select_in(
-        "SELECT uid, kind, connection, body FROM docs WHERE uid IN ({marks})", sorted(uids)
-    ):
-        if kind in CONTAINER_KINDS:
-            yield uid, kind, conn, unpack(body)
 
 
 def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> None:
@@ -79,7 +64,7 @@ def _derive_after(old: Facts, facts: Facts, relevant: set[str]) -> Facts:
 
 def load_facts(store: DocStore) -> Facts:
     facts = Facts()
-    for row in _rows(store, None):
+    for row in store.docs.kind_fields(CONTAINER_KINDS):
         _read(facts, *row)
     return _derive(facts)
 
@@ -92,6 +77,6 @@ def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
     facts = Facts(edges=dict(old.edges))
     for uid in relevant:
         facts.edges.pop(uid, None)
-    for row in _rows(store, relevant):
+    for row in store.docs.kind_fields(CONTAINER_KINDS, relevant):
         _read(facts, *row)
     return _derive_after(old, facts, relevant)

@@ -25,6 +25,7 @@ from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 from indexers.models import CONTAINER_KINDS, CONTAINER_OF, SEARCH_KINDS
 from ktx_index.analysis import identifier_part_key, uid_stem
 from ktx_index.index.store import DocStore, unpack
+from ktx_index.index.store.documents import SearchableRow
 from ktx_index.index.vectors import VectorFile
 from ktx_index.snapshot.coarse import Coarse, coarse_for
 from ktx_index.snapshot.facts import Facts, load_facts
@@ -123,20 +124,12 @@ def exact_keys(*names: str | None) -> set[str]:
     return keys
 
 
-_ROW_SQL = "SELECT uid, kind, connection, name, ref_id, display, CASE WHEN kind = 'wiki' THEN body END FROM docs"
-
-
-def snapshot_rows(store: DocStore, uids: Iterable[str] | None = None) -> list[tuple]:
+def snapshot_rows(store: DocStore, uids: Iterable[str] | None = None) -> list[SearchableRow]:
     """The rows ``doc_entry`` reads: every searchable document sorted by uid, or only these uids."""
-    marks = ",".join("?" * len(SEARCH_KINDS))
-    if uids is None:
-        return list(store.db.execute(f"{_ROW_SQL} WHERE kind IN ({marks}) ORDER BY uid", SEARCH_KINDS))
-    # by uid only: with a kind condition SQLite may walk the kind index, i.e. every document
-    rows = store.select_in(f"{_ROW_SQL} WHERE uid IN ({{marks}})", sorted(uids))
-    return sorted(row for row in rows if row[1] in KIND_CODE)
+    return store.docs.searchable_rows(SEARCH_KINDS, uids)
 
 
-def doc_entry(row: tuple) -> DocEntry:
+def doc_entry(row: SearchableRow) -> DocEntry:
     """One store row (``snapshot_rows``) → what the snapshot keeps of that document."""
     _uid, kind, conn, name, ref_id, display, body = row
     wiki = None
@@ -261,12 +254,12 @@ def group_chunks(snap: Snapshot, chunk_docs: np.ndarray, chunk_rows: np.ndarray)
 def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | None:
     """The matrix of unique vectors and the chunk → row → document maps; an error when the file does not
     match the store (the snapshot is then left without vectors: never rank with inconsistent parts)."""
-    meta = store.meta()
+    meta = store.meta.all()
     snap.vector_epoch = meta.get("vector_epoch", "")
     snap.embed_fingerprint = meta.get("embed_fingerprint", "")
-    snap.vector_rows_seen = store.max_vector_row()  # first: rows added while reading are taken next time
+    snap.vector_rows_seen = store.vectors.max_row()  # first: rows added while reading are taken next time
     doc_of_chunk, vec_rows = [], []
-    for uid, row in store.chunk_rows():
+    for uid, row in store.chunks.rows():
         idx = snap.uid_index.get(uid)
         if row is not None and idx is not None:
             doc_of_chunk.append(idx)

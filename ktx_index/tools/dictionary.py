@@ -110,7 +110,7 @@ class DictionaryIndex:
     @classmethod
     def load(cls, engine: Engine) -> DictionaryIndex:
         entries = []
-        for _uid, conn, fields in engine.store.fields("dictionary_value"):
+        for _uid, conn, fields in engine.store.docs.fields("dictionary_value"):
             value, column, table_ref = fields["id"], fields.get("column_name"), fields.get("table_ref")
             attrs = fields.get("attrs") or {}
             cardinality = attrs.get("cardinality")
@@ -128,7 +128,7 @@ class DictionaryIndex:
                     origin=attrs.get("origin", "profile"),
                 )
             )
-        return cls(entries, engine.store.snapshot_attrs())
+        return cls(entries, engine.store.docs.snapshot_attrs())
 
     def match(self, value: str, connections: set[str]) -> list[tuple[Entry, str, float]]:
         folded = fold(value).strip()

@@ -110,12 +110,12 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
 
 def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlSource:
     """``connection_id`` is a known connection (the service checks it first)."""
-    doc = store.get(f"sl_source:{connection_id}:{source_name}")
+    doc = store.docs.get(f"sl_source:{connection_id}:{source_name}")
     if doc is None:
-        names = store.ids("sl_source", connection_id)
+        names = store.docs.ids("sl_source", connection_id)
         broken = [
             f"{d.path}: {d.message}"
-            for d in store.scope_diagnostics()
+            for d in store.scopes.diagnostics()
             if d.path.startswith(f"semantic-layer/{connection_id}/") and source_name in d.path
         ]
         hint = f"that file does not parse ({broken[0]})" if broken else _hint(source_name, names)
@@ -195,8 +195,8 @@ def entity_details(
     """One item per entity, in order, in upstream's shapes and message templates. An unknown connection is not
     an error of the call (upstream does not check it either): each item says there is no scan, and which
     connections there are. The count is checked by the service first."""
-    tables = [TableName(*row) for row in store.table_refs(connection_id)]
-    snapshot_doc = store.get(make_uid("snapshot", connection_id, connection_id)) if tables else None
+    tables = [TableName(*row) for row in store.docs.table_refs(connection_id)]
+    snapshot_doc = store.docs.get(make_uid("snapshot", connection_id, connection_id)) if tables else None
     latest = _snapshot(snapshot_doc.attrs) if snapshot_doc is not None else None
     out: list[EntityFound | EntityFailed] = []
     for entity in entities:
@@ -228,7 +228,7 @@ def entity_details(
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
             out.append(failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=_display)]))
         else:
-            out.append(_details(store, store.get(hits[0].uid), entity, connection_id, echo))
+            out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo))
     return EntityDetailsResult(results=out)
 
 
@@ -306,7 +306,7 @@ def _details(
 ) -> EntityFound | EntityFailed:
     attrs = table.attrs
     snapshot = _snapshot(attrs.get("snapshot") or {})
-    columns = {d.name: d for d in store.scope_siblings(table.uid, "column")}
+    columns = {d.name: d for d in store.docs.siblings(table.uid, "column")}
     wanted = entity.get("columns") if isinstance(entity, dict) else None
     names = [n for n in attrs.get("columns", []) if n in columns]  # the table's own column order
     if wanted:

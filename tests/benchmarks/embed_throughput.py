@@ -36,7 +36,7 @@ def project_texts(project: Path, count: int, seed: int = 7) -> list[str]:
     from ktx_index.index.texts import embedding_texts
 
     store = DocStore(project / ".ktx/index/store.sqlite", readonly=True)
-    docs = list(store.iter_docs(["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]))
+    docs = list(store.docs.iter(["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]))
     store.close()
     texts = sorted({t for doc in docs for t in embedding_texts(doc)})
     return random.Random(seed).sample(texts, min(count, len(texts)))

@@ -174,7 +174,7 @@ def real_embed_rate(project: Path, sample_size: int = 512) -> float:
     from ktx_index.index.texts import embedding_texts
 
     store = DocStore(project / ".ktx/index/store.sqlite", readonly=True)
-    docs = list(store.iter_docs(["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]))
+    docs = list(store.docs.iter(["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]))
     store.close()
     rnd = random.Random(SEED)
     texts = [t for doc in rnd.sample(docs, min(sample_size * 2, len(docs))) for t in embedding_texts(doc)]
@@ -283,7 +283,7 @@ def make_queries(project: Path, count: int, seed: int) -> tuple[list[str], list[
     store = DocStore(project / ".ktx/index/store.sqlite", readonly=True)
 
     def names(kind: str, field: str = "name") -> list[str]:
-        return [fields.get(field) for _uid, _conn, fields in store.fields(kind)]
+        return [fields.get(field) for _uid, _conn, fields in store.docs.fields(kind)]
 
     columns = names("column")
     tables = names("table")

@@ -47,8 +47,8 @@ def vector_state(root: Path) -> tuple[int, int, int, int]:
     layout = IndexLayout(root)
     store = DocStore(layout.store, readonly=True)
     try:
-        chunks, embedded = store.chunk_stats()
-        keys = store.db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        chunks, embedded = store.chunks.stats()
+        keys = store.vectors.count()
     finally:
         store.close()
     rows = layout.vectors.stat().st_size // (384 * 2) if layout.vectors.exists() else 0

@@ -44,7 +44,7 @@ WORKER = textwrap.dedent(
 def documents(root: Path) -> dict[str, str]:
     service = KtxIndex(root, embedder=HashEmbedder())
     service.rebuild()
-    docs = service.refreshed_engine().store.uid_hashes()
+    docs = service.refreshed_engine().store.docs.hashes()
     service.close()
     return docs
 
@@ -136,6 +136,6 @@ def test_damaged_index_is_detected_and_repaired_with_a_diagnostic(tmp_path, dama
     lanes = service.wiki_search("fiscal calendar").results[0].lanes
     assert next(lane for lane in lanes if lane.lane == "semantic").status == "available"
     service.rebuild()
-    assert service.refreshed_engine().store.uid_hashes() == clean
+    assert service.refreshed_engine().store.docs.hashes() == clean
     assert not [d for d in service.status().diagnostics if d.code == "repaired"]  # cleared by a clean rebuild
     service.close()

@@ -417,7 +417,7 @@ def test_rebuild_reports_hostile_files_and_keeps_the_rest(
     service = KtxIndex(root, embedder=HashEmbedder())
     try:
         report = service.rebuild()
-        documents = list(service.refreshed_engine().store.iter_docs())
+        documents = list(service.refreshed_engine().store.docs.iter())
     finally:
         service.close()
     check_read(case, documents, report.diagnostics, baseline)
@@ -532,7 +532,7 @@ def test_100mb_files_are_reported_over_the_limit_and_never_loaded(
     def rebuild() -> tuple[Any, list[Document]]:
         service = KtxIndex(root, embedder=HashEmbedder())
         try:
-            return service.rebuild(), list(service.refreshed_engine().store.iter_docs())
+            return service.rebuild(), list(service.refreshed_engine().store.docs.iter())
         finally:
             service.close()
 

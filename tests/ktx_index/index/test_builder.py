@@ -139,7 +139,7 @@ def test_lexical_index_behind_the_store_is_repaired_on_open(project):
     writer.wait_merging_threads()
     builder.close()
     repaired = Builder(project, layout, HashEmbedder())
-    assert repaired.repairs and repaired.lexical.generation() == repaired.store.generation()
+    assert repaired.repairs and repaired.lexical.generation() == repaired.store.meta.generation()
     repaired.close()
     service = service_for(project)
     assert service.discover_data("order_count").refs[0].id == "orders.order_count"
@@ -154,7 +154,7 @@ def test_format_change_rebuilds_from_scratch(project):
     from ktx_index.index.store import DocStore
 
     store = DocStore(layout.store)
-    store.set_meta({"format": "format=0;analysis=0"})
+    store.meta.set({"format": "format=0;analysis=0"})
     store.close()
     service = service_for(project)
     report = service.rebuild()
@@ -296,8 +296,8 @@ def test_a_build_interrupted_between_scopes_leaves_the_last_commit_intact(projec
     """Scopes are written as they are parsed, inside one transaction: an interruption midway shows nothing."""
     service = service_for(project)
     service.rebuild()
-    generation = service.refreshed_engine().store.generation()
-    before = service.refreshed_engine().store.uid_hashes()
+    generation = service.refreshed_engine().store.meta.generation()
+    before = service.refreshed_engine().store.docs.hashes()
     time.sleep(0.01)
     for name in ("revenue", "churn"):
         (project / f"wiki/global/{name}.md").write_text(PAGE.format(summary=name, body=f"Rewritten {name}."))
@@ -316,7 +316,7 @@ def test_a_build_interrupted_between_scopes_leaves_the_last_commit_intact(projec
     monkeypatch.setattr(Builder, "_apply_scope", original)
     assert applied  # the first scope was written before the interruption ...
     store = service.refreshed_engine().store
-    assert store.generation() == generation and store.uid_hashes() == before  # ... and rolled back with it
+    assert store.meta.generation() == generation and store.docs.hashes() == before  # ... and rolled back with it
     report = service.rebuild()
     assert report.updated == 2 and not any(d.code == "repaired" for d in report.diagnostics)
     assert service.wiki_search("Rewritten").results
@@ -326,13 +326,13 @@ def test_a_build_interrupted_between_scopes_leaves_the_last_commit_intact(projec
 def test_files_read_again_without_a_document_change_keep_the_generation(project):
     service = service_for(project)
     service.rebuild()
-    generation = service.refreshed_engine().store.generation()
+    generation = service.refreshed_engine().store.meta.generation()
     path = project / "wiki/global/churn.md"
     time.sleep(0.01)
     path.write_text(path.read_text())  # a new mtime, the same content
     report = service.rebuild()
     assert (report.scopes_read, report.updated) == (1, 0)
-    assert service.refreshed_engine().store.generation() == generation
+    assert service.refreshed_engine().store.meta.generation() == generation
     assert service.rebuild().scopes_read == 0  # its new fingerprint was stored
     service.close()
 
@@ -360,7 +360,7 @@ def test_once_every_text_has_a_vector_only_changed_documents_are_checked(project
     status = service.status()
     assert status.chunks_embedded == status.chunks
     writer = service.acquire_writer()
-    writer.store.forget_vectors_from(0)  # as a repair that lost the vector file would
+    writer.store.vectors.forget_from(0)  # as a repair that lost the vector file would
     scanned.clear()
     done, state = service.embed_pending()
     assert scanned[0] is None and state == "ready" and done > 0
@@ -371,12 +371,12 @@ def test_once_every_text_has_a_vector_only_changed_documents_are_checked(project
 def test_a_failed_rechunk_leaves_no_transaction_open(project, monkeypatch):
     """A new embedding fingerprint re-keys every chunk in one transaction; when that fails, it is rolled back,
     so the next commit (and the next try) can begin its own."""
-    from ktx_index.index.store import DocStore
+    from ktx_index.index.store.words import Words
 
     service_for(project).rebuild()
     service_for(project).close()
     calls = []
-    rekey = DocStore.rekey_words
+    rekey = Words.rekey
 
     def failing_once(self, key_of):
         calls.append(1)
@@ -384,7 +384,7 @@ def test_a_failed_rechunk_leaves_no_transaction_open(project, monkeypatch):
             raise OSError("disk full")
         return rekey(self, key_of)
 
-    monkeypatch.setattr(DocStore, "rekey_words", failing_once)
+    monkeypatch.setattr(Words, "rekey", failing_once)
     service = service_for(project, HashEmbedder(dim=256))  # another fingerprint: every chunk is re-keyed
     service.acquire_writer()  # held across both tries, as a watcher holds it
     with pytest.raises(OSError):

@@ -83,7 +83,7 @@ def test_a_words_neighbours_are_remembered_and_the_least_recently_asked_forgotte
 
 
 def test_the_writer_embeds_each_vocabulary_word_once(service):
-    words = dict(service.ensure_index().store.word_rows())
+    words = dict(service.ensure_index().store.words.rows())
     assert {"film", "actor", "rating", "last"} <= set(words) and "name" not in words  # filler
     assert len(set(words.values())) == len(words)  # a row each
     embedder = service.embedder
@@ -137,7 +137,7 @@ def test_another_model_embeds_the_vocabulary_again(make_project):
     second = KtxIndex(root, embedder=other)
     second.rebuild()
     assert {"film", "actor"} <= set(other.words)
-    assert {"film", "actor"} <= {word for word, _ in second.ensure_index().store.word_rows()}
+    assert {"film", "actor"} <= {word for word, _ in second.ensure_index().store.words.rows()}
     second.close()
 
 

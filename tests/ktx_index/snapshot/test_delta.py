@@ -209,13 +209,13 @@ def test_members_follow_their_container_in_and_out(tmp_path: Path) -> None:
         generation += 1
         store.begin()
         for doc in put:
-            store.put_doc(doc, "scope")
+            store.docs.put(doc, "scope")
         for uid in delete:
             store.delete_doc(uid)
-        store.log_changes(generation, [d.uid for d in put] + delete)
-        store.set_meta({"generation": str(generation)})
+        store.changes.log(generation, [d.uid for d in put] + delete)
+        store.meta.set({"generation": str(generation)})
         store.commit()
-        return store.changes_since(generation - 1, store.meta())
+        return store.changes.since(generation - 1, store.meta.all())
 
     commit([column("a"), column("b")], [])
     snap = load_documents(store, generation)

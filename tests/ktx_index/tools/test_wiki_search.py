@@ -77,7 +77,7 @@ def test_warming_the_reader_analyses_every_section_once(demo_service):
 
     term_set.cache_clear()
     demo_service.warm_reader()
-    sections = [s.text for d in demo_service.refreshed_engine().store.iter_docs(kinds=["wiki"]) for s in d.sections]
+    sections = [s.text for d in demo_service.refreshed_engine().store.docs.iter(kinds=["wiki"]) for s in d.sections]
     assert sections
     misses = term_set.cache_info().misses
     for text in sections:
@@ -93,8 +93,8 @@ def test_pages_are_read_once_per_snapshot_and_again_after_a_commit(make_project)
     service = KtxIndex(root, embedder=HashEmbedder())
     service.rebuild()
     store, read = service.ensure_index().store, []
-    get_many = store.get_many
-    store.get_many = lambda uids: read.extend(uids) or get_many(uids)  # type: ignore[method-assign]
+    get_many = store.docs.get_many
+    store.docs.get_many = lambda uids: read.extend(uids) or get_many(uids)  # type: ignore[method-assign]
     first = service.wiki_search("refund")
     assert service.wiki_search("refund topic") and len(read) == len(first.results)  # the second search read nothing
     (root / "wiki/global/refunds.md").write_text(_page(1, "refund").replace("Page 1 about", "Rewritten page about"))

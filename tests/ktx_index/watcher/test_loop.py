@@ -114,7 +114,7 @@ class Watch:
         wait_for(lambda: key in self.keys(query), f"wiki page {key!r} found by {query!r}", timeout)
 
     def indexed(self, uid: str) -> Any:
-        return self.reader.refreshed_engine().store.get(uid)
+        return self.reader.refreshed_engine().store.docs.get(uid)
 
     def state(self) -> dict[str, Any]:
         return json.loads(self.service.layout.watcher.read_text())
@@ -364,7 +364,7 @@ def test_git_checkout_of_hundreds_of_files(make_project, start_watch) -> None:
     watch.settle()
     commits = watch.commits - before
     assert commits <= 5, f"{commits} commits for one checkout"
-    docs = watch.reader.refreshed_engine().store.get_many([f"wiki:global:page-{i:03d}" for i in range(200)])
+    docs = watch.reader.refreshed_engine().store.docs.get_many([f"wiki:global:page-{i:03d}" for i in range(200)])
     assert sorted(docs) == [f"wiki:global:page-{i:03d}" for i in (*range(100), *range(150, 200))]
     assert all(token("fq", int(uid[-3:])) in doc.body for uid, doc in docs.items())
     assert watch.reader.status().changed_files == 0
