@@ -1,7 +1,8 @@
-"""Shared fixtures: small projects written into tmp_path, the demo project, the corpora."""
+"""Shared fixtures (small projects written into tmp_path, the demo project, the corpora) and the `ray` marker's check."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -13,6 +14,13 @@ from projects import DEMO, corpus, write_files
 
 from ktx_index.embedding.embedder import HashEmbedder, MiniLMEmbedder
 from ktx_index.service import KtxIndex
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A `ray` test fails without Ray instead of skipping: the [ray] extra is part of the install the README and
+    CI run, so a missing Ray is a broken environment, not a platform the test does not apply to."""
+    if item.get_closest_marker("ray") is not None and importlib.util.find_spec("ray") is None:
+        pytest.fail("Ray is not installed: pip install -e '.[ray]' (or deselect these tests with -m 'not ray')")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
+from ktx_index.cli import cli
 from ktx_index.search.engine import Engine
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,9 +80,14 @@ def profile_entry(db: str, table: str, col: str, values: list[str], distinct: in
 
 
 def corpus(name: str) -> Path:
+    """A vendored corpus; missing fails the test (the corpora ship with the repository, so a skip would hide a
+    broken checkout or a wrong $KTX_CORPORA)."""
     path = CORPORA / name
     if not (path / "ktx.yaml").is_file():
-        pytest.skip(f"corpus {name} not present at {CORPORA} (set KTX_CORPORA)")
+        pytest.fail(
+            f"corpus {name} not present at {CORPORA}: restore tests/benchmarks/corpora/{name} from git, "
+            "or point KTX_CORPORA at a copy that has it"
+        )
     return path
 
 
@@ -93,6 +100,73 @@ columns:
 measures:
   - {name: order_count, expr: count(*), description: Number of orders}
 """
+
+
+def run_cli(*args: Any) -> Result:
+    """``ktx-index ARGS`` in process (paths and numbers may be passed as they are)."""
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+#: A semantic-layer connection's pieces: a `_schema` manifest shard (orders, customers), an overlay onto its
+#: orders source, and a standalone source (tests/indexers/test_semantic_layer.py, test_sl_records.py).
+SL_SHARD = """tables:
+  orders:
+    table: public.orders
+    descriptions: {ai: Orders placed by customers, db: raw orders}
+    columns:
+      - {name: id, type: string, pk: true}
+      - {name: status, type: string, descriptions: {ai: Order status}}
+      - {name: ordered_at, type: time}
+      - {name: legacy_flag, type: boolean}
+    joins:
+      - {to: customers, "on": orders.customer_id = customers.id, relationship: many_to_one, source: inferred}
+  customers:
+    table: public.customers
+    columns:
+      - {name: id, type: string}
+"""
+
+SL_OVERLAY = """name: orders
+descriptions:
+  user: Paid and refunded customer orders
+measures:
+  - {name: order_count, expr: count(*), description: Number of paid orders}
+column_overrides:
+  - name: status
+    descriptions: {user: Lifecycle status of the order}
+columns:
+  - {name: is_paid, type: boolean, expr: "status = 'paid'"}
+exclude_columns: [legacy_flag]
+"""
+
+SL_STANDALONE = """name: subscriptions
+descriptions:
+  dbt: One row per subscription
+table: analytics.subscriptions
+grain: [subscription_id]
+columns:
+  - name: plan
+    type: string
+    descriptions: {dbt: Plan tier}
+    enum_values: {dbt: [basic, family_4]}
+measures:
+  - {name: active_subscriptions, expr: count(*), filter: "status = 'active'"}
+tags: {dbt: [finance]}
+usage:
+  narrative: Used for the weekly subscriber report
+  frequencyTier: high
+"""
+
+
+#: Texts the embedding tests encode: a compact text, prose, accents and symbols, one letter, and a section past
+#: the model's 256-token window.
+EMBEDDING_TEXTS = [
+    "column: customer id — in orders — who placed the order",
+    "Refunds are issued to the original payment method within five days.",
+    "Ünïcödé, accents: café, naïve — and symbols #42 %",
+    "x",
+    " ".join(["a long wiki section about delivery windows and courier routes"] * 60),  # past the 256-token window
+]
 
 
 def with_params(engine: Engine, **changes: Any) -> Engine:

@@ -1,6 +1,6 @@
 """The watcher's decisions, apart from its threads and files: what it owes (``Phase``), what it saw at a
 wake-up (``Inputs``), what it does next (``Action``) and how a step went (``Outcome``). ``decide`` is pure, so
-every transition is tested without a filesystem (tests/ktx_index/test_watcher_states.py)."""
+every transition is tested without a filesystem (tests/ktx_index/watcher/test_states.py)."""
 
 from __future__ import annotations
 

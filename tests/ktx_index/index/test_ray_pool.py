@@ -2,12 +2,12 @@
 
 The reference is ``real_demo_service`` (the demo built locally with the real model). Clusters are real:
 a head and worker nodes, each its own raylet (``tests/ray_support.py``); every test checks that no Ray
-process outlives it. Tests that start a cluster are marked ``ray`` (the [ray] extra; CI installs it).
+process outlives it. Tests that start a cluster are marked ``ray``: they need the [ray] extra (CI installs
+it) and fail without it (tests/conftest.py), rather than skip.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -27,7 +27,6 @@ from ktx_index.evaluation.metrics import service_runner
 from ktx_index.index.ray_pool import RayEmbedding
 from ktx_index.service import KtxIndex
 
-needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="pip install -e '.[ray]'")
 JUDGED = REPO / "tests" / "benchmarks" / "judged" / "demo.yaml"
 
 
@@ -80,7 +79,6 @@ def test_ray_missing_says_how_to_install_it(make_project, monkeypatch):
 
 
 @pytest.mark.ray
-@needs_ray
 def test_an_unreachable_head_is_named_before_anything_is_read(make_project):
     root = make_project({"wiki/global/orders.md": "# Orders\n"})
     result = CliRunner().invoke(cli, ["rebuild", "--project", str(root), "--ray", "127.0.0.1:9"])
@@ -92,7 +90,6 @@ def test_an_unreachable_head_is_named_before_anything_is_read(make_project):
 
 @pytest.mark.ray
 @pytest.mark.model
-@needs_ray
 def test_two_nodes_build_the_local_index_and_survive_losing_one(real_demo_service, tmp_path):
     from ray_support import compare_indexes, local_cluster
 
@@ -128,7 +125,6 @@ def test_two_nodes_build_the_local_index_and_survive_losing_one(real_demo_servic
 
 @pytest.mark.ray
 @pytest.mark.model
-@needs_ray
 def test_a_lost_cluster_stops_the_build_and_a_plain_rebuild_resumes(real_demo_service, tmp_path):
     from ray_support import compare_indexes, local_cluster
 
@@ -167,7 +163,6 @@ def test_a_lost_cluster_stops_the_build_and_a_plain_rebuild_resumes(real_demo_se
 @pytest.mark.ray
 @pytest.mark.model
 @pytest.mark.slow
-@needs_ray
 def test_the_cli_starts_a_local_cluster_reports_progress_and_leaves_nothing_running(real_demo_service, tmp_path):
     from ray_support import compare_indexes, ray_processes, wait_gone
 

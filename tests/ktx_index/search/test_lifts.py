@@ -6,7 +6,6 @@ import pytest
 from projects import column, scan_files, with_params
 
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.search.query import named_keys
 from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
 from ktx_index.tools.discover import discover
@@ -19,13 +18,6 @@ CLINIC = [
     },
     {"catalog": None, "db": "main", "name": "gasstations", "columns": [column("Segment")]},
 ]  # fmt: skip
-
-
-def test_named_keys_are_a_questions_phrases_singular_and_plural():
-    keys = named_keys("How many gas stations are in the Czech Republic?")
-    assert {"gasstations", "gasstation", "gas", "czechrepublic"} <= keys
-    assert not keys & {"how", "many", "howmany", "the"}  # phrases do not start or end on filler
-    assert {"category", "categories"} <= named_keys("sales by categories")
 
 
 def indexed(make_project, files: dict):

@@ -1,4 +1,5 @@
-"""wiki_search: true counts beyond the candidate pool, and KTX's connection scoping of pages."""
+"""wiki_search: USER pages shadow GLOBAL ones, the lane breakdown, true counts beyond the candidate pool, and
+KTX's connection scoping of pages."""
 
 from __future__ import annotations
 
@@ -115,3 +116,20 @@ def test_the_first_result_says_how_each_lane_ran(make_project):
     assert lanes["semantic"].reason and lanes["lexical"].reason is None  # only a lane that did not run says why
     assert {lane.requestedCandidatePoolLimit for lane in lanes.values()} == {PARAMS.pool}
     service.close()
+
+
+def test_wiki_search_user_page_shadows_global_and_total_found(demo_service):
+    result = demo_service.wiki_search("active subscriber definition", limit=1)
+    assert result.results[0].key == "active-subscriber-definition"
+    assert result.results[0].scope == "USER"
+    assert result.totalFound >= len(result.results)
+    keys = [r.key for r in demo_service.wiki_search("active subscriber definition", limit=50).results]
+    assert keys.count("active-subscriber-definition") == 1
+    lanes = {lane.lane: lane for lane in result.results[0].lanes}
+    assert lanes["lexical"].status == "available" and lanes["semantic"].status == "available"
+
+
+def test_wiki_lane_breakdown_rides_on_the_first_result_only(demo_service):
+    results = demo_service.wiki_search("refund policy", limit=5).results
+    assert len(results) > 1 and results[0].lanes
+    assert all(r.lanes is None and "lanes" not in r.model_dump() for r in results[1:])

@@ -327,7 +327,7 @@ def test_burst_of_200_pages_few_commits_all_searchable_status_truthful(watched: 
     assert state["last_report"]["generation"] == status.generation
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed (a system tool, not a pip dependency)")
 def test_git_checkout_of_hundreds_of_files(make_project, start_watch) -> None:
     files = dict(BASE)
     files |= {f"wiki/global/page-{i:03d}.md": page(f"Page {i}", f"Main {token('mq', i)}.") for i in range(150)}

@@ -4,11 +4,9 @@ import json
 import shutil
 
 import pytest
-from click.testing import CliRunner
-from projects import DEMO
+from projects import DEMO, run_cli
 
 from ktx_index import service as service_module
-from ktx_index.cli import cli
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.evaluation.judged import load_judged
 from ktx_index.evaluation.metrics import evaluate_index
@@ -25,12 +23,8 @@ def demo(tmp_path, monkeypatch):
     return target
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
 def test_json_is_the_scorers_report(demo, demo_service):
-    out = run("eval", QUESTIONS, "--project", demo, "--json")
+    out = run_cli("eval", QUESTIONS, "--project", demo, "--json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.output)
     assert report["unknown_ids"] == {}  # every id in the example names a real item
@@ -51,7 +45,7 @@ def test_human_output_lists_misses_with_what_came_instead(demo, tmp_path):
         "  - {id: hit, query: refund reason code, relevant: ['column:warehouse:raw.refunds.reason_code']}\n"
         "  - {id: typo, query: refund reason code, relevant: ['column:warehouse:raw.refunds.reasoncode']}\n"
     )
-    out = run("eval", questions, "--project", demo)
+    out = run_cli("eval", questions, "--project", demo)
     assert out.exit_code == 0
     assert "MRR@10" in out.stdout and "TblRec@10" not in out.stdout
     assert "1 miss(es)" in out.stdout
@@ -59,13 +53,13 @@ def test_human_output_lists_misses_with_what_came_instead(demo, tmp_path):
     assert "missing:  column:warehouse:raw.refunds.reasoncode" in out.stdout
     assert "came:     1. " in out.stdout
     assert "warning: typo: not in the index (check the spelling): column:warehouse:raw.refunds.reasoncode" in out.stderr
-    quiet = run("eval", questions, "--project", demo, "--max-misses", "0")
+    quiet = run_cli("eval", questions, "--project", demo, "--max-misses", "0")
     assert "... 1 more" in quiet.stdout
 
 
 def test_bad_file_exits_1_with_the_fix(demo, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("queries:\n  - {tool: wiki_search}\n")
-    out = run("eval", bad, "--project", demo)
+    out = run_cli("eval", bad, "--project", demo)
     assert out.exit_code == 1 and "needs `query`" in out.output and "fix that question" in out.output
-    assert run("eval", tmp_path / "none.yaml", "--project", demo).exit_code == 1
+    assert run_cli("eval", tmp_path / "none.yaml", "--project", demo).exit_code == 1

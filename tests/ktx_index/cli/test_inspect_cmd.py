@@ -1,3 +1,5 @@
+"""``ktx-index inspect``: each broken file reported and the rest counted, the human output, a missing project."""
+
 import json
 
 from click.testing import CliRunner

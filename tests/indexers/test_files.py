@@ -1,0 +1,113 @@
+"""Careful reading of project files (indexers/files.py): what is refused and why, YAML as KTX reads it (1.2
+booleans, no alias bombs), and directory listings (sorted, hidden files skipped)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from indexers.files import MAX_EXPANDED_NODES, SourceError, list_dirs, list_files, parse_yaml, read_json, read_text
+
+
+@dataclass(frozen=True)
+class Files:
+    """A project as file reading sees it (indexers.files.ProjectFiles)."""
+
+    root: Path
+    max_file_bytes: int = 1_000_000
+
+    @property
+    def real_root(self) -> Path:
+        return self.root.resolve()
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Files:
+    (tmp_path / "project").mkdir()
+    return Files(tmp_path / "project")
+
+
+def write(files: Files, rel: str, data: bytes) -> None:
+    path = files.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def test_text_is_utf8_without_its_byte_order_mark(files):
+    write(files, "a.md", "\ufeffMontréal".encode())
+    assert read_text(files, "a.md") == "Montréal"
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"abc\x00def", "binary file (contains NUL bytes)"),
+        (b"ok \xff\xfe", "not UTF-8 text (invalid byte at offset 3)"),
+        (b"x" * 2_000_001, "file is 2.0 MB, over the 1 MB limit (raise index.max_file_mb in ktx.yaml to read it)"),
+    ],
+)
+def test_unusable_files_are_refused_with_the_reason(files, data, reason):
+    write(files, "a.md", data)
+    with pytest.raises(SourceError) as refused:
+        read_text(files, "a.md")
+    assert str(refused.value).startswith(reason)
+
+
+def test_a_missing_file_and_a_symlink_leaving_the_project_are_refused(files, tmp_path):
+    with pytest.raises(SourceError, match="cannot open"):
+        read_text(files, "missing.md")
+    (tmp_path / "secret.txt").write_text("outside")
+    os.symlink(tmp_path / "secret.txt", files.root / "link.md")
+    with pytest.raises(SourceError, match="symlink points outside the project"):
+        read_text(files, "link.md")
+    write(files, "inside.md", b"inside")
+    os.symlink(files.root / "inside.md", files.root / "alias.md")
+    assert read_text(files, "alias.md") == "inside"  # a link within the project is read
+
+
+def test_yaml_booleans_are_yaml_12s_so_on_and_no_stay_words():
+    assert parse_yaml("on: [a]\nstatus: no\nflag: yes\nok: true\nbad: False\n") == {
+        "on": ["a"], "status": "no", "flag": "yes", "ok": True, "bad": False,
+    }  # fmt: skip
+
+
+def test_bad_yaml_names_its_line_and_an_alias_bomb_is_not_expanded():
+    with pytest.raises(SourceError, match=r"^invalid YAML at line 3, column 1: did not find expected ',' or '\]'"):
+        parse_yaml("a: 1\nb: [oops\n")  # the flow list is still open where the text ends
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"{c}: &{c} [{', '.join(['*' + chr(ord(c) - 1)] * 10)}]" for c in "bcdefgh"]
+    with pytest.raises(SourceError, match=f"more than {MAX_EXPANDED_NODES:,} nodes"):
+        parse_yaml("\n".join(levels))  # 10^8 nodes once expanded, a few hundred bytes written
+    assert parse_yaml("a: &x [1, 2]\nb: *x\n") == {"a": [1, 2], "b": [1, 2]}  # ordinary aliases are fine
+
+
+def test_bad_json_names_its_position(files):
+    write(files, "t.json", b'{"a": 1,\n "b": }')
+    with pytest.raises(SourceError, match="invalid JSON at line 2, column 7"):
+        read_json(files, "t.json")
+    write(files, "deep.json", b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(SourceError, match="nested too deeply"):
+        read_json(files, "deep.json")
+
+
+def test_listings_are_sorted_skip_hidden_entries_and_a_missing_folder_is_empty(files):
+    for rel in ["wiki/b.md", "wiki/a.md", "wiki/.draft.md", "wiki/notes.txt", "wiki/sub/c.md", "wiki/.git/d.md"]:
+        write(files, rel, b"x")
+    (files.root / "wiki/dir.md").mkdir()  # a folder named like a file is not one
+    assert list_files(files, "wiki", (".md",)) == ["wiki/a.md", "wiki/b.md"]
+    assert list_files(files, "wiki", (".md",), recursive=True) == ["wiki/a.md", "wiki/b.md", "wiki/sub/c.md"]
+    assert list_dirs(files, "wiki") == ["dir.md", "sub"]
+    assert list_files(files, "nowhere", (".md",)) == [] and list_dirs(files, "nowhere") == []
+
+
+def test_yaml_booleans_follow_yaml_1_2_as_ktx_reads_them():
+    # under YAML 1.1 a join's `on:` key became True and its condition was lost
+    data = parse_yaml("joins:\n  - {to: customers, on: orders.customer_id = customers.id}\nflag: yes\nok: true\n")
+    assert data == {
+        "joins": [{"to": "customers", "on": "orders.customer_id = customers.id"}],
+        "flag": "yes",
+        "ok": True,
+    }

@@ -1,0 +1,23 @@
+"""Typed documents (indexers/models.py): uids, display names, and the content hash that decides whether a
+document changed."""
+
+from indexers.models import ALL_KINDS, SEARCH_KINDS, Document, TableRef, make_uid
+
+
+def test_uids_and_table_displays():
+    assert make_uid("column", "warehouse", "raw.orders.id") == "column:warehouse:raw.orders.id"
+    assert make_uid("wiki", None, "fiscal-calendar") == "wiki::fiscal-calendar"
+    assert TableRef(catalog="c", db="raw", name="orders").display == "c.raw.orders"
+    assert TableRef(name="orders").display == "orders"
+    assert set(SEARCH_KINDS) < set(ALL_KINDS)
+
+
+def test_the_content_hash_follows_the_content_and_only_the_content():
+    def doc(**changes):
+        fields = {"uid": "table:w:t", "kind": "table", "id": "t", "name": "t", "path": "x.json"} | changes
+        return Document(**fields)
+
+    assert doc().content_hash == doc().content_hash and len(doc().content_hash) == 32
+    assert doc(description="Orders").content_hash != doc().content_hash
+    assert doc(attrs={"a": 1, "b": 2}).content_hash == doc(attrs={"b": 2, "a": 1}).content_hash  # key order aside
+    assert doc(content_hash="given").content_hash == "given"  # a hash computed elsewhere is kept

@@ -1,0 +1,104 @@
+"""Semantic-layer source records (indexers/sl_records.py): description precedence, overlays composed onto
+their base whatever the file order, and what is reported instead of dropped."""
+
+import yaml
+from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE
+
+from indexers import load_project, read_project
+from indexers.sl_records import compose_overlay, load_records, project_manifest_entry, resolve_description
+
+
+def test_description_resolution_order():
+    assert resolve_description({"db": "d", "ai": "a", "dbt": "b"}) == "a"
+    assert resolve_description({"user": " u ", "ai": "a"}) == "u"
+    assert resolve_description({"ktx": "k"}) == "k"
+    assert resolve_description({"user": "  "}, "legacy") == "legacy"
+    assert resolve_description(None) == ""
+
+
+def test_overlay_composes_onto_manifest_regardless_of_file_order(make_project):
+    root = make_project(
+        {
+            "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
+            "semantic-layer/warehouse/a-orders-overlay.yaml": SL_OVERLAY,  # sorts before nothing in particular
+            "semantic-layer/warehouse/subscriptions.yaml": SL_STANDALONE,
+        }
+    )
+    records, diagnostics = load_records(load_project(root), "warehouse")
+    assert diagnostics == []
+    orders = records["orders"]
+    assert orders.path == "semantic-layer/warehouse/_schema/public.yaml#orders"
+    assert orders.overlays == ["semantic-layer/warehouse/a-orders-overlay.yaml"]
+    assert resolve_description(orders.data["descriptions"]) == "Paid and refunded customer orders"
+    names = [c["name"] for c in orders.data["columns"]]
+    assert names == ["id", "status", "ordered_at", "is_paid"]
+    assert orders.data["grain"] == ["id"]
+    composed = yaml.safe_load(orders.yaml_text())
+    assert composed["measures"][0]["name"] == "order_count"
+    assert records["subscriptions"].yaml_text() == SL_STANDALONE  # standalone read back verbatim
+
+
+def test_overlay_without_base_and_broken_files_are_reported(make_project):
+    root = make_project(
+        {
+            "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
+            "semantic-layer/warehouse/ghost.yaml": "name: ghost\nmeasures: []\n",
+            "semantic-layer/warehouse/broken.yaml": "name: SIGNED_UP\ncolumns: [unterminated\n",
+            "semantic-layer/warehouse/_schema/bad.yaml": "tables: [1, 2",
+            "semantic-layer/warehouse/subscriptions.yaml": SL_STANDALONE,
+        }
+    )
+    project = load_project(root)
+    records, diagnostics = load_records(project, "warehouse")
+    reasons = {d.path.rsplit("/", 1)[1]: d.message for d in diagnostics}
+    assert "no base source" in reasons["ghost.yaml"]
+    assert "invalid YAML" in reasons["broken.yaml"] and "invalid YAML" in reasons["bad.yaml"]
+    assert records["SIGNED_UP"].origin == "broken" and "[unterminated" in records["SIGNED_UP"].yaml_text()
+    read = read_project(project)
+    kinds = {d.uid for d in read.documents if d.kind == "sl_source"}
+    assert kinds == {"sl_source:warehouse:orders", "sl_source:warehouse:customers", "sl_source:warehouse:subscriptions"}
+
+
+def test_compose_reports_unknown_override_targets():
+    base = {"name": "t", "columns": [{"name": "a"}], "joins": [{"to": "x", "on": "t.a = x.a"}]}
+    out, problems = compose_overlay(
+        base,
+        {"name": "t", "column_overrides": [{"name": "zz"}], "joins": [{"to": "x", "on": "T.A  =  X.A"}], "bogus": 1},
+    )
+    assert len(out["joins"]) == 1
+    assert any("zz" in p for p in problems) and any("bogus" in p for p in problems)
+
+
+def test_an_overlay_merges_descriptions_replaces_lists_and_drops_excluded_columns_and_disabled_joins():
+    base = {
+        "name": "t", "descriptions": {"db": "raw t", "ai": "old"}, "measures": [{"name": "m0"}],
+        "columns": [{"name": "a", "descriptions": {"db": "col a"}}, {"name": "b"}, {"name": "c"}],
+        "joins": [{"to": "x", "on": "t.a = x.a"}, {"to": "y", "on": "t.b = y.b"}],
+    }  # fmt: skip
+    overlay = {
+        "name": "t", "descriptions": {"ai": "new"}, "measures": [{"name": "m1"}],
+        "column_overrides": [{"name": "a", "descriptions": {"user": "A"}, "type": "string"}],
+        "columns": [{"name": "d", "expr": "a || b"}, {"name": "b"}, {"expr": "1"}],
+        "exclude_columns": ["c"], "disable_joins": ["T.B = Y.B"],
+    }  # fmt: skip
+    out, problems = compose_overlay(base, overlay)
+    assert out["descriptions"] == {"db": "raw t", "ai": "new"} and out["measures"] == [{"name": "m1"}]
+    assert out["columns"] == [
+        {"name": "a", "descriptions": {"db": "col a", "user": "A"}, "type": "string"}, {"name": "b"},
+        {"name": "d", "expr": "a || b"},
+    ]  # fmt: skip
+    assert out["joins"] == [{"to": "x", "on": "t.a = x.a"}]  # disabled by its condition, spacing and case aside
+    assert problems == [
+        "columns: 'b' already exists; use column_overrides", "columns: a computed column needs a string 'name'",
+    ]  # fmt: skip
+    assert base["columns"][0] == {"name": "a", "descriptions": {"db": "col a"}}  # the base is not edited
+
+
+def test_a_manifest_entry_becomes_a_source_whose_grain_is_its_primary_key_or_every_column():
+    keyed = project_manifest_entry(
+        "orders", {"table": "public.orders", "columns": [{"name": "id", "pk": True}, {"name": "at", "type": "time"}]}
+    )
+    assert keyed["table"] == "public.orders" and keyed["grain"] == ["id"] and keyed["measures"] == []
+    assert keyed["columns"][1] == {"name": "at", "type": "time", "role": "time"}
+    plain = project_manifest_entry("events", {"columns": [{"name": "a"}, {"name": "b"}], "tags": ["x"]})
+    assert plain["table"] == "events" and plain["grain"] == ["a", "b"] and plain["tags"] == ["x"]

@@ -1,0 +1,20 @@
+"""``rebuild`` and ``status`` from the command line: --json is the service's report, a second rebuild does
+nothing, status lists what changed since."""
+
+import json
+
+from projects import run_cli
+
+
+def test_rebuild_json_then_noop(project):
+    first = json.loads(run_cli("rebuild", "--project", project, "--json").output)
+    assert first["added"] == 6 and first["embedding_status"] == "disabled"
+    second = json.loads(run_cli("rebuild", "--project", project, "--json").output)
+    assert (second["added"], second["updated"], second["scopes_read"]) == (0, 0, 0)
+
+
+def test_status_reports_changed_files(project):
+    run_cli("rebuild", "--project", project)
+    (project / "wiki/global/new-page.md").write_text("---\nsummary: new\n---\nbody\n")
+    report = json.loads(run_cli("status", "--project", project, "--json").output)
+    assert report["changed_files"] == 1 and report["changed_paths"] == ["wiki/global/new-page.md"]

@@ -1,0 +1,45 @@
+"""``search``: --json is exactly the MCP tool's object for each of the three searches, the human output and
+--explain, and user errors exit 1 with their next step."""
+
+import json
+
+from projects import run_cli
+
+from ktx_index.service import KtxIndex
+
+
+def test_search_json_is_exactly_the_tool_object(project):
+    run_cli("rebuild", "--project", project)
+    out = run_cli("search", "order_count", "--project", project, "--json", "--limit", "3")
+    assert out.exit_code == 0
+    service = KtxIndex(project)
+    assert json.loads(out.output) == service.discover_data("order_count", limit=3).model_dump(mode="json")
+    wiki = json.loads(run_cli("search", "refunds", "--tool", "wiki_search", "--project", project, "--json").output)
+    assert wiki["results"][0]["key"] == "revenue"
+    scoped = run_cli("search", "refunds", "--tool", "wiki_search", "--connection", "warehouse", "--project", project)
+    assert scoped.exit_code == 0 and "revenue" in scoped.output
+    unknown = run_cli("search", "refunds", "--tool", "wiki_search", "--connection", "nope", "--project", project)
+    assert unknown.exit_code == 1 and 'Unknown connection "nope"' in unknown.output
+    values = json.loads(run_cli("search", "PAID", "--tool", "dictionary_search", "--project", project, "--json").output)
+    assert values["results"][0]["matches"][0]["matchedValue"] == "paid"
+    service.close()
+
+
+def test_human_output_and_explain(project):
+    run_cli("rebuild", "--project", project)
+    out = run_cli("search", "order", "count", "--project", project, "--explain")
+    assert "orders.order_count" in out.output and "lexical" in out.output
+    status = run_cli("status", "--project", project)
+    assert "semantic     skipped" in status.output and "changed      0 file(s)" in status.output
+
+
+def test_user_errors_exit_1_with_the_next_step(project, tmp_path):
+    run_cli("rebuild", "--project", project)
+    out = run_cli("search", "x", "--connection", "nope", "--project", project)
+    assert out.exit_code == 1 and "Configured connections: warehouse." in out.output
+    missing = run_cli("search", "x", "--project", tmp_path / "empty")
+    assert missing.exit_code == 1
+    (tmp_path / "empty").mkdir()
+    first_search = run_cli("search", "x", "--project", tmp_path / "empty")  # no index yet: built on first use
+    assert first_search.exit_code == 0 and "no refs above the relevance floor" in first_search.output
+    assert run_cli("search", "--project", project).exit_code == 2  # usage error: no words

@@ -1,0 +1,92 @@
+"""``status`` against the files on disk now: what changed since the commit, and the watcher's and the gateway's
+own accounts, corrected when the process that wrote them is gone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.reports import UpstreamState, WatcherState
+from ktx_index.service import KtxIndex
+
+PAGE = "---\nsummary: {0}\n---\nHow {0} is counted.\n"
+
+
+@pytest.fixture
+def built(make_project):
+    root = make_project({f"wiki/global/{name}.md": PAGE.format(name) for name in ("orders", "refunds", "depots")})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    yield service
+    service.close()
+
+
+def gone_pid() -> int:
+    """The PID of a process that has exited (and been reaped), so no signal reaches it."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_before_the_first_build_nothing_is_counted_and_no_plan_is_made(make_project):
+    service = KtxIndex(make_project({"wiki/global/orders.md": PAGE.format("orders")}), embedder=HashEmbedder())
+    status = service.status()
+    assert not status.exists and status.generation == 0 and status.counts == {}
+    assert status.changed_paths == [] and status.watcher is None and status.upstream is None
+    service.close()
+
+
+def test_changed_paths_are_the_edited_added_and_deleted_files_until_the_next_rebuild(built):
+    root = built.project.root
+    assert built.status().changed_paths == []
+    (root / "wiki/global/orders.md").write_text(PAGE.format("orders, now with returns"))
+    (root / "wiki/global/couriers.md").write_text(PAGE.format("couriers"))
+    (root / "wiki/global/depots.md").unlink()
+    status = built.status()
+    expected = ["wiki/global/couriers.md", "wiki/global/depots.md", "wiki/global/orders.md"]
+    assert status.changed_paths == expected and status.changed_files == 3
+    built.rebuild()
+    assert built.status().changed_paths == []
+
+
+def test_counts_and_chunks_come_from_the_committed_index(built):
+    status = built.status()
+    assert status.exists and status.generation >= 1 and status.counts == {"wiki": 3}
+    assert status.chunks == status.chunks_embedded > 0 and status.model == HashEmbedder().fingerprint
+
+
+def test_a_watcher_that_is_gone_reads_as_stopped_whatever_its_file_says(built):
+    path = built.layout.watcher
+    path.write_text(WatcherState(pid=gone_pid(), state="retrying", pending=3, retry_in_s=2.0).model_dump_json())
+    watcher = built.status().watcher
+    assert (watcher.pid, watcher.state, watcher.pending, watcher.retry_in_s) == (None, "stopped", 0, None)
+    path.write_text(WatcherState(pid=gone_pid(), state="failed", last_error="disk full").model_dump_json())
+    watcher = built.status().watcher
+    assert watcher.state == "failed" and watcher.last_error == "disk full"  # the verdict outlives the process
+
+
+def test_a_running_watcher_is_reported_as_it_wrote_itself(built):
+    state = WatcherState(pid=os.getpid(), state="running", pending=2, embedding_backlog=True)
+    built.layout.watcher.write_text(state.model_dump_json())
+    assert built.status().watcher == state
+
+
+def test_an_unreadable_watcher_file_means_no_watcher(built):
+    built.layout.watcher.write_text("{not json")
+    assert built.status().watcher is None
+
+
+def test_the_upstream_of_a_server_that_is_gone_is_stopped(built):
+    path = built.layout.upstream
+    path.write_text(
+        UpstreamState(pid=gone_pid(), upstream="ktx mcp", state="connected", retry_in_s=1.0).model_dump_json()
+    )
+    upstream = built.status().upstream
+    assert (upstream.pid, upstream.state, upstream.retry_in_s, upstream.upstream) == (None, "stopped", None, "ktx mcp")
+    alive = UpstreamState(pid=os.getpid(), upstream="ktx mcp", state="unavailable", attempts=2)
+    path.write_text(alive.model_dump_json())
+    assert built.status().upstream == alive

@@ -1,0 +1,32 @@
+"""A question analysed once (search/query.py): its terms, the words that are data, the table names its
+phrases could be, the values it names, and the whole question as an identifier."""
+
+from ktx_index.search.query import Query, named_keys, value_like
+
+
+def test_data_words_are_not_concepts():
+    assert value_like("When did Angela Sanders pay her dues in 2019?") == {"angela", "sander", "2019"}
+    assert value_like('cards of the "duel deck" type') == {"duel", "deck"}
+    assert value_like("When did members pay their dues") == set()
+
+
+def test_named_keys_are_a_questions_phrases_singular_and_plural():
+    keys = named_keys("How many gas stations are in the Czech Republic?")
+    assert {"gasstations", "gasstation", "gas", "czechrepublic"} <= keys
+    assert not keys & {"how", "many", "howmany", "the"}  # phrases do not start or end on filler
+    assert {"category", "categories"} <= named_keys("sales by categories")
+
+
+def test_parse_reads_every_part_once_and_of_keeps_a_parsed_query():
+    query = Query.parse('How many refunds did "Acme Foods" get in 2024 per depot_id?')
+    assert query.terms == ("refund", "acm", "food", "2024", "depot", "id", "depot_id")  # filler dropped, order kept
+    assert query.data_words == {"acm", "food", "2024"}  # quoted and numbers: data, not missing vocabulary
+    assert {"refund", "refunds", "acmefoods", "depotid"} <= query.named
+    assert [(v.shape, v.text) for v in query.values] == [("name", "acme foods")]
+    assert query.identifier == "howmanyrefundsdidacmefoodsgetin2024perdepotid"
+    assert Query.of(query) is query and Query.of(query.text) == query
+
+
+def test_the_identifier_is_the_same_however_a_name_is_written():
+    spellings = ["courier_weekly_scorecard", "Courier Weekly Scorecard", "courierWeeklyScorecard"]
+    assert {Query.parse(s).identifier for s in spellings} == {"courierweeklyscorecard"}

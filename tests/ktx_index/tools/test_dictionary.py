@@ -1,0 +1,53 @@
+"""dictionary_search over the demo project: match tiers (exact, folded, token, fuzzy, abbreviation), misses
+with their reason, input validation, and the abbreviation rule on its own."""
+
+import pytest
+
+from ktx_index.errors import InvalidInput, NotFound
+from ktx_index.tools.dictionary import abbreviates
+
+
+def test_dictionary_tiers_and_tolerance(demo_service):
+    result = demo_service.dictionary_search(
+        ["family_4", "FAMILY_4", "family 4", "famly_4", "Montreal", "nothing-like-it"]
+    )
+    by_value = {r.value: r for r in result.results}
+    exact = [
+        ((m.tableRef.db, m.tableRef.name), m.columnName) for m in by_value["family_4"].matches if m.matchType == "exact"
+    ]
+    assert (("raw", "subscriptions"), "plan_tier") in exact
+    assert all(m.matchType == "exact" for m in by_value["family_4"].matches[: len(exact)])
+    assert by_value["FAMILY_4"].matches[0].matchType == "folded"
+    assert by_value["family 4"].matches[0].matchType == "token"
+    assert by_value["famly_4"].matches[0].matchType == "fuzzy"
+    montreal = by_value["Montreal"].matches[0]
+    assert montreal.matchedValue == "Montréal" and montreal.matchType == "folded"
+    assert by_value["nothing-like-it"].matches == []
+    assert {m.reason for m in by_value["nothing-like-it"].misses} <= {"value_not_in_sample", "no_profile_artifact"}
+    searched = {s.connectionId: s for s in result.searched}
+    assert searched["warehouse"].status == "ready" and searched["warehouse"].coverage.profiledColumns > 0
+
+
+def test_dictionary_search_validates_inputs(demo_service):
+    with pytest.raises(InvalidInput):
+        demo_service.dictionary_search([])
+    with pytest.raises(InvalidInput, match="at most 20"):
+        demo_service.dictionary_search(["a"] * 21)
+    with pytest.raises(NotFound, match="Configured connections: dbt, warehouse"):
+        demo_service.dictionary_search(["a"], "nope")
+
+
+def test_abbreviations_reach_stored_codes():
+    assert abbreviates("APAC", ["asia", "pacific"]) and abbreviates("EMEA", ["europe", "middle", "east", "africa"])
+    assert abbreviates("CAD", ["canadian", "dollars"]) and abbreviates("VT", ["vermont"])
+    assert abbreviates("apac", ["asia", "pacific"]) and not abbreviates("vet", ["vermont"])
+    assert not abbreviates("ON", ["quebec"]) and not abbreviates("CA", ["new", "hampshire"])
+
+
+def test_dictionary_finds_a_code_from_the_name_a_person_writes(demo_service):
+    result = demo_service.dictionary_search(["Vermont", "Canadian dollars"])
+    vermont, dollars = result.results
+    assert {(m.columnName, m.matchedValue, m.matchType) for m in vermont.matches} >= {
+        ("province_state", "VT", "abbreviation")
+    }
+    assert any(m.columnName == "currency" and m.matchedValue == "CAD" for m in dollars.matches)

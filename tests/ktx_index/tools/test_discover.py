@@ -1,0 +1,70 @@
+"""discover_data over the demo project (real stores, fake embedder): exact names first, bounded scores and
+short snippets, the confidence field, one ref per physical table, the filters and typo tolerance."""
+
+import pytest
+
+from ktx_index.errors import InvalidInput, NotFound
+
+
+def test_exact_identifier_ranks_first_with_top_tier_score(demo_service):
+    for query, expected in [
+        ("courier_weekly_scorecard", ("sl_source", "courier_weekly_scorecard")),
+        ("Courier Weekly Scorecard", ("sl_source", "courier_weekly_scorecard")),
+        ("raw.depots", ("sl_source", "depots")),
+        ("fiscal-calendar", ("wiki", "fiscal-calendar")),
+    ]:
+        refs = demo_service.discover_data(query).refs
+        assert (refs[0].kind, refs[0].id) == expected, query
+        assert refs[0].score >= 0.9
+
+
+def test_scores_are_bounded_sorted_and_snippets_short(demo_service):
+    refs = demo_service.discover_data("refund reasons for damaged boxes", limit=50).refs
+    assert refs
+    scores = [r.score for r in refs]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+    assert all(r.snippet is None or len(r.snippet.replace("<mark>", "").replace("</mark>", "")) <= 200 for r in refs)
+    assert any("<mark>" in (r.snippet or "") for r in refs)
+
+
+def test_nonsense_query_returns_nothing_or_says_it_is_unsure(demo_service):
+    # the fake embedder's cosines are hash collisions, so the noise calibration cannot tell nonsense from a
+    # weak match here; with the real model it returns nothing (test_quality_floor.py)
+    found = demo_service.discover_data("zxqv blorp frobnicate")
+    assert found.refs == [] or found.confidence == "low"
+    pages = demo_service.wiki_search("zxqv blorp frobnicate")
+    assert pages.results == [] or pages.confidence == "low"
+    assert demo_service.discover_data("   ").refs == []
+
+
+def test_a_confident_answer_carries_no_confidence_field(demo_service):
+    found = demo_service.discover_data("delivery status")
+    assert found.refs and found.confidence is None
+    assert "confidence" not in found.model_dump(exclude_none=False)
+
+
+def test_sl_source_and_scanned_table_are_one_ref_carrying_the_table_ref(demo_service):
+    refs = demo_service.discover_data("depots", connection_id="warehouse", limit=20).refs
+    physical = [r for r in refs if r.kind in ("sl_source", "table") and r.id in ("depots", "raw.depots")]
+    assert len(physical) == 1
+    assert physical[0].kind == "sl_source" and physical[0].tableRef is not None
+    assert physical[0].tableRef.db == "raw" and physical[0].tableRef.name == "depots"
+    only_tables = demo_service.discover_data("depots", connection_id="warehouse", kinds=["table"]).refs
+    assert only_tables[0].kind == "table" and only_tables[0].id == "raw.depots"
+
+
+def test_kinds_and_connection_filters(demo_service):
+    refs = demo_service.discover_data("delivery status", kinds="column".split(), connection_id="warehouse").refs
+    assert refs and all(r.kind == "column" and r.connectionId == "warehouse" for r in refs)
+    refs = demo_service.discover_data("delivery status", connection_id="dbt", limit=30).refs
+    assert all(r.connectionId in (None, "dbt") for r in refs)
+    with pytest.raises(NotFound, match="Configured connections: dbt, warehouse"):
+        demo_service.discover_data("x", connection_id="nope")
+    with pytest.raises(InvalidInput, match="use any of"):
+        demo_service.discover_data("x", kinds=["tables"])
+    assert len(demo_service.discover_data("orders", limit=500).refs) <= 50
+
+
+def test_typo_in_identifier_still_finds_it(demo_service):
+    refs = demo_service.discover_data("weekly_box_capacty").refs
+    assert any(r.id.endswith("weekly_box_capacity") for r in refs[:3])
