@@ -11,13 +11,13 @@ import functools
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import numpy as np
 from cachetools import LRUCache
 
-from indexers.models import SEARCH_KINDS, Document
+from indexers.models import CONTAINER_KINDS, SEARCH_KINDS, Document
 from ktx_index.analysis import is_key_name, member_name
 from ktx_index.embedding.embedder import Embedder
 from ktx_index.index.layout import IndexLayout
@@ -40,6 +40,8 @@ from ktx_index.snapshot.snapshot import Snapshot, load_documents, load_vectors, 
 
 #: Parsed documents kept per snapshot (Engine.documents), the least recently returned dropped first.
 CACHED_DOCUMENTS = 2048
+#: Texts analysed at warm-up at most: half of term_set's cache, the rest left to what queries bring.
+WARM_TEXTS = 8192
 #: While embeddings catch up, new vectors are loaded again only after this many times the last load took
 #: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
 VECTOR_RELOAD_SPACING = 4
@@ -154,29 +156,46 @@ class Engine:
         return True
 
     def warm(self, should_stop: Callable[[], bool] = lambda: False) -> None:
-        """Load the query model and analyse the wiki pages once, so the first calls answer at warm speed."""
+        """Load the query model, then read and analyse documents once (wiki pages, then tables and sources,
+        then their members), so the first calls answer at warm speed. Stops when the document cache is full."""
         if not should_stop():
             self.query_vector("warm up")
             self.probe_vectors()
-        snippets.warm(itertools.takewhile(lambda _: not should_stop(), self.store.docs.iter(kinds=["wiki"])))
+        room = CACHED_DOCUMENTS
+        members = [kind for kind in SEARCH_KINDS if kind not in (*CONTAINER_KINDS, "wiki")]
+        for kinds in (["wiki"], list(CONTAINER_KINDS), members):
+            docs = list(itertools.islice(self.store.docs.iter(kinds=kinds), room))
+            self._cache_documents(docs)
+            room -= len(docs)
+            unstopped = itertools.takewhile(lambda _: not should_stop(), docs)
+            if snippets.warm(unstopped, WARM_TEXTS) < len(docs) or should_stop() or room <= 0:
+                return
 
     def documents(self, uids: list[str]) -> dict[str, Document]:
         """The documents behind results, each read from the store once per snapshot (at most CACHED_DOCUMENTS
         kept): questions return the same tables and pages again and again, and decompressing and parsing a
         document is most of fetching it. Callers only read them."""
-        derived = self.snapshot.derived
         with self._documents_lock:
-            cache: LRUCache[str, Document] | None = derived.get("documents")  # type: ignore[assignment]
-            if cache is None:
-                cache = derived["documents"] = LRUCache(CACHED_DOCUMENTS)
+            cache = self._document_cache()
             found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}
         missing = [uid for uid in uids if uid not in found]
         if missing:
             fetched = self.store.docs.get_many(missing)  # outside the lock: other threads' cached reads go on
-            with self._documents_lock:
-                cache.update(fetched)
+            self._cache_documents(fetched.values())
             found.update(fetched)
         return {uid: found[uid] for uid in uids if uid in found}
+
+    def _cache_documents(self, docs: Iterable[Document]) -> None:
+        with self._documents_lock:
+            self._document_cache().update((doc.uid, doc) for doc in docs)
+
+    def _document_cache(self) -> LRUCache[str, Document]:
+        """This snapshot's parsed documents (callers hold _documents_lock)."""
+        derived = self.snapshot.derived
+        cache: LRUCache[str, Document] | None = derived.get("documents")  # type: ignore[assignment]
+        if cache is None:
+            cache = derived["documents"] = LRUCache(CACHED_DOCUMENTS)
+        return cache
 
     def per_generation(self, name: str, build: Callable[[], T]) -> T:
         """What a tool derives from the index at its current generation (``name`` tells them apart), built

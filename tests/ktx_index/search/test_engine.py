@@ -46,6 +46,20 @@ def test_documents_are_read_once_per_snapshot(make_project):
     service.close()
 
 
+def test_warm_up_reads_the_documents_a_first_answer_returns(make_project):
+    """serve warms the reader: the documents behind a first answer are already parsed, none read again."""
+    service = KtxIndex(make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", [ORDERS])), embedder=None)
+    service.rebuild()
+    engine = service.refreshed_engine()
+    engine.warm()
+    uids = [c.uid for c in engine.rank("orders total", ["table", "column"])]
+    reads: list[list[str]] = []
+    read = engine.store.docs.get_many
+    engine.store.docs.get_many = lambda missing: reads.append(missing) or read(missing)  # type: ignore[method-assign]
+    assert set(engine.documents(uids)) == set(uids) and reads == []
+    service.close()
+
+
 class Flaky(HashEmbedder):
     broken = False
 

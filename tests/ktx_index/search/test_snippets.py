@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from indexers.models import Document, Section
 from ktx_index.analysis import term_set
-from ktx_index.search.snippets import SNIPPET_CHARS, cap, highlight, matched_on, snippet, snippet_around
+from ktx_index.search.snippets import SNIPPET_CHARS, cap, highlight, matched_on, snippet, snippet_around, warm
 
 
 def doc(kind: str, **fields) -> Document:
@@ -82,3 +82,15 @@ def test_cap_collapses_whitespace_and_truncates():
     assert cap("  a   b \n c  ") == "a b c"
     assert len(cap("x" * 500)) == SNIPPET_CHARS
     assert cap(None) is None and cap("") is None
+
+
+def test_warm_analyses_fields_and_words_until_the_room_is_used():
+    term_set.cache_clear()
+    docs = [doc("column", name=f"col_{i}", description=f"Refunds issued in week {i}") for i in range(5)]
+    assert warm(docs, room=10_000) == 5
+    assert term_set.cache_info().currsize >= 10 and term_set.cache_info().hits + term_set.cache_info().misses > 0
+    before = term_set.cache_info().misses
+    highlight("Refunds issued in week 3", term_set("refund"))
+    assert term_set.cache_info().misses == before + 1  # only the query's own text was new
+    term_set.cache_clear()
+    assert warm(docs, room=1) == 1  # stops once the cache holds room texts
