@@ -6,12 +6,14 @@ when a writer committed.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
@@ -76,6 +78,9 @@ class Engine:
         #: Query embeddings, shared by the worker threads (lru_cache guards its own bookkeeping); per engine,
         #: so a closed engine's model is not kept alive by the cache. Failures are not cached.
         self._query_vectors = functools.lru_cache(maxsize=512)(functools.partial(_encode_query, embedder))
+        #: Embeds a question on the other core while its lexical lane runs (vector_ahead); its thread starts
+        #: with the first question.
+        self._ahead = ThreadPoolExecutor(1, thread_name_prefix="ktx-index-query-vector")
         self.vector_error: str | None = None
         self.lexical_error: str | None = None
         self.model_error: str | None = None
@@ -87,6 +92,7 @@ class Engine:
         self.refresh()
 
     def close(self) -> None:
+        self._ahead.shutdown(wait=True)
         self.store.close()
 
     # ------------------------------------------------------------------ loading
@@ -253,10 +259,11 @@ class Engine:
         pool = pool or p.pool
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
+        vector = self.vector_ahead(snap, q.text, kinds)
         self._lexical(q, kinds, connection, pool, candidates)
         for uid in self._exact_uids(snap, q):
             candidates.setdefault(uid, Candidate(uid)).exact = True
-        cosines = self._dense(snap, q.text, kinds, connection, pool, candidates)
+        cosines = self._dense(snap, vector, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
         add_parents(snap, candidates)
@@ -383,12 +390,31 @@ class Engine:
                 return snap.exact[near[0]]
         return []
 
-    def _dense(
-        self, snap: Snapshot, query: str, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
-    ) -> DocCosines | None:
-        if snap.matrix is None or not len(snap.matrix) or not query.strip():
+    def vector_ahead(self, snap: Snapshot, query: str, kinds: list[str]) -> Future[np.ndarray | None] | None:
+        """The query's embedding, started on a worker thread so the lexical lane and the bridge's own word
+        embeddings run meanwhile (onnxruntime releases the GIL): on orbit's judged questions, discover_data
+        in-process p50 5.2 -> 4.4 ms, via MCP 8.7 -> 8.0 ms. A wiki-only search embeds in line: its lexical lane
+        is too short to hide the embedding behind, and through MCP the hand-off measured slower (p50 5.9 ->
+        6.6 ms). None when there is nothing to embed or nothing to compare it with."""
+        if self.embedder is None or snap.matrix is None or not len(snap.matrix) or not query.strip():
             return None
-        vector = self.query_vector(query)
+        if set(kinds) != {"wiki"}:
+            with contextlib.suppress(RuntimeError):  # closed (a query racing the service's close): in line
+                return self._ahead.submit(self.query_vector, query)
+        done: Future[np.ndarray | None] = Future()
+        done.set_result(self.query_vector(query))
+        return done
+
+    def _dense(
+        self,
+        snap: Snapshot,
+        vector: Future[np.ndarray | None] | None,
+        kinds: list[str],
+        connection: str | None,
+        pool: int,
+        out: dict[str, Candidate],
+    ) -> DocCosines | None:
+        vector = vector.result() if vector is not None else None
         if vector is None:
             return None
         groups = snap.derived.get("groups")

@@ -3,6 +3,7 @@ and query vectors per engine, shared read-only between threads, with a model fai
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -86,3 +87,29 @@ def test_query_vectors_are_cached_per_engine_thread_safe_and_failures_retried(de
     assert all(v is not None and v.shape == (embedder.dim,) for v in vectors)
     assert (vectors[0] == embedder.encode(["question 0"])[0]).all()
     engine.close()
+
+
+class Recording(HashEmbedder):
+    """Notes which thread embeds each text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: dict[str, str] = {}
+
+    def encode(self, texts):
+        self.threads.update((text, threading.current_thread().name) for text in texts)
+        return super().encode(texts)
+
+
+def test_a_question_is_embedded_while_its_lexical_lane_runs_and_a_wiki_search_in_line(demo_service):
+    embedder = Recording()
+    engine = Engine(demo_service.layout, embedder)
+    assert engine.rank("monthly refunds by region", ["table", "column"])
+    assert embedder.threads["monthly refunds by region"].startswith("ktx-index-query-vector")
+    assert engine.rank("refund policy for partners", ["wiki"])
+    assert embedder.threads["refund policy for partners"] == threading.current_thread().name
+    lexical_only = Engine(demo_service.layout, None)
+    assert lexical_only.rank("monthly refunds by region", ["table", "column"])  # no model: nothing to embed
+    engine.close()
+    lexical_only.close()
+    assert engine.rank("after close", ["table"]) is not None  # closed: no worker to hand it to
