@@ -32,6 +32,12 @@ FIELD_BOOSTS: dict[str, float] = {
 META_UID = "__meta__"
 #: Hit uids remembered per searcher, the least recently hit dropped first: ~100 bytes each.
 UID_CACHE = 200_000
+#: Document counts of terms kept per searcher (LexicalIndex.doc_freq).
+TERM_CACHE = 65_536
+
+
+def _doc_freq(searcher: tantivy.Searcher, term: str) -> int:
+    return max(searcher.doc_freq(field, term) for field in FIELD_BOOSTS)
 
 
 def _stored_uid(searcher: tantivy.Searcher, segment_ord: int, doc: int) -> str:
@@ -114,6 +120,9 @@ class LexicalIndex:
         self.searcher = searcher
         uid_at = functools.lru_cache(maxsize=UID_CACHE)(functools.partial(_stored_uid, searcher))
         self._with_uids: tuple[tantivy.Searcher, Callable[[int, int], str]] = (searcher, uid_at)
+        #: A searcher is a fixed point in time, so its counts can be kept with it: a question asks ~100 of them
+        #: (idf, spelling, the bridge), one call per field each.
+        self._doc_freq = functools.lru_cache(maxsize=TERM_CACHE)(functools.partial(_doc_freq, searcher))
 
     def generation(self) -> int:
         searcher = self.searcher  # one searcher per lookup: reload() may swap it (addresses are per searcher)
@@ -127,7 +136,7 @@ class LexicalIndex:
 
     def doc_freq(self, term: str) -> int:
         """Documents holding the term in their most common field (a conservative document frequency)."""
-        return max(self.searcher.doc_freq(field, term) for field in FIELD_BOOSTS)
+        return self._doc_freq(term)
 
     def idf(self, term: str) -> float:
         """BM25 idf over the whole index; a term in no document gets the largest idf."""

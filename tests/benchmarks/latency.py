@@ -1,10 +1,12 @@
 """Build and query speed on one project, in-process and through a real MCP stdio client.
 
     python tests/benchmarks/latency.py [--project tests/benchmarks/corpora/orbit] [--queries 40] [--skip-mcp]
+        [--judged tests/benchmarks/judged/orbit.yaml]
 
 Measures: full rebuild with embeddings from an empty vector cache, no-op rebuild, re-indexing
 one changed file; warm p50/p95 of discover_data, wiki_search and dictionary_search with
-distinct queries (each query embedded once, as a new agent question would be); the same
+distinct queries (each query embedded once, as a new agent question would be; with --judged, the judged
+questions written in users' words instead, whose unknown words the bridge embeds one by one); the same
 through `ktx-index serve` over stdio, server start to first answer, and server RSS. For
 comparison it times, in the same run, what a KTX-style call costs: re-reading the project
 files and ranking by substring counts (reference §2.5), as KTX does on every call.
@@ -52,6 +54,18 @@ def queries_for(project: Path, count: int) -> tuple[list[str], list[str], list[l
     wiki = [" ".join(s.split()[:6]) + " policy" for s in summaries[:count]] or discover[:count]
     values = [d.id for d in read.documents if d.kind == "dictionary_value"][:count] or ["x"]
     return list(dict.fromkeys(discover)), list(dict.fromkeys(wiki)), [[v] for v in values]
+
+
+def judged_queries(path: Path) -> tuple[list[str], list[str], list[list[str]]]:
+    """The discover, wiki and dictionary questions of a judged set (judged/*.yaml)."""
+    import yaml
+
+    questions = yaml.safe_load(path.read_text())["queries"]
+    by_tool = {
+        tool: [q["query"] if tool != "dictionary_search" else q["values"] for q in questions if q["tool"] == tool]
+        for tool in ("discover_data", "wiki_search", "dictionary_search")
+    }
+    return by_tool["discover_data"], by_tool["wiki_search"], by_tool["dictionary_search"]
 
 
 def timed(fn, *args, **kwargs) -> tuple[float, object]:
@@ -107,6 +121,7 @@ def main() -> None:
     )
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--skip-mcp", action="store_true")
+    parser.add_argument("--judged", type=Path, help="time these judged questions instead of generated ones")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ktx-latency-")) / args.project.name
     shutil.copytree(args.project, work, ignore=shutil.ignore_patterns(".ktx"))
@@ -130,7 +145,7 @@ def main() -> None:
     size = sum(f.stat().st_size for f in (work / ".ktx/index").rglob("*") if f.is_file())
     rows.append(("index size on disk", f"{size / 1e6:.1f} MB"))
 
-    discover, wiki, values = queries_for(work, args.queries)
+    discover, wiki, values = judged_queries(args.judged) if args.judged else queries_for(work, args.queries)
     service.discover_data("warm up")
     for tool, fn, inputs in (
         ("discover_data", service.discover_data, discover),

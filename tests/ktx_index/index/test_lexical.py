@@ -48,3 +48,18 @@ def test_connection_filter_keeps_wiki_pages(lexical):
     assert sorted(hits) == sorted(
         [f"table:a:table_{n}" for n in range(3)] + [f"wiki:{c}:wiki_{n}" for c in "ab" for n in range(3)]
     )
+
+
+def test_document_counts_are_kept_per_searcher_and_fresh_after_a_reload(tmp_path):
+    index = LexicalIndex(tmp_path / "lexical")
+    writer = index.writer()
+    page = Document(uid="wiki::refunds", kind="wiki", id="refunds", name="Refunds", path="r.md", body="refund rules")
+    index.add(writer, page)
+    writer.commit()
+    index.reload()
+    assert index.doc_freq("refund") == 1 and index.doc_freq("refund") == 1  # the second from the cache
+    index.add(writer, page.model_copy(update={"uid": "wiki::credits", "id": "credits"}))
+    writer.commit()
+    assert index.doc_freq("refund") == 1  # the searcher still sees the earlier commit
+    index.reload()
+    assert index.doc_freq("refund") == 2 and index.doc_freq("credit") == 0
