@@ -85,3 +85,20 @@ def test_work_asked_for_while_the_service_closes_never_touches_it(tmp_path):
     service.close()
     service.in_background("after", ran.set).join(5)  # a closed service is usable again
     assert ran.is_set()
+
+
+def test_warming_the_reader_builds_what_the_first_calls_would(make_project):
+    """serve's warm-up answers one question per search tool, so the per-snapshot derivations (here the
+    dictionary's value index) exist before the first real call."""
+    root = make_project({"wiki/global/a.md": "---\nsummary: A\n---\nAlpha.\n"})
+    KtxIndex(root, embedder=HashEmbedder()).rebuild()
+    service = KtxIndex(root, embedder=HashEmbedder())
+    built: list[str] = []
+    engine = service.refreshed_engine()
+    derive = engine.per_generation
+    engine.per_generation = lambda name, build: derive(name, lambda: built.append(name) or build())  # type: ignore[method-assign]
+    service.warm_reader()
+    assert built == ["dictionary"]
+    service.dictionary_search(["alpha"])
+    assert built == ["dictionary"]  # built once, by the warm-up
+    service.close()
