@@ -392,10 +392,9 @@ class Engine:
 
     def vector_ahead(self, snap: Snapshot, query: str, kinds: list[str]) -> Future[np.ndarray | None] | None:
         """The query's embedding, started on a worker thread so the lexical lane and the bridge's own word
-        embeddings run meanwhile (onnxruntime releases the GIL): on orbit's judged questions, discover_data
-        in-process p50 5.2 -> 4.4 ms, via MCP 8.7 -> 8.0 ms. A wiki-only search embeds in line: its lexical lane
-        is too short to hide the embedding behind, and through MCP the hand-off measured slower (p50 5.9 ->
-        6.6 ms). None when there is nothing to embed or nothing to compare it with."""
+        embeddings run meanwhile (onnxruntime releases the GIL; docs/benchmarks.md, thirteenth session). A
+        wiki-only search embeds in line: its lexical lane is too short to hide the embedding behind, and through
+        MCP the hand-off measured slower there. None when there is nothing to embed or nothing to compare it with."""
         if self.embedder is None or snap.matrix is None or not len(snap.matrix) or not query.strip():
             return None
         if set(kinds) != {"wiki"}:
@@ -412,13 +411,13 @@ class Engine:
     def _dense(
         self,
         snap: Snapshot,
-        vector: Future[np.ndarray | None] | None,
+        pending: Future[np.ndarray | None] | None,
         kinds: list[str],
         connection: str | None,
         pool: int,
         out: dict[str, Candidate],
     ) -> DocCosines | None:
-        vector = vector.result() if vector is not None else None
+        vector = pending.result() if pending is not None else None
         if vector is None:
             return None
         groups = snap.derived.get("groups")

@@ -89,10 +89,8 @@ class Params:
     #: alone): below it the refs come back with ``confidence: "low"`` (signals.confidence).
     answerable: dict[str, tuple[float, float, float]] = field(default_factory=_answerable)
     #: Nothing is returned only when no document matches the question's words beyond ``chance_lexical`` and its
-    #: best cosine stays within ``noise_margin`` of the project's noise level (search/calibration.py): the loosest
-    #: rule that empties none of the judged sets' 421 answerable questions.
+    #: best cosine stays below the project's noise level (search/calibration.py).
     chance_lexical: float = 0.2
-    noise_margin: float = 0.05
     #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs.
     max_per_container: int = 5
 

@@ -65,8 +65,8 @@ def confidence(
     p: Params = PARAMS,
 ) -> Confidence:
     """How sure the ranking is that the project answers the question: ``none`` only when the evidence says the
-    project holds nothing for it (its best cosine does not clear the project's own noise level by ``noise_margin``,
-    search/calibration.py, and no document matches its words beyond ``chance_lexical``), ``high`` when an identifier
+    project holds nothing for it (its best cosine does not clear the project's own noise level, search/calibration.py,
+    and no document matches its words beyond ``chance_lexical``), ``high`` when an identifier
     is named, the best score alone is confident, or it clears the answer floor with the question's concepts in
     the project's vocabulary (concept_coverage), ``low`` otherwise: the best refs are returned, flagged.
 
@@ -82,7 +82,7 @@ def confidence(
     cosines = [c.cosine for c in ranked if c.cosine is not None]
     if best_lexical < p.chance_lexical:  # the noise level is read only when the words do not answer
         level = noise()
-        if level is None or not cosines or max(cosines) < level + p.noise_margin:
+        if level is None or not cosines or max(cosines) < level:
             return "none"
     floor, coverage, confident = p.answerable[tool]
     if top.score >= confident:

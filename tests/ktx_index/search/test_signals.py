@@ -50,11 +50,11 @@ def _cand(uid: str, score: float, lexical: float = 0.0, cosine: float | None = N
 
 def test_confidence_is_none_only_when_words_and_meaning_both_say_no():
     noise = 0.25
-    weak = [_cand("a", 0.15, lexical=0.1, cosine=noise + 0.01)]
+    weak = [_cand("a", 0.15, lexical=0.1, cosine=noise - 0.01)]
     assert confidence(None, "q", weak, "discover_data", lambda: noise) == "none"  # type: ignore[arg-type]
     assert confidence(None, "q", [], "discover_data", lambda: noise) == "none"  # type: ignore[arg-type]
     # meaning clears the project's noise level: the nearest matches come back, flagged
-    meant = [_cand("a", 0.2, lexical=0.0, cosine=noise + scoring.PARAMS.noise_margin + 0.05)]
+    meant = [_cand("a", 0.2, lexical=0.0, cosine=noise + 0.01)]
     assert confidence(None, "q", meant, "discover_data", lambda: noise) == "low"  # type: ignore[arg-type]
     # the words match beyond chance, whatever the cosine
     worded = [_cand("a", 0.2, lexical=scoring.PARAMS.chance_lexical + 0.1, cosine=noise)]
