@@ -239,15 +239,14 @@ class KtxIndex:
 
     def warm_reader(self) -> None:
         """Open the engine and warm what its first queries would (``serve`` runs this in the background;
-        a requested stop cuts it short), then answer one question of each search tool, so what they derive
-        once per snapshot (wiki vectors, noise levels, kind masks, the dictionary's value index) is built
-        before the first real call: that call otherwise took twice the others."""
+        a requested stop cuts it short), then answer one discover and one wiki question, so what they derive
+        once per snapshot (chunk groups, wiki vectors, noise levels, kind masks) is built before the first real
+        call. The dictionary's value index is left to its first call: at 100k columns it takes ~1 s of the GIL,
+        which the first questions of a new server would share."""
         self.refreshed_engine().warm(self._stop.is_set)
         for search in (self.discover_data, self.wiki_search):
             if not self._stop.is_set():
                 search("warm up")
-        if not self._stop.is_set():
-            self.dictionary_search(["warm up"])
 
     def ensure_index(self, on_progress: Progress | None = None) -> Engine:
         """The engine, building the index first when there is none yet (a first call on a new project)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import faulthandler
+import functools
 import gc
 import logging
 import os
@@ -99,7 +100,8 @@ def serve_command(
             elif not no_build:
                 _catch_up(service)
             server = build_server(service, _gateway(service, spec))
-            service.in_background("ktx-index-warm", lambda: _warm(service))
+            server.ready = threading.Event()
+            service.in_background("ktx-index-warm", functools.partial(_warm, service, server.ready))
             if transport == "stdio":
                 server.run("stdio")  # returns at the end of stdin
             else:
@@ -165,15 +167,18 @@ def _gateway(service: KtxIndex, spec: UpstreamSpec | None) -> Gateway | None:
     return Gateway(spec, service.root, service.layout.upstream, service.layout.errors)
 
 
-def _warm(service: KtxIndex) -> None:
-    """Warm the reader while the server starts; a failure here is the first call's to report. Then the loaded
-    index is moved out of the cyclic collector's way (gc.freeze): a full collection walking a 100k-column
-    snapshot took ~260 ms, which one query or edit in a few hundred paid."""
+def _warm(service: KtxIndex, done: threading.Event) -> None:
+    """Warm the reader while the server starts (initialize and tools/list are answered meanwhile; a tool call
+    waits for ``done``); a failure here is the first call's to report. Then the loaded index is moved out of the
+    cyclic collector's way (gc.freeze): a full collection walking a 100k-column snapshot took ~260 ms, which one
+    query or edit in a few hundred paid."""
     try:
         service.warm_reader()
     except Exception as exc:
         logging.getLogger("ktx_index.mcp").debug("warm-up failed: %s", exc)
-    gc.freeze()
+    finally:
+        gc.freeze()
+        done.set()
 
 
 def _catch_up(service: KtxIndex) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -63,6 +65,9 @@ class KtxMCPServer(MCPServer):
         #: The tools this server defines, by name (the SDK's tool manager is not reached into).
         self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools or []}
         self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
+        #: Set once ``serve``'s warm-up is done (None: nothing to wait for). A call arriving before waits for it:
+        #: the warm-up holds the GIL for ~0.5 s, and the first questions answered beside it paid it in their p95.
+        self.ready: threading.Event | None = None
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio server, over stdio.py's thread-free streams when stdin and stdout are pipes."""
@@ -77,6 +82,8 @@ class KtxMCPServer(MCPServer):
         with a gateway, a tool this server does not define is upstream's and is forwarded as it is."""
         if self.gateway is not None and self.gateway.forwards(name):
             return await self.gateway.call(name, arguments, context)
+        if self.ready is not None and not self.ready.is_set():
+            await anyio.to_thread.run_sync(self.ready.wait, READY_WAIT_S)
         started = time.perf_counter()
         tool = self.own_tools.get(name)
         keys = self._keys.get(name)
@@ -115,6 +122,8 @@ class KtxMCPServer(MCPServer):
 
 
 log = logging.getLogger("ktx_index.mcp")
+#: The longest a tool call waits for the warm-up (KtxMCPServer.ready); the engine's own lock orders what follows.
+READY_WAIT_S = 30.0
 
 
 def _ms(started: float) -> float:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import jsonschema
 import pytest
 from mcp import Client
@@ -761,3 +763,25 @@ async def test_first_call_reports_index_build_progress(make_project) -> None:
             assert events == []  # nothing long-running left
     finally:
         service.close()
+
+
+async def test_a_call_waits_for_the_warm_up_and_listing_does_not(demo_service: KtxIndex) -> None:
+    """serve sets ``ready`` when its warm-up ends: a tool call arriving earlier waits for it (instead of sharing
+    the GIL with it); initialize and tools/list are answered meanwhile."""
+    server = build_server(demo_service)
+    server.ready = threading.Event()
+    async with Client(server) as c:
+        assert (await c.list_tools()).tools  # not held up
+        answered = anyio.Event()
+
+        async def ask() -> None:
+            await c.call_tool("connection_list", {})
+            answered.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            await anyio.sleep(0.3)
+            assert not answered.is_set()
+            server.ready.set()
+            with anyio.fail_after(5):
+                await answered.wait()
