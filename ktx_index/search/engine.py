@@ -6,14 +6,13 @@ when a writer committed.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
 import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import TypeVar
 
 import numpy as np
@@ -28,11 +27,12 @@ from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
 from ktx_index.search import snippets
 from ktx_index.search.bridge import Bridge, load_bridge, question_words
-from ktx_index.search.calibration import PROBES, noise_level
+from ktx_index.search.calibration import noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
 from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
 from ktx_index.search.query import Query
+from ktx_index.search.query_vectors import QueryVectors
 from ktx_index.search.scope import scope_mask
 from ktx_index.search.scoring import PARAMS, Params, fuse, prior, semantic_score, term_score
 from ktx_index.search.shapes import closed_values, column_shape
@@ -52,13 +52,6 @@ T = TypeVar("T")
 IDENTIFIER_EDITS = (8, 12)
 
 
-def _encode_query(embedder: Embedder, query: str) -> np.ndarray:
-    """One query's embedding, read-only: the engine's cache hands the same array to every thread."""
-    vector = embedder.encode([query])[0]
-    vector.flags.writeable = False
-    return vector
-
-
 #: The kinds whose documents may hold a key (scoring.Params.key_member).
 KEY_KINDS = frozenset({"column", "sl_dimension"})
 
@@ -75,24 +68,17 @@ class Engine:
         self._documents_lock = threading.Lock()  # a snapshot's document cache (an LRUCache keeps no lock itself)
         self._per_generation: dict[str, tuple[int, object]] = {}  # name → (generation, value): per_generation
         self._per_generation_lock = threading.Lock()  # one build per generation, however many threads ask
-        #: Query embeddings, shared by the worker threads (lru_cache guards its own bookkeeping); per engine,
-        #: so a closed engine's model is not kept alive by the cache. Failures are not cached.
-        self._query_vectors = functools.lru_cache(maxsize=512)(functools.partial(_encode_query, embedder))
-        #: Embeds a question on the other core while its lexical lane runs (vector_ahead); its thread starts
-        #: with the first question.
-        self._ahead = ThreadPoolExecutor(1, thread_name_prefix="ktx-index-query-vector")
+        self.vectors = QueryVectors(embedder)
         self.vector_error: str | None = None
         self.lexical_error: str | None = None
-        self.model_error: str | None = None
         self.embedding_status = ""
         self._next_vector_load = 0.0
         self.last_refresh = ""  # "full" or "delta": how the latest commit was taken in
         self._bridge: tuple[tuple, Bridge] | None = None  # (the vectors it was read with, the vocabulary)
-        self._probes: np.ndarray | None = None  # calibration.PROBES embedded, once per engine
         self.refresh()
 
     def close(self) -> None:
-        self._ahead.shutdown(wait=True)
+        self.vectors.close()
         self.store.close()
 
     # ------------------------------------------------------------------ loading
@@ -166,7 +152,7 @@ class Engine:
         then their members), so the first calls answer at warm speed. Stops when the document cache is full."""
         if not should_stop():
             self.query_vector("warm up")
-            self.probe_vectors()
+            self.vectors.probes()
         room = CACHED_DOCUMENTS
         members = [kind for kind in SEARCH_KINDS if kind not in (*CONTAINER_KINDS, "wiki")]
         for kinds in (["wiki"], list(CONTAINER_KINDS), members):
@@ -217,24 +203,11 @@ class Engine:
 
     def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding (cached), or None when there is no model or it fails (lexical-only then)."""
-        if self.embedder is None:
-            return None
-        try:
-            vector = self._query_vectors(query)
-        except Exception as exc:  # not cached: the next query tries the model again
-            self.model_error = f"embedding model unavailable ({type(exc).__name__}: {exc}); searching lexically"
-            return None
-        self.model_error = None
-        return vector
+        return self.vectors.get(query)
 
-    def probe_vectors(self) -> np.ndarray | None:
-        """The off-topic probe questions embedded (search/calibration.py), or None without a model."""
-        if self._probes is None and self.embedder is not None:
-            try:
-                self._probes = np.asarray(self.embedder.encode(list(PROBES)), dtype=np.float32)
-            except Exception:  # the query vector reports a broken model; the noise level is then unknown
-                return None
-        return self._probes
+    @property
+    def model_error(self) -> str | None:
+        return self.vectors.error
 
     def noise(self, snap: Snapshot, matrix: np.ndarray | None = None, key: str = "noise") -> float | None:
         """The project's noise level over ``matrix`` (all its vectors by default), once per snapshot; None when
@@ -244,7 +217,7 @@ class Engine:
             return None
         cached = snap.derived.get(key)
         if cached is None:
-            probes = self.probe_vectors()
+            probes = self.vectors.probes()
             if probes is None:
                 return None
             cached = snap.derived[key] = noise_level(matrix, probes)
@@ -391,22 +364,13 @@ class Engine:
         return []
 
     def vector_ahead(self, snap: Snapshot, query: str, kinds: list[str]) -> Future[np.ndarray | None] | None:
-        """The query's embedding, started on a worker thread so the lexical lane and the bridge's own word
-        embeddings run meanwhile (onnxruntime releases the GIL; docs/benchmarks.md, thirteenth session). A
-        wiki-only search embeds in line: its lexical lane is too short to hide the embedding behind, and through
-        MCP the hand-off measured slower there. None when there is nothing to embed or nothing to compare it with."""
+        """The query's embedding, started on the vectors' worker so the lexical lane and the bridge's own word
+        embeddings run meanwhile. A wiki-only search embeds in line: its lexical lane is too short to hide the
+        embedding behind, and through MCP the hand-off measured slower there. None when there is nothing to
+        embed or nothing to compare it with."""
         if self.embedder is None or snap.matrix is None or not len(snap.matrix) or not query.strip():
             return None
-        if set(kinds) != {"wiki"}:
-            with contextlib.suppress(RuntimeError):  # closed (a query racing the service's close): in line
-                started = self._ahead.submit(self.query_vector, query)
-                # Hand the GIL over now, so the worker starts the embedding at once instead of at the next
-                # forced switch (up to 5 ms later): p50 4.3 -> 4.1 ms, p95 6.3 -> 5.3 ms on orbit's questions.
-                time.sleep(0)
-                return started
-        done: Future[np.ndarray | None] = Future()
-        done.set_result(self.query_vector(query))
-        return done
+        return self.vectors.ahead(query, in_line=set(kinds) == {"wiki"})
 
     def _dense(
         self,

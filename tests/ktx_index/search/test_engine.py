@@ -1,12 +1,10 @@
-"""The ranking engine's caches (search/engine.py): what a tool derives per generation, documents per snapshot,
-and query vectors per engine, shared read-only between threads, with a model failure reported but never cached."""
+"""The ranking engine's caches (search/engine.py): what a tool derives per generation, documents per snapshot
+(warmed before the first question), and which thread embeds a question."""
 
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
-import pytest
 from projects import column, scan_files, write_files
 
 from ktx_index.embedding.embedder import HashEmbedder
@@ -59,34 +57,6 @@ def test_warm_up_reads_the_documents_a_first_answer_returns(make_project):
     engine.store.docs.get_many = lambda missing: reads.append(missing) or read(missing)  # type: ignore[method-assign]
     assert set(engine.documents(uids)) == set(uids) and reads == []
     service.close()
-
-
-class Flaky(HashEmbedder):
-    broken = False
-
-    def encode(self, texts):
-        if self.broken:
-            raise RuntimeError("model gone")
-        return super().encode(texts)
-
-
-def test_query_vectors_are_cached_per_engine_thread_safe_and_failures_retried(demo_service):
-    embedder = Flaky()
-    engine = Engine(demo_service.layout, embedder)
-    first = engine.query_vector("weekly churn")
-    assert engine.query_vector("weekly churn") is first and embedder.calls == 1
-    with pytest.raises(ValueError):
-        first[0] = 1.0  # one array handed to every thread: read-only
-    embedder.broken = True
-    assert engine.query_vector("refunds") is None and "model gone" in engine.model_error
-    embedder.broken = False
-    assert engine.query_vector("refunds") is not None and engine.model_error is None  # the failure was not cached
-    queries = [f"question {i}" for i in range(600)]  # more than the cache holds: evictions while threads read
-    with ThreadPoolExecutor(8) as pool:
-        vectors = list(pool.map(engine.query_vector, queries * 2))
-    assert all(v is not None and v.shape == (embedder.dim,) for v in vectors)
-    assert (vectors[0] == embedder.encode(["question 0"])[0]).all()
-    engine.close()
 
 
 class Recording(HashEmbedder):

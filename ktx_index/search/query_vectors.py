@@ -1,0 +1,75 @@
+"""A question's embedding for one engine: cached, started ahead on a worker thread, and the calibration probes.
+
+Per engine, so a closed engine's model is not kept alive by a cache; shared by the threads that answer tools
+(lru_cache guards its own bookkeeping; every thread gets the same read-only array). A model failure is
+reported in ``error`` and never cached: the next question tries the model again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from ktx_index.embedding.embedder import Embedder
+from ktx_index.search.calibration import PROBES
+
+
+def _encode(embedder: Embedder, text: str) -> np.ndarray:
+    vector = embedder.encode([text])[0]
+    vector.flags.writeable = False
+    return vector
+
+
+class QueryVectors:
+    def __init__(self, embedder: Embedder | None) -> None:
+        self.embedder = embedder
+        #: Why the model gave no vector for the last question (None when it did).
+        self.error: str | None = None
+        self._cached = functools.lru_cache(maxsize=512)(functools.partial(_encode, embedder))
+        #: Embeds a question on the other core while its lexical lane runs (``ahead``); its thread starts
+        #: with the first question.
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="ktx-index-query-vector")
+        self._probes: np.ndarray | None = None
+
+    def get(self, text: str) -> np.ndarray | None:
+        """The text's embedding (cached), or None when there is no model or it fails (lexical-only then)."""
+        if self.embedder is None:
+            return None
+        try:
+            vector = self._cached(text)
+        except Exception as exc:  # not cached: the next question tries the model again
+            self.error = f"embedding model unavailable ({type(exc).__name__}: {exc}); searching lexically"
+            return None
+        self.error = None
+        return vector
+
+    def ahead(self, text: str, in_line: bool = False) -> Future[np.ndarray | None]:
+        """The text's embedding, started on the worker thread so the asking thread goes on meanwhile
+        (onnxruntime releases the GIL; docs/benchmarks.md, thirteenth session); with ``in_line``, or once
+        closed (a question racing a close), computed here and handed back done."""
+        if not in_line:
+            with contextlib.suppress(RuntimeError):
+                started = self._worker.submit(self.get, text)
+                # Hand the GIL over now, so the worker starts the embedding at once instead of at the next
+                # forced switch (up to 5 ms later): p50 4.3 -> 4.1 ms, p95 6.3 -> 5.3 ms on orbit's questions.
+                time.sleep(0)
+                return started
+        done: Future[np.ndarray | None] = Future()
+        done.set_result(self.get(text))
+        return done
+
+    def probes(self) -> np.ndarray | None:
+        """The off-topic probe questions embedded (search/calibration.py), or None without a model."""
+        if self._probes is None and self.embedder is not None:
+            try:
+                self._probes = np.asarray(self.embedder.encode(list(PROBES)), dtype=np.float32)
+            except Exception:  # the question's vector reports a broken model; the noise level is then unknown
+                return None
+        return self._probes
+
+    def close(self) -> None:
+        self._worker.shutdown(wait=True)

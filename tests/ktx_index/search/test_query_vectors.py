@@ -1,0 +1,65 @@
+"""A question's embedding (search/query_vectors.py): cached per engine and shared read-only between threads, a
+model failure reported but never cached, started on the worker thread or in line, and in line once closed."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.search.query_vectors import QueryVectors
+
+
+class Flaky(HashEmbedder):
+    """Fails while ``broken``; notes which thread embedded each text."""
+
+    broken = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: dict[str, str] = {}
+
+    def encode(self, texts):
+        if self.broken:
+            raise RuntimeError("model gone")
+        self.threads.update((text, threading.current_thread().name) for text in texts)
+        return super().encode(texts)
+
+
+def test_vectors_are_cached_thread_safe_read_only_and_failures_retried():
+    embedder = Flaky()
+    vectors = QueryVectors(embedder)
+    first = vectors.get("weekly churn")
+    assert vectors.get("weekly churn") is first and embedder.calls == 1
+    with pytest.raises(ValueError):
+        first[0] = 1.0  # one array handed to every thread: read-only
+    embedder.broken = True
+    assert vectors.get("refunds") is None and "model gone" in vectors.error
+    embedder.broken = False
+    assert vectors.get("refunds") is not None and vectors.error is None  # the failure was not cached
+    questions = [f"question {i}" for i in range(600)]  # more than the cache holds: evictions while threads read
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(vectors.get, questions * 2))
+    assert all(v is not None and v.shape == (embedder.dim,) for v in got)
+    assert (got[0] == embedder.encode(["question 0"])[0]).all()
+    vectors.close()
+
+
+def test_ahead_embeds_on_the_worker_in_line_when_asked_and_once_closed():
+    embedder = Flaky()
+    vectors = QueryVectors(embedder)
+    assert vectors.ahead("monthly refunds").result() is vectors.get("monthly refunds")
+    assert embedder.threads["monthly refunds"].startswith("ktx-index-query-vector")
+    assert vectors.ahead("refund policy", in_line=True).done()
+    assert embedder.threads["refund policy"] == threading.current_thread().name
+    vectors.close()
+    assert vectors.ahead("after close").result() is not None  # no worker left: computed here
+    assert embedder.threads["after close"] == threading.current_thread().name
+
+
+def test_no_model_no_vectors():
+    vectors = QueryVectors(None)
+    assert vectors.get("x") is None and vectors.probes() is None and vectors.ahead("x").result() is None
+    vectors.close()
