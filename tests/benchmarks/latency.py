@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))
 from ktx_baseline import KtxBaseline  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
+from ktx_index.evaluation.judged import load_judged  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
 REPO = HERE.parents[1]
@@ -58,14 +59,10 @@ def queries_for(project: Path, count: int) -> tuple[list[str], list[str], list[l
 
 def judged_queries(path: Path) -> tuple[list[str], list[str], list[list[str]]]:
     """The discover, wiki and dictionary questions of a judged set (judged/*.yaml)."""
-    import yaml
-
-    questions = yaml.safe_load(path.read_text())["queries"]
-    by_tool = {
-        tool: [q["query"] if tool != "dictionary_search" else q["values"] for q in questions if q["tool"] == tool]
-        for tool in ("discover_data", "wiki_search", "dictionary_search")
-    }
-    return by_tool["discover_data"], by_tool["wiki_search"], by_tool["dictionary_search"]
+    questions = load_judged(path).queries
+    asked = {tool: [q for q in questions if q.tool == tool] for tool in ("discover_data", "wiki_search")}
+    values = [q.values or [] for q in questions if q.tool == "dictionary_search"]
+    return [q.text for q in asked["discover_data"]], [q.text for q in asked["wiki_search"]], values
 
 
 def timed(fn, *args, **kwargs) -> tuple[float, object]:
