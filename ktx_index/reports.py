@@ -45,6 +45,9 @@ class RebuildReport(BaseModel):
     kept_stale: int = Field(0, description="Documents kept from the last good parse of a file that broke.")
     embedded: int = Field(0, description="Texts embedded now (cached vectors are reused).")
     embedding_status: str = "ready"
+    words_embedded: int = Field(
+        0, description="The model's common words embedded for the bridge: once per machine, 0 when already done."
+    )
     generation: int = 0
     parse_ms: float = 0
     lexical_ms: float = 0

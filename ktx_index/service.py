@@ -12,17 +12,20 @@ Reads never write; ``refreshed_engine`` says in its name that it reloads the lat
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Collection
 from pathlib import Path
 
 from indexers import Indexer, ProjectRead, default_indexers, load_project, read_project
 from indexers.project import Project
+from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
 from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
 from ktx_index.index.builder import Builder, Progress, _noop
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status
+from ktx_index.logs import log_event
 from ktx_index.reports import ConnectionInfo, InspectReport, RebuildReport, StatusReport
 from ktx_index.search.engine import Engine
 from ktx_index.search.scoring import PARAMS, Params
@@ -34,6 +37,7 @@ from ktx_index.tools.read_results import ConnectionListResult, EntityDetailsResu
 from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, WikiSearchResult
 from ktx_index.tools.wiki import wiki_search
 
+LOG = logging.getLogger("ktx_index.service")
 DEFAULT = object()
 
 
@@ -68,6 +72,8 @@ class KtxIndex:
         self._stop = threading.Event()  # a requested stop: writers finish their batch and return
         self._background: list[threading.Thread] = []
         self._background_lock = threading.Lock()  # close never misses a thread that in_background is starting
+        self._word_table_lock = threading.Lock()
+        self._word_table_checked = False  # the model's word table exists (or cannot): ensure_word_table
 
     def request_stop(self) -> None:
         """Ask writers to stop at a safe point: a parse not yet committed is discarded, embedding stops
@@ -111,6 +117,7 @@ class KtxIndex:
                     on_done(*result)
             finally:
                 self.release_writer()
+            self.ensure_word_table()
 
         return self.in_background("ktx-index-embed", work)
 
@@ -184,7 +191,9 @@ class KtxIndex:
             self.project = project
             if self._engine is not None:
                 self._engine.refresh()
-            return report
+        if embed:
+            report.words_embedded = self.ensure_word_table()
+        return report
 
     def embed_pending(
         self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
@@ -197,6 +206,25 @@ class KtxIndex:
             if self._engine is not None:
                 self._engine.refresh()
             return result
+
+    def ensure_word_table(self) -> int:
+        """Build the model's word table when this machine has none (embedding/word_table.py: ~16 s once, then
+        the bridge looks words up instead of embedding them); the words embedded, 0 when it exists, there is no
+        model or a stop came. Outside the write lock: it writes to the model cache, not the index."""
+        if self.embedder is None or self._word_table_checked:
+            return 0
+        with self._word_table_lock:  # a rebuild and serve's background embedding may both get here
+            if self._word_table_checked:
+                return 0
+            built = 0
+            try:
+                if not word_table.table_paths(self.embedder.fingerprint)[1].exists():
+                    built = word_table.build(self.embedder, self._stop.is_set)
+            except Exception as exc:  # a broken model or an unwritable cache: the bridge embeds words instead
+                log_event(LOG, logging.WARNING, "word_table_failed", error=f"{type(exc).__name__}: {exc}")
+                return 0
+            self._word_table_checked = built > 0 or not self._stop.is_set()
+            return built
 
     # ------------------------------------------------------------------ reading
 

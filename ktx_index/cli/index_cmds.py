@@ -51,6 +51,8 @@ def render_rebuild(report: RebuildReport) -> None:
         f"added={report.added} updated={report.updated} deleted={report.deleted} unchanged={report.unchanged}  "
         f"embedded={report.embedded}  diagnostics={len(report.diagnostics)}  {report.duration_ms / 1000:.2f}s"
     )
+    if report.words_embedded:
+        click.echo(f"words    embedded {report.words_embedded} common words for the bridge (once on this machine)")
     if report.embedding_status != "ready":
         click.echo(f"embeddings: {report.embedding_status} — search is lexical-only until this is fixed", err=True)
     for diag in report.diagnostics:

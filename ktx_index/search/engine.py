@@ -330,7 +330,7 @@ class Engine:
         out: dict[str, tuple[str, float]] = {}
         for term in terms:
             word = words.get(term)
-            vector = self.query_vector(word) if word else None
+            vector = self.vectors.word(word) if word else None
             if vector is None:
                 continue
             for near, cos in self.bridge().nearest(word, vector):

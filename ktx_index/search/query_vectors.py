@@ -14,8 +14,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
+from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import Embedder
+from ktx_index.embedding.word_table import WordTable
 from ktx_index.search.calibration import PROBES
+
+#: How often a missing word table is looked for again (serve builds it after its catch-up, while answering).
+WORDS_RECHECK_S = 10.0
 
 
 def _encode(embedder: Embedder, text: str) -> np.ndarray:
@@ -34,6 +39,20 @@ class QueryVectors:
         #: with the first question.
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="ktx-index-query-vector")
         self._probes: np.ndarray | None = None
+        self._words: WordTable | None = None
+        self._words_looked = -WORDS_RECHECK_S  # when the table was last looked for (monotonic seconds)
+
+    def word(self, word: str) -> np.ndarray | None:
+        """A word's embedding for the bridge: from the model's word table when this machine has built it
+        (embedding/word_table.py; the same vector, without the ~1.4 ms encode), else embedded like a question."""
+        if self.embedder is not None:
+            if self._words is None and time.monotonic() - self._words_looked >= WORDS_RECHECK_S:
+                self._words_looked = time.monotonic()  # looked for again until it exists: serve builds it late
+                self._words = word_table.load(self.embedder.fingerprint)
+            found = self._words.get(word) if self._words is not None else None
+            if found is not None:
+                return found
+        return self.get(word)
 
     def get(self, text: str) -> np.ndarray | None:
         """The text's embedding (cached), or None when there is no model or it fails (lexical-only then)."""

@@ -1,0 +1,77 @@
+"""The bridge's word table (embedding/word_table.py): the model's whole vocabulary words, embedded once into the
+model cache, looked up by every reader; a missing or damaged table is only ever a slower path, and a stop
+writes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ktx_index.embedding import word_table
+from ktx_index.embedding.embedder import HashEmbedder, vocabulary_words
+from ktx_index.search.query_vectors import QueryVectors
+from ktx_index.service import KtxIndex
+
+WORDS = ("revenue", "customer", "movie", "shoppers", "income")
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("KTX_INDEX_MODEL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_vocabulary_words_are_whole_lowercase_ascii_words(tmp_path: Path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[unused0]\na\nthe\n##ing\nrevenue\ncafé\nx2\nOxford\nsales\n", encoding="utf-8")
+    assert vocabulary_words(vocab) == ["the", "revenue", "sales"]
+
+
+def test_built_table_holds_each_words_own_vector(cache: Path):
+    embedder = HashEmbedder(words=WORDS)
+    assert word_table.load(embedder.fingerprint) is None
+    assert word_table.build(embedder) == len(WORDS)
+    table = word_table.load(embedder.fingerprint)
+    assert table is not None and set(table.rows) == set(WORDS)
+    for word in WORDS:
+        assert np.array_equal(table.get(word), embedder.encode([word])[0])
+    assert table.get("churn") is None
+    assert word_table.load(HashEmbedder(dim=64).fingerprint) is None  # another model: a table of its own
+
+
+def test_a_stop_or_a_damaged_file_leaves_no_table(cache: Path):
+    embedder = HashEmbedder(words=WORDS)
+    assert word_table.build(embedder, should_stop=lambda: True) == 0
+    assert not any(cache.glob("words-*"))
+    word_table.build(embedder)
+    words_path, _ = word_table.table_paths(embedder.fingerprint)
+    words_path.write_text("revenue\ncustomer", encoding="utf-8")  # rows no longer match the vectors
+    assert word_table.load(embedder.fingerprint) is None
+    assert word_table.build(HashEmbedder()) == 0  # a model without common words has no table
+
+
+def test_query_vectors_look_words_up_and_embed_the_rest(cache: Path):
+    embedder = HashEmbedder(words=WORDS)
+    word_table.build(embedder)
+    vectors = QueryVectors(embedder)
+    calls = embedder.calls
+    assert np.array_equal(vectors.word("movie"), embedder.encode(["movie"])[0])
+    assert embedder.calls == calls + 1  # only this test's own encode: the table answered
+    assert vectors.word("flurm") is not None and embedder.calls == calls + 2  # not in the table: embedded
+
+
+def test_rebuild_builds_the_table_once_per_machine(cache: Path, make_project):
+    root = make_project({"wiki/churn.md": "---\ntitle: Churn\n---\nCustomers who leave.\n"})
+    service = KtxIndex(root, embedder=HashEmbedder(words=WORDS))
+    try:
+        assert service.rebuild().words_embedded == len(WORDS)
+        assert service.rebuild().words_embedded == 0
+    finally:
+        service.close()
+    again = KtxIndex(root, embedder=HashEmbedder(words=WORDS))
+    try:
+        assert again.rebuild(force=True).words_embedded == 0  # the table is the machine's, not the index's
+    finally:
+        again.close()
