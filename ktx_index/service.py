@@ -222,6 +222,7 @@ class KtxIndex:
                     built = word_table.build(self.embedder, self._stop.is_set)
             except Exception as exc:  # a broken model or an unwritable cache: the bridge embeds words instead
                 log_event(LOG, logging.WARNING, "word_table_failed", error=f"{type(exc).__name__}: {exc}")
+                self._word_table_checked = True  # not tried again by this process: a watcher rebuilds often
                 return 0
             self._word_table_checked = built > 0 or not self._stop.is_set()
             return built

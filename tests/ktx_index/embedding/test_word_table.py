@@ -63,7 +63,7 @@ def test_query_vectors_look_words_up_and_embed_the_rest(cache: Path):
 
 
 def test_rebuild_builds_the_table_once_per_machine(cache: Path, make_project):
-    root = make_project({"wiki/churn.md": "---\ntitle: Churn\n---\nCustomers who leave.\n"})
+    root = make_project({"wiki/global/churn.md": "---\nsummary: Churn\n---\nCustomers who leave.\n"})
     service = KtxIndex(root, embedder=HashEmbedder(words=WORDS))
     try:
         assert service.rebuild().words_embedded == len(WORDS)
@@ -75,3 +75,23 @@ def test_rebuild_builds_the_table_once_per_machine(cache: Path, make_project):
         assert again.rebuild(force=True).words_embedded == 0  # the table is the machine's, not the index's
     finally:
         again.close()
+
+
+class Broken(HashEmbedder):
+    def encode(self, texts):
+        if len(texts) > 1:  # the table's bulk encode fails; the index's own texts still embed one by one
+            raise RuntimeError("model gone")
+        return super().encode(texts)
+
+
+def test_a_failed_build_is_reported_once_and_the_rebuild_goes_on(cache: Path, make_project, caplog):
+    root = make_project({"wiki/global/churn.md": "---\nsummary: Churn\n---\nCustomers who leave.\n"})
+    service = KtxIndex(root, embedder=Broken(words=WORDS))
+    try:
+        with caplog.at_level("WARNING", logger="ktx_index.service"):
+            first = service.rebuild()
+            assert service.rebuild().words_embedded == 0
+        assert first.words_embedded == 0 and first.added == 1  # the index itself was built
+        assert [r.getMessage() for r in caplog.records].count("word_table_failed") == 1
+    finally:
+        service.close()
