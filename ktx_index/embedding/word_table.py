@@ -5,9 +5,10 @@ business user's words rather than the schema's.
 The words are the model's own: every whole, alphabetic entry of its WordPiece vocabulary (21,719 for MiniLM),
 the words its pre-training saw often enough to keep whole; they hold 83 % of the judged questions' words that
 no project field holds. The int8 model encodes one text per call, so a word of a bulk encode gets the vector it
-gets alone, bit for bit: a looked-up word bridges exactly as an embedded one. One table per model fingerprint,
-in the model cache beside the ONNX export (``onnx_model.cache_dir``); built after the first build on a machine
-(~16 s on two cores), memory-mapped by every reader after that.
+gets alone, bit for bit: a looked-up word bridges exactly as an embedded one (the float32 model batches them, to
+within float rounding). One table per model fingerprint, in the model cache beside the ONNX export
+(``onnx_model.cache_dir``); built after the first build on a machine (~15 s on two cores), memory-mapped by every
+reader after that.
 """
 
 from __future__ import annotations
