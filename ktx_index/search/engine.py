@@ -239,17 +239,16 @@ class Engine:
         cosines = self._dense(snap, vector, kinds, connection, pool, candidates)
         kind_set = set(kinds)
         out = []
+        for cand in candidates.values():  # a lexical hit not yet in this snapshot (a commit racing) keeps -1
+            if cand.idx < 0:
+                cand.idx = snap.uid_index.get(cand.uid, -1)  # type: ignore[assignment]
         add_parents(snap, candidates)
         term_context(snap, candidates, p)
         if cosines is not None and cosines.estimated:  # every candidate's exact cosine in one product
-            idx = np.array([snap.uid_index.get(uid, -1) for uid in candidates], dtype=np.int64)
+            idx = np.array([cand.idx for cand in candidates.values()], dtype=np.int64)
             in_groups = snap.doc_group[idx[idx >= 0]]
             cosines.exact(in_groups[in_groups >= 0])
-        indexed = [
-            (cand, idx)
-            for cand in candidates.values()
-            if (idx := snap.uid_index.get(cand.uid)) is not None and cand.uid not in snap.shadowed
-        ]
+        indexed = [(cand, cand.idx) for cand in candidates.values() if cand.idx >= 0 and cand.uid not in snap.shadowed]
         wanted = scope_mask(snap, np.array([idx for _, idx in indexed], dtype=np.int64), kind_set, connection)
         for (cand, idx), keep in zip(indexed, wanted.tolist(), strict=True):
             if not keep:
@@ -394,8 +393,8 @@ class Engine:
             p.second_chunk,
         )  # fmt: skip
         for i in top:
-            uid = snap.doc_uids[snap.chunk_docs[i]]
-            out.setdefault(uid, Candidate(uid))
+            doc = int(snap.chunk_docs[i])
+            out.setdefault(snap.doc_uids[doc], Candidate(snap.doc_uids[doc], idx=doc))
         return cosines
 
     def _embedded_mask(self, snap: Snapshot, kinds: list[str], connection: str | None) -> np.ndarray | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Container
 
 from indexers.models import CONTAINER_KINDS, MEMBER_KINDS, SEARCH_KINDS
 from ktx_index.analysis import identifier_key, member_name, term_set, uid_stem
-from ktx_index.search.candidate import Candidate
+from ktx_index.search.candidate import Candidate, position
 from ktx_index.search.dense import DocCosines
 from ktx_index.search.query import Query
 from ktx_index.search.scope import in_scope
@@ -64,11 +64,10 @@ def member_copies(snap: Snapshot, member: int, most_stems: int) -> list[int]:
 
 def add_parents(snap: Snapshot, candidates: dict[str, Candidate]) -> None:
     """Every matched member brings its source or table in, so the container can be ranked too."""
-    for uid in list(candidates):
-        idx = snap.uid_index.get(uid)
-        parent = int(snap.doc_parent[idx]) if idx is not None else -1
+    for cand in list(candidates.values()):
+        parent = int(snap.doc_parent[cand.idx]) if cand.idx >= 0 else -1
         if parent >= 0 and snap.doc_uids[parent] not in candidates:
-            candidates[snap.doc_uids[parent]] = Candidate(snap.doc_uids[parent])
+            candidates[snap.doc_uids[parent]] = Candidate(snap.doc_uids[parent], idx=parent)
 
 
 def term_context(snap: Snapshot, candidates: dict[str, Candidate], p: Params = PARAMS) -> None:
@@ -76,8 +75,7 @@ def term_context(snap: Snapshot, candidates: dict[str, Candidate], p: Params = P
     covering a question's several concepts through its columns)."""
     members: dict[str, dict[str, float]] = {}
     for cand in candidates.values():
-        idx = snap.uid_index.get(cand.uid)
-        parent = int(snap.doc_parent[idx]) if idx is not None else -1
+        parent = int(snap.doc_parent[cand.idx]) if cand.idx >= 0 else -1
         if parent >= 0 and cand.terms:
             best = members.setdefault(snap.doc_uids[parent], {})
             for term, share in cand.terms.items():
@@ -134,7 +132,7 @@ class Lifts:
         uid = self.snap.doc_uids[idx]
         cand = self.by_uid.get(uid)
         if cand is None:
-            cand = self.by_uid[uid] = Candidate(uid, cosine=cosine(self.snap, idx, self.cosines))
+            cand = self.by_uid[uid] = Candidate(uid, idx=idx, cosine=cosine(self.snap, idx, self.cosines))
             cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, self.p)
             self.ranked.append(cand)
         cand.score = max(cand.score, score)
@@ -144,7 +142,7 @@ class Lifts:
         """A source or table scores at least ``parent_share`` of its best-matching member."""
         best: dict[int, float] = {}
         for cand in self.ranked:
-            parent = int(self.snap.doc_parent[self.snap.uid_index[cand.uid]])
+            parent = int(self.snap.doc_parent[position(self.snap, cand)])
             if parent >= 0:
                 best[parent] = max(best.get(parent, 0.0), cand.score)
         for parent, score in best.items():
@@ -177,7 +175,7 @@ class Lifts:
         if p.namesake_share <= 0:
             return
         for cand in sorted(self.ranked, key=lambda c: -c.score)[: p.namesake_top]:
-            idx = snap.uid_index[cand.uid]
+            idx = position(snap, cand)
             if cand.uid.startswith(CONTAINERS):
                 copies = [snap.uid_index[uid] for uid in snap.stems.get(uid_stem(cand.uid), ())]
             elif SEARCH_KINDS[snap.doc_kind[idx]] in MEMBER_KINDS:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.search.candidate import Candidate
+from ktx_index.search.candidate import Candidate, position
 from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.search.spelling import indexed_term
@@ -31,16 +31,16 @@ def coherence(snap: Snapshot, ranked: list[Candidate], p: Params = PARAMS) -> No
     their score, in proportion to how much less of the top they hold (wiki pages are not affected)."""
     if p.coherence <= 0:
         return
-    items = [c for c in ranked if snap.doc_kind[snap.uid_index[c.uid]] != WIKI]
+    items = [c for c in ranked if snap.doc_kind[position(snap, c)] != WIKI]
     top = sorted(items, key=lambda c: -c.score)[: p.coherence_top]
     mass: dict[int, float] = defaultdict(float)
     for cand in top:
-        mass[int(snap.doc_conn[snap.uid_index[cand.uid]])] += cand.score
+        mass[int(snap.doc_conn[cand.idx])] += cand.score
     if len(mass) < 2:
         return
     best = max(mass.values())
     for cand in items:
-        share = mass.get(int(snap.doc_conn[snap.uid_index[cand.uid]]), 0.0) / best
+        share = mass.get(int(snap.doc_conn[cand.idx]), 0.0) / best
         cand.score *= 1.0 - p.coherence * (1.0 - share)
 
 
