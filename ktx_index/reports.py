@@ -141,6 +141,11 @@ class StatusReport(BaseModel):
     connections: list[ConnectionInfo] = Field(default_factory=list)
     model: str | None = Field(None, description="Embedding model fingerprint, or null when embeddings are disabled.")
     model_runtime: str | None = Field(None, description="onnx or torch: what runs the model in this process.")
+    bridge_words: int = Field(
+        0,
+        description="Words of the model's word table on this machine, which the bridge looks up instead of "
+        "embedding (0 until a rebuild on this machine has embedded them).",
+    )
     semantic: str = Field("skipped", description="available, partial (embeddings catching up) or skipped.")
     semantic_reason: str | None = None
     chunks: int = 0

@@ -153,6 +153,11 @@ def render_status(report: StatusReport) -> None:
     runtime = f" on {report.model_runtime}" if report.model and report.model_runtime else ""
     click.echo(f"model        {report.model or 'none (lexical only)'}{runtime}")
     click.echo(f"semantic     {semantic}; {report.chunks_embedded}/{report.chunks} chunks embedded")
+    if report.model:
+        table = (
+            f"{report.bridge_words} words looked up" if report.bridge_words else "none yet: words embedded one by one"
+        )
+        click.echo(f"word table   {table} (built once per machine by rebuild)")
     click.echo(f"changed      {report.changed_files} file(s) changed since the last commit")
     for path in report.changed_paths[:20]:
         click.echo(f"  {path}")

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from indexers import Indexer, dedupe_diagnostics, load_project
 from indexers.models import Diagnostic
 from indexers.project import Project
+from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import Embedder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.planning import plan_scopes
@@ -98,6 +99,8 @@ def build_status(
         report.counts[kind] = report.counts.get(kind, 0) + n
     report.model = embedder.fingerprint if embedder else None
     report.model_runtime = getattr(embedder, "runtime", None)
+    table = word_table.load(embedder.fingerprint) if embedder else None
+    report.bridge_words = len(table.rows) if table is not None else 0
     report.semantic, report.semantic_reason = semantic
     report.chunks, report.chunks_embedded = store.chunks.stats()
     report.changed_paths = changed_paths(load_project(project.root), store, indexers)

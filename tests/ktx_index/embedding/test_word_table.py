@@ -66,8 +66,10 @@ def test_rebuild_builds_the_table_once_per_machine(cache: Path, make_project):
     root = make_project({"wiki/global/churn.md": "---\nsummary: Churn\n---\nCustomers who leave.\n"})
     service = KtxIndex(root, embedder=HashEmbedder(words=WORDS))
     try:
+        assert service.status().bridge_words == 0
         assert service.rebuild().words_embedded == len(WORDS)
         assert service.rebuild().words_embedded == 0
+        assert service.status().bridge_words == len(WORDS)
     finally:
         service.close()
     again = KtxIndex(root, embedder=HashEmbedder(words=WORDS))
