@@ -1,6 +1,6 @@
 """Fine-tune all-MiniLM-L6-v2 on public text-to-SQL questions, reproducibly, into ktx_index/embedding/weights/.
 
-    python tests/training/train_model.py [--out ktx_index/embedding/weights/minilm-sql] [--seed 13] [--epochs 1]
+    python tests/training/train_model.py [--out ktx_index/embedding/weights/minilm-sql.safetensors] [--seed 13] [--epochs 1]
 
 The databases listed in text-to-sql/heldout.json are left out (``--include-heldout`` puts them back): they
 are the held-out projects the ranking is judged on, so neither the model nor any tuning may see them.
@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from projects import scan_files, write_files  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
-from ktx_index.embedding.finetuned import FROZEN_PREFIXES, save_delta  # noqa: E402
+from ktx_index.embedding.finetuned import ARTEFACT, FROZEN_PREFIXES, save_delta  # noqa: E402
 from ktx_index.index.texts import embedding_texts  # noqa: E402
 
 DATA = HERE / "text-to-sql"
@@ -216,7 +216,7 @@ def encode(model, texts: list[str]):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "ktx_index" / "models" / "minilm-sql.safetensors")
+    parser.add_argument("--out", type=Path, default=ARTEFACT)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch", type=int, default=64)
