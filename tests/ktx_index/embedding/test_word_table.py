@@ -97,3 +97,17 @@ def test_a_failed_build_is_reported_once_and_the_rebuild_goes_on(cache: Path, ma
         assert [r.getMessage() for r in caplog.records].count("word_table_failed") == 1
     finally:
         service.close()
+
+
+def test_serves_background_embedding_builds_the_table(cache: Path, make_project):
+    root = make_project({"wiki/global/churn.md": "---\nsummary: Churn\n---\nCustomers who leave.\n"})
+    embedder = HashEmbedder(words=WORDS)
+    service = KtxIndex(root, embedder=embedder)
+    try:
+        assert service.rebuild(embed=False).words_embedded == 0  # a commit without embedding leaves it to serve
+        assert word_table.load(embedder.fingerprint) is None
+        service.acquire_writer()
+        service.embed_in_background().join(30)
+        assert word_table.load(embedder.fingerprint) is not None
+    finally:
+        service.close()
