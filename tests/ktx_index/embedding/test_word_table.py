@@ -81,7 +81,7 @@ def test_rebuild_builds_the_table_once_per_machine(cache: Path, make_project):
 
 class Broken(HashEmbedder):
     def encode(self, texts):
-        if len(texts) > 1:  # the table's bulk encode fails; the index's own texts still embed one by one
+        if len(texts) > 1:  # the table's batches fail; the project's one page still embeds
             raise RuntimeError("model gone")
         return super().encode(texts)
 
@@ -99,7 +99,7 @@ def test_a_failed_build_is_reported_once_and_the_rebuild_goes_on(cache: Path, ma
         service.close()
 
 
-def test_serves_background_embedding_builds_the_table(cache: Path, make_project):
+def test_serve_background_embedding_builds_the_table(cache: Path, make_project):
     root = make_project({"wiki/global/churn.md": "---\nsummary: Churn\n---\nCustomers who leave.\n"})
     embedder = HashEmbedder(words=WORDS)
     service = KtxIndex(root, embedder=embedder)
