@@ -81,7 +81,7 @@ def test_rebuild_builds_the_table_once_per_machine(cache: Path, make_project):
 
 class Broken(HashEmbedder):
     def encode(self, texts):
-        if len(texts) > 1:  # the table's batches fail; the project's one page still embeds
+        if len(texts) > 1:  # a batch of several texts fails (the table's); one text (a query) still embeds
             raise RuntimeError("model gone")
         return super().encode(texts)
 
