@@ -46,7 +46,9 @@ class RebuildReport(BaseModel):
     embedded: int = Field(0, description="Texts embedded now (cached vectors are reused).")
     embedding_status: str = "ready"
     words_embedded: int = Field(
-        0, description="The model's common words embedded for the bridge: once per machine, 0 when already done."
+        0,
+        description="The model's common words embedded for the bridge by the `rebuild` command: once per machine, "
+        "0 when already done.",
     )
     generation: int = 0
     parse_ms: float = 0

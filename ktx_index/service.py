@@ -191,8 +191,6 @@ class KtxIndex:
             self.project = project
             if self._engine is not None:
                 self._engine.refresh()
-        if embed:
-            report.words_embedded = self.ensure_word_table()
         return report
 
     def embed_pending(
@@ -208,17 +206,21 @@ class KtxIndex:
             return result
 
     def ensure_word_table(self) -> int:
-        """Build the model's word table when this machine has none (embedding/word_table.py: ~16 s once, then
+        """Build the model's word table when this machine has none (embedding/word_table.py: ~15 s once, then
         the bridge looks words up instead of embedding them); the words embedded, 0 when it exists, there is no
-        model or a stop came. Outside the write lock: it writes to the model cache, not the index."""
+        model, the model in use is a fallback or a stop came. Called by the `rebuild` command and serve's
+        background thread, never inside a rebuild: a rebuild may run under the engine's lock (a first call, a
+        repair), where 15 s more would stall every reader. It writes to the model cache, not the index."""
         if self.embedder is None or self._word_table_checked:
             return 0
+        if getattr(self.embedder, "fallback_reason", None):  # int8 or ONNX missing: vectors of another form
+            return 0  # would be kept for the whole machine under this fingerprint
         with self._word_table_lock:  # a rebuild and serve's background embedding may both get here
             if self._word_table_checked:
                 return 0
             built = 0
             try:
-                if not word_table.table_paths(self.embedder.fingerprint)[1].exists():
+                if word_table.load(self.embedder.fingerprint, self.embedder.dim) is None:
                     built = word_table.build(self.embedder, self._stop.is_set)
             except Exception as exc:  # a broken model or an unwritable cache: the bridge embeds words instead
                 log_event(LOG, logging.WARNING, "word_table_failed", error=f"{type(exc).__name__}: {exc}")

@@ -86,6 +86,7 @@ def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: 
             update = cluster_progress(update, quiet or as_json) if pool is not None else update
         with stop_on_signals(service.request_stop):  # SIGINT/SIGTERM: stop at a safe point, exit 0
             report = service.rebuild(force=force, on_progress=update)
+            report.words_embedded = service.ensure_word_table()
     except Stopped as exc:
         click.echo(f"ktx-index: {exc.message}", err=True)
         return
@@ -157,7 +158,7 @@ def render_status(report: StatusReport) -> None:
         table = (
             f"{report.bridge_words} words looked up" if report.bridge_words else "none yet: words embedded one by one"
         )
-        click.echo(f"word table   {table} (built once per machine by rebuild)")
+        click.echo(f"word table   {table} (built once per machine by rebuild or serve)")
     click.echo(f"changed      {report.changed_files} file(s) changed since the last commit")
     for path in report.changed_paths[:20]:
         click.echo(f"  {path}")

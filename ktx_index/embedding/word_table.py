@@ -53,17 +53,20 @@ def common_words(embedder: Embedder) -> list[str]:
     return list(source()) if source is not None else []
 
 
-def load(fingerprint: str) -> WordTable | None:
-    """The model's table, or None when none is built on this machine yet (or a file does not match)."""
+def load(fingerprint: str, dim: int | None = None) -> WordTable | None:
+    """The model's table, or None when none is built on this machine yet, or its files are empty, damaged or do
+    not match (rows of ``dim`` values, when given); a missing table is built again (``KtxIndex.ensure_word_table``)."""
     words_path, vectors_path = table_paths(fingerprint)
     if not vectors_path.exists():
         return None
     try:
         matrix = np.load(vectors_path, mmap_mode="r")
         words = words_path.read_text(encoding="utf-8").split("\n")
-    except (OSError, ValueError):
-        return None  # a table is only ever a shortcut: the bridge embeds the word instead
+    except Exception:  # an empty file (EOFError), a bad header: a table is only ever a shortcut
+        return None
     if matrix.ndim != 2 or matrix.shape[0] != len(words) or matrix.dtype != np.float32:
+        return None
+    if dim is not None and matrix.shape[1] != dim:
         return None
     return WordTable({w: i for i, w in enumerate(words)}, matrix)
 
@@ -83,7 +86,7 @@ def build(embedder: Embedder, should_stop: Callable[[], bool] = lambda: False) -
     words_path, vectors_path = table_paths(embedder.fingerprint)
     words_path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(words_path, "\n".join(words))
-    write_atomic(vectors_path, _npy(matrix))
+    write_atomic(vectors_path, _npy(matrix), durable=True)  # a crash must not leave an empty file behind
     return len(words)
 
 

@@ -99,7 +99,7 @@ def build_status(
         report.counts[kind] = report.counts.get(kind, 0) + n
     report.model = embedder.fingerprint if embedder else None
     report.model_runtime = getattr(embedder, "runtime", None)
-    table = word_table.load(embedder.fingerprint) if embedder else None
+    table = word_table.load(embedder.fingerprint, embedder.dim) if embedder else None
     report.bridge_words = len(table.rows) if table is not None else 0
     report.semantic, report.semantic_reason = semantic
     report.chunks, report.chunks_embedded = store.chunks.stats()

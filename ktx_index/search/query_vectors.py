@@ -48,7 +48,7 @@ class QueryVectors:
         if self.embedder is not None:
             if self._words is None and time.monotonic() - self._words_looked >= WORDS_RECHECK_S:
                 self._words_looked = time.monotonic()  # looked for again until it exists: serve builds it late
-                self._words = word_table.load(self.embedder.fingerprint)
+                self._words = word_table.load(self.embedder.fingerprint, self.embedder.dim)
             found = self._words.get(word) if self._words is not None else None
             if found is not None:
                 return found

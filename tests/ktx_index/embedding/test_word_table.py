@@ -62,21 +62,51 @@ def test_query_vectors_look_words_up_and_embed_the_rest(cache: Path):
     assert vectors.word("flurm") is not None and embedder.calls == calls + 2  # not in the table: embedded
 
 
-def test_rebuild_builds_the_table_once_per_machine(cache: Path, make_project):
+def test_the_table_is_built_once_per_machine_and_never_inside_a_rebuild(cache: Path, make_project):
     root = make_project({"wiki/global/churn.md": "---\nsummary: Churn\n---\nCustomers who leave.\n"})
     service = KtxIndex(root, embedder=HashEmbedder(words=WORDS))
     try:
+        assert service.rebuild().words_embedded == 0  # a rebuild may hold the engine's lock: not there
         assert service.status().bridge_words == 0
-        assert service.rebuild().words_embedded == len(WORDS)
-        assert service.rebuild().words_embedded == 0
+        assert service.ensure_word_table() == len(WORDS)  # what the `rebuild` command does next
+        assert service.ensure_word_table() == 0
         assert service.status().bridge_words == len(WORDS)
     finally:
         service.close()
     again = KtxIndex(root, embedder=HashEmbedder(words=WORDS))
     try:
-        assert again.rebuild(force=True).words_embedded == 0  # the table is the machine's, not the index's
+        assert again.ensure_word_table() == 0  # the table is the machine's, not the index's or the process's
     finally:
         again.close()
+
+
+def test_an_empty_or_mismatched_table_is_ignored_and_built_again(cache: Path, make_project):
+    embedder = HashEmbedder(words=WORDS)
+    word_table.build(embedder)
+    _, vectors_path = word_table.table_paths(embedder.fingerprint)
+    vectors_path.write_bytes(b"")  # what a crash could leave
+    assert word_table.load(embedder.fingerprint) is None
+    assert QueryVectors(embedder).word("movie") is not None  # embedded instead
+    word_table.build(embedder)
+    assert word_table.load(embedder.fingerprint, dim=embedder.dim + 1) is None  # rows of another width
+    vectors_path.write_bytes(b"")
+    service = KtxIndex(make_project({}), embedder=embedder)
+    try:
+        assert service.ensure_word_table() == len(WORDS)
+        assert word_table.load(embedder.fingerprint, embedder.dim) is not None
+    finally:
+        service.close()
+
+
+def test_a_fallback_model_builds_no_table(cache: Path, make_project):
+    embedder = HashEmbedder(words=WORDS)
+    embedder.fallback_reason = "int8 model unavailable; using float32"  # its vectors are not the fingerprint's
+    service = KtxIndex(make_project({}), embedder=embedder)
+    try:
+        assert service.ensure_word_table() == 0
+        assert word_table.load(embedder.fingerprint) is None
+    finally:
+        service.close()
 
 
 class Broken(HashEmbedder):
@@ -86,14 +116,14 @@ class Broken(HashEmbedder):
         return super().encode(texts)
 
 
-def test_a_failed_build_is_reported_once_and_the_rebuild_goes_on(cache: Path, make_project, caplog):
+def test_a_failed_build_is_reported_once_and_not_tried_again(cache: Path, make_project, caplog):
     root = make_project({"wiki/global/churn.md": "---\nsummary: Churn\n---\nCustomers who leave.\n"})
     service = KtxIndex(root, embedder=Broken(words=WORDS))
     try:
         with caplog.at_level("WARNING", logger="ktx_index.service"):
-            first = service.rebuild()
-            assert service.rebuild().words_embedded == 0
-        assert first.words_embedded == 0 and first.added == 1  # the index itself was built
+            assert service.rebuild().added == 1
+            assert service.ensure_word_table() == 0
+            assert service.ensure_word_table() == 0
         assert [r.getMessage() for r in caplog.records].count("word_table_failed") == 1
     finally:
         service.close()
@@ -104,7 +134,7 @@ def test_serve_background_embedding_builds_the_table(cache: Path, make_project):
     embedder = HashEmbedder(words=WORDS)
     service = KtxIndex(root, embedder=embedder)
     try:
-        assert service.rebuild(embed=False).words_embedded == 0  # a commit without embedding leaves it to serve
+        service.rebuild(embed=False)
         assert word_table.load(embedder.fingerprint) is None
         service.acquire_writer()
         service.embed_in_background().join(30)
