@@ -191,7 +191,7 @@ class KtxIndex:
             self.project = project
             if self._engine is not None:
                 self._engine.refresh()
-        return report
+            return report
 
     def embed_pending(
         self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
@@ -215,7 +215,7 @@ class KtxIndex:
             return 0
         if getattr(self.embedder, "fallback_reason", None):  # int8 or ONNX missing: vectors of another form
             return 0  # would be kept for the whole machine under this fingerprint
-        with self._word_table_lock:  # a rebuild and serve's background embedding may both get here
+        with self._word_table_lock:  # one build however many of this service's threads ask
             if self._word_table_checked:
                 return 0
             built = 0
@@ -224,7 +224,7 @@ class KtxIndex:
                     built = word_table.build(self.embedder, self._stop.is_set)
             except Exception as exc:  # a broken model or an unwritable cache: the bridge embeds words instead
                 log_event(LOG, logging.WARNING, "word_table_failed", error=f"{type(exc).__name__}: {exc}")
-                self._word_table_checked = True  # not tried again by this process: a watcher rebuilds often
+                self._word_table_checked = True  # not tried again by this process: each try costs the whole build
                 return 0
             self._word_table_checked = built > 0 or not self._stop.is_set()
             return built

@@ -65,7 +65,7 @@ class LocalEmbedding:
                 yield [key for key, _ in batch], self.embedder.encode([text for _, text in batch])
 
 
-def vocabulary_words(vocab: Path) -> list[str]:
+def wordpiece_words(vocab: Path) -> list[str]:
     """The whole, alphabetic, ASCII words of a WordPiece vocabulary file (no ``##`` pieces, no single
     letters), in its order."""
     lines = vocab.read_text(encoding="utf-8").splitlines()
@@ -134,7 +134,7 @@ class MiniLMEmbedder:
 
     def common_words(self) -> list[str]:
         """The words of the bridge's word table (embedding/word_table.py): the vocabulary's whole words."""
-        return vocabulary_words(self.base_model_dir() / "vocab.txt")
+        return wordpiece_words(self.base_model_dir() / "vocab.txt")
 
     def _torch_model(self):
         if self._model is None:

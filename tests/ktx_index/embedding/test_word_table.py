@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ktx_index.embedding import word_table
-from ktx_index.embedding.embedder import HashEmbedder, vocabulary_words
+from ktx_index.embedding.embedder import HashEmbedder, wordpiece_words
 from ktx_index.search.query_vectors import QueryVectors
 from ktx_index.service import KtxIndex
 
@@ -23,10 +23,10 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
-def test_vocabulary_words_are_whole_lowercase_ascii_words(tmp_path: Path):
+def test_wordpiece_words_are_whole_lowercase_ascii_words(tmp_path: Path):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("[PAD]\n[unused0]\na\nthe\n##ing\nrevenue\ncafé\nx2\nOxford\nsales\n", encoding="utf-8")
-    assert vocabulary_words(vocab) == ["the", "revenue", "sales"]
+    assert wordpiece_words(vocab) == ["the", "revenue", "sales"]
 
 
 def test_built_table_holds_each_words_own_vector(cache: Path):
