@@ -13,7 +13,7 @@ from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, Wiki
 
 def render_discover(result: DiscoverResult, explain: bool) -> None:
     if not result.refs:
-        click.echo("no refs above the relevance floor")
+        click.echo("no refs: the project holds nothing for this question")
     elif result.confidence == "low":
         click.echo("confidence low: the project may not hold this; these are its nearest matches")
     for i, ref in enumerate(result.refs, 1):

@@ -134,14 +134,15 @@ def doc_cosines(
     pool: int,
     floor: float,
     second_chunk: float = PARAMS.second_chunk,
+    nearest: int = 0,
 ) -> tuple[DocCosines, np.ndarray]:
     """Cosines by group, and among the ``pool`` best allowed groups (``allowed`` None: every group) those
-    above ``floor`` (unordered)."""
+    above ``floor``, with the ``nearest`` best whatever their cosine (unordered)."""
     if coarse is None:
         cosines = DocCosines(best_per_group(matrix @ vector, groups, second_chunk))
         sims = cosines.values if allowed is None else np.where(allowed, cosines.values, -1.0)
         top = _top(sims, pool)
-        return cosines, top[sims[top] > floor]
+        return cosines, top[_kept(sims[top], floor, nearest)]
     cosines = DocCosines(
         best_per_group(coarse.matrix @ (vector @ coarse.basis), groups, second_chunk),
         matrix,
@@ -158,7 +159,16 @@ def doc_cosines(
     cosines.exact(shortlist)
     sims = cosines.values[shortlist]
     top = _top(sims, pool)
-    return cosines, shortlist[top[sims[top] > floor]]
+    return cosines, shortlist[top[_kept(sims[top], floor, nearest)]]
+
+
+def _kept(sims: np.ndarray, floor: float, nearest: int) -> np.ndarray:
+    """Which of the pool's cosines the lane keeps: those above ``floor``, and the ``nearest`` best."""
+    kept = sims > floor
+    if nearest > 0 and len(sims):
+        kept[_top(np.where(sims > -1.0, sims, -np.inf), nearest)] = True
+        kept &= sims > -1.0  # a group the mask excluded never comes back
+    return kept
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:

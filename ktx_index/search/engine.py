@@ -390,7 +390,7 @@ class Engine:
         p = self.params
         cosines, top = doc_cosines(
             snap.matrix, snap.coarse, groups, snap.chunk_rows, snap.chunk_starts, vector, allowed, pool, p.cos_low,
-            p.second_chunk,
+            p.second_chunk, p.dense_nearest,
         )  # fmt: skip
         for i in top:
             doc = int(snap.chunk_docs[i])

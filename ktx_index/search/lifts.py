@@ -189,7 +189,7 @@ class Lifts:
     def top_containers(self, among: Container[str] | None = None) -> list[Candidate]:
         """The ``join_containers`` best tables and sources (of ``among``) above the floor: what the question is
         about."""
-        floor = self.p.relevance_floor
+        floor = self.p.join_floor
         containers = [c for c in self.ranked if c.uid.startswith(CONTAINERS)]
         containers = [c for c in containers if c.score >= floor and (among is None or c.uid in among)]
         return sorted(containers, key=lambda c: -c.score)[: self.p.join_containers]

@@ -61,7 +61,8 @@ class Params:
     #: identifiers (chosen leaving one project out on the tuning families: docs/benchmarks.md). The join-key step
     #: still lifts the keys between two tables that answer.
     key_member: float = 0.85
-    relevance_floor: float = 0.18
+    #: The join-key step looks at tables and sources scoring at least this: what the question is about.
+    join_floor: float = 0.18
     #: A source or table scores at least this share of its best-matching measure, dimension or column (0.9 → 0.95
     #: chosen by every discover fold, families weighed equally; no held-out family loses: docs/benchmarks.md).
     parent_share: float = 0.95
@@ -93,6 +94,10 @@ class Params:
     chance_lexical: float = 0.2
     #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs.
     max_per_container: int = 5
+    #: The dense lane keeps its this many nearest documents whatever their cosine (scoring nothing unless another
+    #: lane or step lifts them), so an answer of the default ten refs does not stop short while the project holds
+    #: more (signals.answer_order; held out, every family gains or ties: docs/benchmarks.md).
+    dense_nearest: int = 10
 
 
 PARAMS = Params()
@@ -130,7 +135,3 @@ def fuse(lexical: float, semantic: float | None, exact: bool, p: Params = PARAMS
 def prior(kind: str, p: Params = PARAMS, key: bool = False) -> float:
     """What a document of this kind weighs in fusion (a member holding a key, ``key``, weighs less)."""
     return p.kind_prior.get(kind, 1.0) * (p.key_member if key else 1.0)
-
-
-def passes_floor(score: float, floor: float = PARAMS.relevance_floor) -> bool:
-    return score >= floor

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from ktx_index.snapshot.snapshot import Snapshot
 
 WIKI = SEARCH_KINDS.index("wiki")
-#: The floor of a low-confidence answer: anything that scored at all.
-ANY_SCORE = 1e-9
 #: How sure a search is that the project answers it (signals.confidence).
 Confidence = Literal["high", "low", "none"]
 
@@ -36,9 +34,9 @@ def coherence(snap: Snapshot, ranked: list[Candidate], p: Params = PARAMS) -> No
     mass: dict[int, float] = defaultdict(float)
     for cand in top:
         mass[int(snap.doc_conn[cand.idx])] += cand.score
-    if len(mass) < 2:
+    best = max(mass.values(), default=0.0)
+    if len(mass) < 2 or best <= 0:  # one connection, or nothing scored (the dense lane's nearest score 0)
         return
-    best = max(mass.values())
     for cand in items:
         share = mass.get(int(snap.doc_conn[cand.idx]), 0.0) / best
         cand.score *= 1.0 - p.coherence * (1.0 - share)
@@ -92,13 +90,18 @@ def confidence(
     return "low"
 
 
-def answer_floor(level: Confidence, p: Params = PARAMS) -> float:
-    """The score a result needs to be returned: the relevance floor for a confident answer; none for a
-    low-confidence one, whose nearest matches are the answer (up to the limit, flagged ``low``): trimming it to
-    what clears a floor the question already missed dropped the second relevant table or column, which plain
-    cosine returns (held out, every family gains or ties: docs/benchmarks.md). Only what scores nothing at all
-    (a container added for its members and never lifted) stays out."""
-    return ANY_SCORE if level == "low" else p.relevance_floor
+def answer_order(ranked: list[Candidate]) -> list[Candidate]:
+    """What an answer returns, best first (the caller takes up to its limit): every candidate that scored, then
+    those the fusion gave nothing (a cosine below ``cos_low``, no word matched), nearest first.
+
+    No floor trims a confident answer and no answer stops short while the project holds more: a trimmed list
+    dropped the second relevant table or column that plain cosine returns, and every family gains or ties held
+    out without the trim (docs/benchmarks.md). How sure the answer is rides on ``confidence``, and each ref's
+    score says how far down the list turned weak. A container added only for its members (no cosine, never
+    lifted) stays out."""
+    scored = [c for c in ranked if c.score > 0]
+    rest = [c for c in ranked if c.score <= 0 and c.cosine is not None]
+    return scored + sorted(rest, key=lambda c: (-(c.cosine or 0.0), c.uid))
 
 
 def vocabulary(lexical: LexicalIndex) -> Callable[[str], bool]:

@@ -6,8 +6,7 @@ from indexers.models import SEARCH_KINDS, Document
 from ktx_index.errors import InvalidInput
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.query import Query
-from ktx_index.search.scoring import passes_floor
-from ktx_index.search.signals import answer_floor, confidence
+from ktx_index.search.signals import answer_order, confidence
 from ktx_index.search.snippets import matched_on, snippet
 from ktx_index.snapshot.snapshot import Snapshot
 from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
@@ -67,7 +66,7 @@ def discover(
     level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap), p)
     if level == "none":
         return DiscoverResult(refs=[])
-    ranked = [c for c in ranked if passes_floor(c.score, answer_floor(level, p))]
+    ranked = answer_order(ranked)
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)

@@ -136,7 +136,9 @@ class WikiResult(Strict):
 
 class WikiSearchResult(Strict):
     results: list[WikiResult]
-    totalFound: int = Field(description="All pages above the relevance floor (may exceed the results returned).")
+    totalFound: int = Field(
+        description="Every page that matched the question's words or meaning (may exceed the results returned)."
+    )
     confidence: Literal["low"] | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=_absent_if_none,

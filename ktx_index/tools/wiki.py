@@ -1,7 +1,7 @@
 """wiki_search: pages ranked by the same fused score, one result per key (USER shadows GLOBAL).
 
-``totalFound`` is the number of pages above the relevance floor, however many (for a low-confidence answer, which
-the floor does not trim, every page that scored at all). Ranking looks
+``totalFound`` is the number of pages that scored at all (matched the question's words, or its meaning above
+``cos_low``), however many: no floor trims the answer (signals.answer_order). Ranking looks
 at the best ``pool`` candidates per lane (search/scoring.py); when a lane could hold more matching pages than that
 (counted cheaply: tantivy posting lists for the lexical lane, the pages' cosines for the dense
 one), the pages are ranked again with a pool as large as the matches, so the count is exact.
@@ -21,8 +21,7 @@ import numpy as np
 from indexers.models import SEARCH_KINDS
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.query import Query
-from ktx_index.search.scoring import passes_floor
-from ktx_index.search.signals import Confidence, answer_floor, confidence
+from ktx_index.search.signals import Confidence, confidence
 from ktx_index.search.snippets import snippet
 from ktx_index.search.spelling import indexed_term
 from ktx_index.snapshot.snapshot import Snapshot
@@ -85,7 +84,7 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
 def matching_pages(
     engine: Engine, query: Query, connection_id: str | None = None
 ) -> tuple[list[Candidate], Confidence]:
-    """Every page above the answer's floor (signals.answer_floor) (applicable to the connection when one is given), best first, and how sure
+    """Every page that scored (applicable to the connection when one is given), best first, and how sure
     the ranking is that the wiki answers the question (signals.confidence, calibrated on the pages alone)."""
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))
@@ -96,8 +95,7 @@ def matching_pages(
         return [], level
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
         ranked = engine.rank(query, ["wiki"], pool=pages)
-    floor = answer_floor(level, engine.params)
-    return [c for c in ranked if passes_floor(c.score, floor) and _applies(snap, c.uid, connection_id)], level
+    return [c for c in ranked if c.score > 0 and _applies(snap, c.uid, connection_id)], level
 
 
 def _applies(snap: Snapshot, uid: str, connection_id: str | None) -> bool:

@@ -41,5 +41,5 @@ def test_user_errors_exit_1_with_the_next_step(project, tmp_path):
     assert missing.exit_code == 1
     (tmp_path / "empty").mkdir()
     first_search = run_cli("search", "x", "--project", tmp_path / "empty")  # no index yet: built on first use
-    assert first_search.exit_code == 0 and "no refs above the relevance floor" in first_search.output
+    assert first_search.exit_code == 0 and "no refs: the project holds nothing" in first_search.output
     assert run_cli("search", "--project", project).exit_code == 2  # usage error: no words

@@ -125,3 +125,17 @@ def test_top_picks_the_largest_and_handles_edges() -> None:
     scores = np.array([0.1, 0.9, 0.5, 0.7, 0.3], dtype=np.float32)
     assert sorted(dense._top(scores, 2).tolist()) == [1, 3]
     assert dense._top(scores, 0).tolist() == [] and sorted(dense._top(scores, 9).tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_the_nearest_groups_are_kept_below_the_floor_but_never_a_masked_one() -> None:
+    matrix = clustered(300)
+    rows, starts = layout(300)
+    groups = groups_of(rows, starts)
+    vector = -matrix[3]  # far from most: few cosines clear a high floor
+    exact = reference(matrix, vector, rows, starts)
+    allowed = np.ones(300, bool)
+    allowed[np.argsort(-exact)[:2]] = False  # the two nearest are out of scope
+    _, none = doc_cosines(matrix, None, groups, rows, starts, vector, allowed, 50, 0.99)
+    _, nearest = doc_cosines(matrix, None, groups, rows, starts, vector, allowed, 50, 0.99, nearest=5)
+    assert len(none) == 0
+    assert set(nearest) == set(np.argsort(-exact)[2:7])

@@ -5,7 +5,7 @@ import numpy as np
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.signals import (
-    answer_floor,
+    answer_order,
     coherence,
     concept_coverage,
     confidence,
@@ -70,8 +70,8 @@ def test_confidence_is_high_for_an_identifier_or_a_confident_score():
     assert confidence(None, "q", strong, "discover_data", lambda: 0.25) == "high"  # type: ignore[arg-type]
 
 
-def test_a_low_answer_returns_its_nearest_matches_a_confident_one_what_clears_the_floor():
-    ranked = [_cand("a", 0.15), _cand("b", 0.1), _cand("c", 0.05)]
-    assert [c.uid for c in ranked if scoring.passes_floor(c.score, answer_floor("low"))] == ["a", "b", "c"]
-    assert answer_floor("high") == scoring.PARAMS.relevance_floor
-    assert not [c for c in ranked if scoring.passes_floor(c.score, answer_floor("high"))]
+def test_an_answer_keeps_every_scored_candidate_then_the_nearest_of_the_rest():
+    ranked = [_cand("a", 0.15, cosine=0.2), _cand("b", 0.01, cosine=0.1), _cand("c", 0.0, cosine=0.05)]
+    ranked += [_cand("d", 0.0, cosine=0.12), _cand("parent", 0.0)]  # a container never lifted has no cosine
+    assert [c.uid for c in answer_order(ranked)] == ["a", "b", "d", "c"]
+    assert answer_order([]) == []
