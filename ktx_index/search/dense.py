@@ -123,6 +123,10 @@ class DocCosines:
         self._estimated[groups] = False
 
 
+#: The cosine a group out of the search's scope is given before the pool is chosen: below every real one.
+MASKED = -1.0
+
+
 def doc_cosines(
     matrix: np.ndarray,
     coarse: Coarse | None,
@@ -140,7 +144,7 @@ def doc_cosines(
     above ``floor``, with the ``nearest`` best whatever their cosine (unordered)."""
     if coarse is None:
         cosines = DocCosines(best_per_group(matrix @ vector, groups, second_chunk))
-        sims = cosines.values if allowed is None else np.where(allowed, cosines.values, -1.0)
+        sims = cosines.values if allowed is None else np.where(allowed, cosines.values, MASKED)
         top = _top(sims, pool)
         return cosines, top[_kept(sims[top], floor, nearest)]
     cosines = DocCosines(
@@ -165,9 +169,9 @@ def doc_cosines(
 def _kept(sims: np.ndarray, floor: float, nearest: int) -> np.ndarray:
     """Which of the pool's cosines the lane keeps: those above ``floor``, and the ``nearest`` best."""
     kept = sims > floor
-    if nearest > 0 and len(sims):
-        kept[_top(np.where(sims > -1.0, sims, -np.inf), nearest)] = True
-        kept &= sims > -1.0  # a group the mask excluded never comes back
+    if nearest > 0:
+        kept[_top(sims, nearest)] = True
+        kept &= sims > MASKED  # a group the mask excluded never comes back
     return kept
 
 
