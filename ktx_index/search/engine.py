@@ -278,7 +278,7 @@ class Engine:
                 if doc is None:
                     continue
                 types = tuple(str(doc.attrs.get(k) or "") for k in ("nativeType", "dimensionType", "type"))
-                shape = column_shape(doc.sample_values, types)
+                shape = column_shape(doc.sample_values, types, member_name(doc.uid))
                 if shape is not None:
                     shapes.append((i, shape, closed_values(doc.sample_values, doc.attrs.get("distinctCount"))))
             cache[container] = shapes

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
-from ktx_index.analysis import STOPWORDS, analyze, fold
+from ktx_index.analysis import STOPWORDS, analyze, fold, split_identifier
 
 #: Shapes a question's values are matched on (numbers are in every table: they say nothing).
 SHAPES = ("name", "code", "date", "time")
@@ -36,6 +36,9 @@ TOKEN = re.compile(r"\"([^\"]+)\"|“([^”]+)”|(?<!\w)['‘]([^'’]+)['’](
 SENTENCE_END = re.compile(r"[.!?]\s*$")
 DATE_TYPE = re.compile(r"date|timestamp")
 TIME_TYPE = re.compile(r"\btime\b")
+NUMERIC_TYPE = re.compile(r"int|num|dec|float|double|real|bool")
+#: the last word of a column name that says it holds names, when no samples show it
+NAME_PARTS = {"name", "title"}
 
 
 def value_shape(value: str) -> str | None:
@@ -58,13 +61,20 @@ def value_shape(value: str) -> str | None:
     return None
 
 
-def column_shape(samples: list[str], types: tuple[str, ...] = ()) -> str | None:
+def column_shape(samples: list[str], types: tuple[str, ...] = (), name: str = "") -> str | None:
     """A column's shape: the one most of its sample values share (MAJORITY), if it is a matched one;
-    without samples, a date or time type says it."""
+    without samples, a date or time type says it, and a text column named for names ('Customer Name',
+    'title') holds names."""
     shapes = Counter(value_shape(s) for s in samples if s.strip())
     if not shapes:
         declared = " ".join(types).lower()
-        return "date" if DATE_TYPE.search(declared) else "time" if TIME_TYPE.search(declared) else None
+        if DATE_TYPE.search(declared):
+            return "date"
+        if TIME_TYPE.search(declared):
+            return "time"
+        parts = split_identifier(name.replace(" ", "_"))
+        named = bool(parts) and parts[-1].lower() in NAME_PARTS
+        return "name" if named and not NUMERIC_TYPE.search(declared) else None
     shape, count = shapes.most_common(1)[0]
     return shape if shape in SHAPES and count >= MAJORITY * sum(shapes.values()) else None
 

@@ -27,6 +27,14 @@ def test_a_column_has_the_shape_most_samples_share_or_its_date_type():
     assert column_shape([], ("TEXT", "string")) is None
 
 
+def test_without_samples_a_text_column_named_for_names_holds_names():
+    assert column_shape([], ("text", "string"), "Customer Name") == "name"
+    assert column_shape([], ("varchar",), "film_title") == "name"
+    assert column_shape([], ("varchar",), "nameSuffix") is None  # the last word decides
+    assert column_shape([], ("integer", "number"), "name") is None  # a number is no name
+    assert column_shape(["12", "13", "14"], ("text",), "name") is None  # samples, when there are any, decide
+
+
 def test_closed_values_only_when_the_samples_are_every_value():
     assert closed_values(["Normal", "Risky", "Safe"], 3) == {"normal", "risky", "safe"}
     assert closed_values(["Danilo", "Ricardo"], 10848) is None
