@@ -1,7 +1,8 @@
 """wiki_search: pages ranked by the same fused score, one result per key (USER shadows GLOBAL).
 
 ``totalFound`` is the number of pages that scored at all (matched the question's words, or its meaning above
-``cos_low``), however many: no floor trims the answer (signals.answer_order). Ranking looks
+``cos_low``), however many: no floor trims the answer, and unlike discover's (signals.answer_order) it does not go
+on with pages that scored nothing. Ranking looks
 at the best ``pool`` candidates per lane (search/scoring.py); when a lane could hold more matching pages than that
 (counted cheaply: tantivy posting lists for the lexical lane, the pages' cosines for the dense
 one), the pages are ranked again with a pool as large as the matches, so the count is exact.
