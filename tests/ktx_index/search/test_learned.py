@@ -1,0 +1,81 @@
+"""The learned order: the gate reads how a question is written, the blend re-weighs, scores keep their scale."""
+
+import numpy as np
+
+from ktx_index.search import learned
+from ktx_index.search.candidate import Candidate
+from ktx_index.search.query import Query
+
+SQL_STYLE = "List the names of the schools whose average SAT math score is greater than 560."
+BUSINESS = "revenue by region"
+
+
+def gate(text: str) -> float:
+    models = learned.models()
+    assert models is not None, "ktx_index/search/weights/ is missing: run tests/training/train_ranker.py"
+    style = learned.style_features(Query.parse(text))
+    return float(models[0].predict(np.array([[style[n] for n in models[0].features]]))[0])
+
+
+def candidates() -> list[Candidate]:
+    """A table the pipeline put first on its name, and columns whose cosine says more."""
+    return [
+        Candidate("table:db:main.schools", lexical=1.0, cosine=0.30, score=0.9, terms={"school": 1.0}),
+        Candidate("column:db:main.satscores.AvgScrMath", lexical=0.2, cosine=0.62, score=0.5, terms={"math": 0.2}),
+        Candidate("column:db:main.schools.School", lexical=0.8, cosine=0.55, score=0.45, terms={"school": 0.8}),
+        Candidate("column:db:main.satscores.NumTstTakr", lexical=0.0, cosine=0.40, score=0.2),
+        Candidate("table:db:main.frpm", cosine=0.1, score=0.0),
+    ]
+
+
+def test_blend_is_the_pipeline_order_when_the_gate_is_shut_and_weighs_the_ranker_blend_times_the_gate():
+    pipeline, ranker = np.array([3.0, 2.0, 1.0]), np.array([0.0, 1.0, 5.0])
+    assert list(np.argsort(-learned.blend(pipeline, ranker, 0.0))) == [0, 1, 2]
+    weight = learned.BLEND  # at a gate of 1
+    mixed = (1 - weight) * learned.standardised(pipeline) + weight * learned.standardised(ranker)
+    assert np.allclose(learned.blend(pipeline, ranker, 1.0), mixed)
+    assert np.allclose(learned.blend(pipeline, ranker, 10.0), learned.standardised(ranker))  # never past the ranker
+    assert np.allclose(learned.standardised(np.ones(3)), 0.0)  # no spread: no say
+
+
+def test_style_features_see_how_a_question_is_written():
+    sql, business = learned.style_features(Query.parse(SQL_STYLE)), learned.style_features(Query.parse(BUSINESS))
+    assert sql["q_lead"] == 1.0 and sql["q_digits"] == 1.0 and sql["q_words"] > business["q_words"]
+    assert business["q_lead"] == 0.0 and business["q_caps"] == 0.0
+
+
+def test_the_shipped_models_read_the_features_this_code_writes():
+    models = learned.models()
+    assert models is not None
+    gate_model, ranker = models
+    assert gate_model.features == sorted(learned.style_features(Query.parse("x")))
+    assert ranker.features == sorted(learned.candidate_features(Query.parse("x"), candidates())[0])
+
+
+def test_the_gate_opens_for_text_to_sql_questions_and_stays_shut_for_business_ones():
+    assert gate(SQL_STYLE) > 0.5
+    assert gate(BUSINESS) < 0.1
+    assert gate("churned customers last quarter") < 0.1
+
+
+def test_a_business_question_keeps_the_pipeline_order():
+    ranked = candidates()
+    out = learned.learned_order(Query.parse(BUSINESS), ranked)
+    assert [c.uid for c in out] == [c.uid for c in ranked]
+    assert all("learned" not in c.steps for c in out)
+
+
+def test_the_learned_order_hands_out_the_pipeline_scores_best_first():
+    ranked = candidates()
+    before = {c.uid: c.score for c in ranked}
+    out = learned.learned_order(Query.parse(SQL_STYLE), ranked)
+    assert sorted(c.uid for c in out) == sorted(before)
+    assert [c.score for c in out] == sorted(before.values(), reverse=True)
+    for cand in out:  # what moved says by how much
+        assert np.isclose(before[cand.uid] + cand.steps.get("learned", 0.0), cand.score)
+
+
+def test_only_the_top_is_reordered():
+    ranked = [Candidate(f"column:db:t.c{i}", cosine=0.5, score=1.0 - i / 100) for i in range(learned.TOP + 5)]
+    out = learned.learned_order(Query.parse(SQL_STYLE), ranked)
+    assert [c.uid for c in out[learned.TOP :]] == [c.uid for c in ranked[learned.TOP :]]

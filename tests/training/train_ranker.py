@@ -1,0 +1,174 @@
+"""Train the learned order's two models (ktx_index/search/learned.py) and write them to its ``weights/``.
+
+    python tests/benchmarks/quality.py --only demo,orbit,northwind,sakila,adventureworks,bird-dev
+    python tests/training/train_ranker.py [--work /tmp/ktx-index-quality] [--seed 7]
+
+Trained on the two tuning families only — the judged KTX-style projects and the bird-dev databases, each
+family weighed equally — from the indexes quality.py built: per answerable judged discover_data question, the
+pipeline's best ``TOP`` candidates with their grades (the ranker) and how the question is written (the gate:
+bird-dev's questions 1, the judged ones 0). The held-out families of tests/benchmarks/heldout.py never enter.
+tests/benchmarks/learned_ranker.py scores the same recipe leave one project out. Deterministic: one thread,
+a fixed seed, the same files byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import lightgbm
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+for extra in (REPO, REPO / "tests" / "benchmarks"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
+
+from indexers.models import SEARCH_KINDS  # noqa: E402
+from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
+from ktx_index.search import learned  # noqa: E402
+from ktx_index.search.query import Query  # noqa: E402
+from ktx_index.search.trees import Trees  # noqa: E402
+from ktx_index.service import KtxIndex  # noqa: E402
+
+TUNING = ("judged", "bird-dev")
+STYLE = sorted(learned.style_features(Query.parse("")))
+
+
+@dataclass
+class Case:
+    """One question's candidates as the ranker sees them, and how its question reads."""
+
+    family: str
+    group: str  # the project (a bird-dev database for bird-dev) left out together
+    x: np.ndarray
+    y: np.ndarray
+    ideal: list[int]
+    style: np.ndarray
+    text: str
+
+
+def judged_id(uid: str) -> str:
+    return f"wiki::{uid.split(':', 2)[2]}" if uid.startswith("wiki:") else uid
+
+
+def case(service: KtxIndex, family: str, group: str, q: JudgedQuery, names: list[str]) -> Case | None:
+    query = Query.parse(q.text)
+    ranked = service.ensure_index().rank(query, list(q.kinds or SEARCH_KINDS), q.connection)[: learned.TOP]
+    if not ranked:
+        return None
+    style = learned.style_features(query)
+    return Case(
+        family,
+        group,
+        learned.matrix(learned.candidate_features(query, ranked), names),
+        np.array([q.relevant.get(judged_id(c.uid), 0) for c in ranked]),
+        list(q.relevant.values()),
+        np.array([style[n] for n in STYLE]),
+        q.text,
+    )
+
+
+def feature_names() -> list[str]:
+    from ktx_index.search.candidate import Candidate
+
+    return sorted(learned.candidate_features(Query.parse("x"), [Candidate("table:a:b", score=1.0)])[0])
+
+
+def tuning_cases(work: Path, names: list[str]) -> list[Case]:
+    """Every answerable judged discover_data question of the tuning families that has an index under ``work``."""
+    out = []
+    for name, table, queries in judged_corpora(DEFAULT_CORPORA):
+        family = "judged" if table == JUDGED_TABLE else table
+        if family not in TUNING or not (work / name / ".ktx").is_dir():
+            continue
+        service = KtxIndex(work / name)
+        try:
+            for q in queries:
+                if q.tool == "discover_data" and q.relevant:
+                    group = f"bird/{q.tags[0]}" if name == "bird-dev" else name
+                    found = case(service, family, group, q, names)
+                    if found is not None:
+                        out.append(found)
+        finally:
+            service.close()
+    return out
+
+
+def family_weights(cases: list[Case]) -> dict[str, float]:
+    counts: dict[str, int] = defaultdict(int)
+    for c in cases:
+        counts[c.family] += 1
+    return {family: 1.0 / n for family, n in counts.items()}
+
+
+def train_ranker(cases: list[Case], names: list[str], seed: int) -> lightgbm.Booster:
+    weights = family_weights(cases)
+    data = lightgbm.Dataset(
+        np.vstack([c.x for c in cases]),
+        label=np.concatenate([c.y for c in cases]),
+        group=[len(c.y) for c in cases],
+        weight=np.concatenate([np.full(len(c.y), weights[c.family]) for c in cases]),
+        feature_name=names,
+    )
+    params = {
+        "objective": "lambdarank",
+        "learning_rate": 0.05,
+        "num_leaves": 15,
+        "min_data_in_leaf": 50,
+        "feature_fraction": 0.8,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "lambdarank_truncation_level": 20,
+        "seed": seed,
+        "deterministic": True,
+        "num_threads": 1,
+        "verbose": -1,
+    }
+    return lightgbm.train(params, data, num_boost_round=200)
+
+
+def train_gate(cases: list[Case], seed: int) -> lightgbm.Booster:
+    weights = family_weights(cases)
+    data = lightgbm.Dataset(
+        np.vstack([c.style for c in cases]),
+        label=np.array([c.family == "bird-dev" for c in cases], dtype=float),
+        weight=np.array([weights[c.family] for c in cases]),
+        feature_name=STYLE,
+    )
+    params = {
+        "objective": "binary",
+        "learning_rate": 0.1,
+        "num_leaves": 4,
+        "min_data_in_leaf": 10,
+        "seed": seed,
+        "deterministic": True,
+        "num_threads": 1,
+        "verbose": -1,
+    }
+    return lightgbm.train(params, data, num_boost_round=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    names = feature_names()
+    cases = tuning_cases(args.work, names)
+    missing = sorted(set(TUNING) - {c.family for c in cases})
+    if missing:
+        raise SystemExit(f"no index for {', '.join(missing)} under {args.work}: run quality.py first (see above)")
+    learned.WEIGHTS.mkdir(exist_ok=True)
+    Trees.from_lightgbm(train_gate(cases, args.seed).dump_model()).save(learned.GATE_FILE)
+    Trees.from_lightgbm(train_ranker(cases, names, args.seed).dump_model()).save(learned.RANKER_FILE)
+    print(f"{len(cases)} questions → {learned.GATE_FILE.name}, {learned.RANKER_FILE.name} in {learned.WEIGHTS}")
+
+
+if __name__ == "__main__":
+    main()
