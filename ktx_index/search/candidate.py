@@ -26,6 +26,11 @@ class Candidate:
     #: What each structural step (lifts.STAGES) added to ``score`` (negative: took away), for ``--explain``.
     steps: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def fused(self) -> float:
+        """Its score before any structural step (or the learned order) moved it."""
+        return self.score - sum(self.steps.values())
+
 
 def position(snap: Snapshot, cand: Candidate) -> int:
     """The candidate's position in the snapshot, looked up once per query (ranking asks for it at every step)."""

@@ -81,7 +81,7 @@ def candidate_features(query: Query, ranked: list[Candidate]) -> list[dict[str, 
                 "cos_gap": (c.cosine or 0.0) - best_cos,
                 "lex_gap": c.lexical - best_lex,
                 "exact": float(c.exact),
-                "fused": c.score - sum(c.steps.values()),
+                "fused": c.fused,
                 "terms": float(len(query.terms)),
                 "matched": float(len(c.terms)),
                 **{f"kind_{k}": float(kind == k) for k in KINDS},
@@ -115,6 +115,12 @@ def models() -> tuple[Trees, Trees] | None:
     return Trees.load(GATE_FILE), Trees.load(RANKER_FILE)
 
 
+def sql_likeness(gate: Trees, query: Query) -> float:
+    """The gate's probability that ``query`` is written like a text-to-SQL question."""
+    style = style_features(query)
+    return float(gate.predict(np.array([[style[n] for n in gate.features]]))[0])
+
+
 def learned_order(query: Query, ranked: list[Candidate]) -> list[Candidate]:
     """``ranked`` with its best ``TOP`` re-ordered by the blend, handed the same scores best first; the rest
     unchanged."""
@@ -123,8 +129,7 @@ def learned_order(query: Query, ranked: list[Candidate]) -> list[Candidate]:
     if loaded is None or len(head) < 2:
         return ranked
     gate, ranker = loaded
-    style = style_features(query)
-    p = float(gate.predict(np.array([[style[n] for n in gate.features]]))[0])
+    p = sql_likeness(gate, query)
     if BLEND * p < 0.01:
         return ranked
     rows = matrix(candidate_features(query, head), ranker.features)

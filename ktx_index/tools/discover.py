@@ -158,7 +158,7 @@ def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> Disc
             lexical=round(cand.lexical, 4),
             semantic=None if cand.semantic is None else round(cand.semantic, 4),
             exact=cand.exact,
-            fused=round(cand.score - sum(cand.steps.values()), 4),
+            fused=round(cand.fused, 4),
             prior=None if cand.prior is None else round(cand.prior, 4),
             steps={stage: round(change, 4) for stage, change in cand.steps.items()},
         )
