@@ -15,7 +15,6 @@ candidates (twins not merged), so it sits beside, not on, quality.py's figures.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 from collections import defaultdict
@@ -30,6 +29,7 @@ for extra in (HERE, HERE.parents[1] / "tests" / "training"):
 from heldout import heldout_corpora  # noqa: E402
 from train_ranker import TUNING, Case, case, feature_names, train_gate, train_ranker, tuning_cases  # noqa: E402
 
+from ktx_index.evaluation.metrics import dcg  # noqa: E402
 from ktx_index.search import learned  # noqa: E402
 from ktx_index.search.trees import Trees  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
@@ -49,10 +49,9 @@ def heldout_cases(work: Path, names: list[str]) -> list[Case]:
     return out
 
 
-def ndcg(grades: list[int], ideal: list[int], k: int = 10) -> float:
-    dcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(grades[:k]))
-    best = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(sorted(ideal, reverse=True)[:k]))
-    return dcg / best if best else 0.0
+def ndcg(grades: list[int], ideal: list[int]) -> float:
+    best = dcg([2**g - 1 for g in sorted(ideal, reverse=True)])
+    return dcg([2**g - 1 for g in grades]) / best if best else 0.0
 
 
 def orders(c: Case, names: list[str], gate: Trees, ranker: Trees) -> dict[str, np.ndarray]:

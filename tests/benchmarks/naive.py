@@ -15,7 +15,7 @@ from ktx_index.evaluation.metrics import K, Returned, Runner
 from ktx_index.service import KtxIndex
 
 
-def _id(uid: str) -> str:
+def judged_id(uid: str) -> str:
     """A document uid as the judged sets name it (wiki pages are ``wiki::<key>`` whatever their scope)."""
     return f"wiki::{uid.split(':', 2)[2]}" if uid.startswith("wiki:") else uid
 
@@ -30,7 +30,7 @@ def bm25_runner(service: KtxIndex) -> Runner:
     def run(q: JudgedQuery) -> Returned:
         if q.tool == "dictionary_search":
             return []
-        return [[_id(hit.uid)] for hit in engine.lexical.search(query_terms(q.text), _kinds(q), q.connection, K)]
+        return [[judged_id(hit.uid)] for hit in engine.lexical.search(query_terms(q.text), _kinds(q), q.connection, K)]
 
     return run
 
@@ -51,7 +51,7 @@ def cosine_runner(service: KtxIndex) -> Runner:
         for group in order:
             idx = int(snap.chunk_docs[group])
             if int(snap.doc_kind[idx]) in wanted:
-                out.append([_id(snap.doc_uids[idx])])
+                out.append([judged_id(snap.doc_uids[idx])])
                 if len(out) == K:
                     break
         return out

@@ -27,6 +27,7 @@ for extra in (REPO, REPO / "tests" / "benchmarks"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
+from naive import judged_id  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
 
 from indexers.models import SEARCH_KINDS  # noqa: E402
@@ -51,10 +52,6 @@ class Case:
     ideal: list[int]
     style: np.ndarray
     text: str
-
-
-def judged_id(uid: str) -> str:
-    return f"wiki::{uid.split(':', 2)[2]}" if uid.startswith("wiki:") else uid
 
 
 def case(service: KtxIndex, family: str, group: str, q: JudgedQuery, names: list[str]) -> Case | None:

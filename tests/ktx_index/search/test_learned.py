@@ -13,8 +13,7 @@ BUSINESS = "revenue by region"
 def gate(text: str) -> float:
     models = learned.models()
     assert models is not None, "ktx_index/search/weights/ is missing: run tests/training/train_ranker.py"
-    style = learned.style_features(Query.parse(text))
-    return float(models[0].predict(np.array([[style[n] for n in models[0].features]]))[0])
+    return learned.sql_likeness(models[0], Query.parse(text))
 
 
 def candidates() -> list[Candidate]:
