@@ -148,6 +148,11 @@ class StatusReport(BaseModel):
         description="Words of the model's word table on this machine, which the bridge looks up instead of "
         "embedding (0 until a rebuild on this machine has embedded them).",
     )
+    ranker: str | None = Field(
+        None,
+        description="The learned order's fingerprint (search/weights: its gate and ranker), or null when the "
+        "models are absent and the declared pipeline's order stands.",
+    )
     semantic: str = Field("skipped", description="available, partial (embeddings catching up) or skipped.")
     semantic_reason: str | None = None
     chunks: int = 0

@@ -27,6 +27,7 @@ from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status
 from ktx_index.logs import log_event
 from ktx_index.reports import ConnectionInfo, InspectReport, RebuildReport, StatusReport
+from ktx_index.search import learned
 from ktx_index.search.engine import Engine
 from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.tools import reads
@@ -378,7 +379,9 @@ class KtxIndex:
         engine = self.refreshed_engine() if self.layout.exists() else None
         connections = self.connections({} if engine is None else None)
         store, semantic = (None, ("off", None)) if engine is None else (engine.store, engine.semantic_status())
-        return build_status(self.layout, self.project, store, semantic, self.embedder, self.indexers, connections)
+        report = build_status(self.layout, self.project, store, semantic, self.embedder, self.indexers, connections)
+        report.ranker = learned.fingerprint()
+        return report
 
 
 def _noop_work() -> None:

@@ -154,6 +154,7 @@ def render_status(report: StatusReport) -> None:
     runtime = f" on {report.model_runtime}" if report.model and report.model_runtime else ""
     click.echo(f"model        {report.model or 'none (lexical only)'}{runtime}")
     click.echo(f"semantic     {semantic}; {report.chunks_embedded}/{report.chunks} chunks embedded")
+    click.echo(f"ranker       {report.ranker or 'none (the declared pipeline orders alone)'}")
     if report.model:
         table = (
             f"{report.bridge_words} words looked up" if report.bridge_words else "none yet: words embedded one by one"

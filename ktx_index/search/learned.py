@@ -21,6 +21,7 @@ docs/ranking.md and docs/benchmarks.md give the figures.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from pathlib import Path
 
@@ -113,6 +114,17 @@ def models() -> tuple[Trees, Trees] | None:
     if not (RANKER_FILE.is_file() and GATE_FILE.is_file()):
         return None
     return Trees.load(GATE_FILE), Trees.load(RANKER_FILE)
+
+
+@functools.cache
+def fingerprint() -> str | None:
+    """Which learned order this process runs: the sha256 of the two shipped model files (first 12 hex digits),
+    shown by ``status`` so a retrained ranker is visible; None when the files are absent. The models change
+    only the order of what the index returns, never the index, so a new one needs no rebuild."""
+    if models() is None:
+        return None
+    digest = hashlib.sha256(GATE_FILE.read_bytes() + b"\0" + RANKER_FILE.read_bytes())
+    return f"learned-order@{digest.hexdigest()[:12]}"
 
 
 def sql_likeness(gate: Trees, query: Query) -> float:

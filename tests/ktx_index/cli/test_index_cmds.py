@@ -5,6 +5,8 @@ import json
 
 from projects import run_cli
 
+from ktx_index.search import learned
+
 
 def test_rebuild_json_then_noop(project):
     first = json.loads(run_cli("rebuild", "--project", project, "--json").output)
@@ -18,3 +20,4 @@ def test_status_reports_changed_files(project):
     (project / "wiki/global/new-page.md").write_text("---\nsummary: new\n---\nbody\n")
     report = json.loads(run_cli("status", "--project", project, "--json").output)
     assert report["changed_files"] == 1 and report["changed_paths"] == ["wiki/global/new-page.md"]
+    assert report["ranker"] == learned.fingerprint()  # which learned order this install ranks with

@@ -1,5 +1,7 @@
 """The learned order: the gate reads how a question is written, the blend re-weighs, scores keep their scale."""
 
+import hashlib
+
 import numpy as np
 
 from ktx_index.search import learned
@@ -78,3 +80,12 @@ def test_only_the_top_is_reordered():
     ranked = [Candidate(f"column:db:t.c{i}", cosine=0.5, score=1.0 - i / 100) for i in range(learned.TOP + 5)]
     out = learned.learned_order(Query.parse(SQL_STYLE), ranked)
     assert [c.uid for c in out[learned.TOP :]] == [c.uid for c in ranked[learned.TOP :]]
+
+
+def test_the_fingerprint_changes_with_either_model_file(tmp_path, monkeypatch):
+    digest = hashlib.sha256(learned.GATE_FILE.read_bytes() + b"\0" + learned.RANKER_FILE.read_bytes())
+    assert learned.fingerprint() == f"learned-order@{digest.hexdigest()[:12]}"
+    retrained = tmp_path / "ranker.json"
+    retrained.write_bytes(learned.RANKER_FILE.read_bytes() + b" ")
+    monkeypatch.setattr(learned, "RANKER_FILE", retrained)
+    assert learned.fingerprint.__wrapped__() != learned.fingerprint()
