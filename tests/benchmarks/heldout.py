@@ -14,6 +14,11 @@ writes each as a scan-snapshot project (connection id = db_id, the same scan obj
 * ``heldout-business``: the business-language questions of ``tests/benchmarks/judged/heldout/*.yaml``,
   written blind (from the schema JSON alone, before any index was built on these projects).
 
+One more family is written the same way over *training* databases, and is for tuning, not for reporting:
+``tuning-business`` (``tests/benchmarks/judged/tuning-business/*.yaml``), business-language questions over 24
+scan-only projects, so a choice made for business questions on projects like the held-out ones is made on
+projects other than theirs (``tuning_corpora``).
+
 Projects are written only where a file differs, so a rerun leaves the indexes under them fresh.
 Nothing here may be used to choose a constant: these figures are reported, never tuned on.
 """
@@ -40,9 +45,11 @@ from ktx_index.evaluation.judged import JudgedQuery, bird_query, load_judged  # 
 
 HELDOUT_FILE = DATA / "heldout.json"
 BUSINESS = HERE / "judged" / "heldout"
+TUNING_BUSINESS = HERE / "judged" / "tuning-business"
 DEFAULT_ROOT = Path("/tmp/ktx-index-heldout")
 SQL_PER_DB = 10
 FAMILIES = ("heldout-sql", "heldout-business")
+TUNING_FAMILY = "tuning-business"
 
 
 def _digest(text: str) -> str:
@@ -89,9 +96,9 @@ def sql_questions(db: str, pairs: list[dict[str, Any]], per_db: int = SQL_PER_DB
     return out
 
 
-def business_files() -> dict[str, Path]:
-    """db_id → its blind business-question file."""
-    return {load_judged(path).project or path.stem: path for path in sorted(BUSINESS.glob("*.yaml"))}
+def business_files(folder: Path = BUSINESS) -> dict[str, Path]:
+    """db_id → its blind business-question file (held out by default, or the tuning family's folder)."""
+    return {load_judged(path).project or path.stem: path for path in sorted(folder.glob("*.yaml"))}
 
 
 def heldout_corpora(root: Path = DEFAULT_ROOT) -> list[tuple[str, Path, list[JudgedQuery], str]]:
@@ -107,6 +114,19 @@ def heldout_corpora(root: Path = DEFAULT_ROOT) -> list[tuple[str, Path, list[Jud
         out.append((f"heldout-sql/{db}", path, sql_questions(db, pairs), "heldout-sql"))
         if db in business:
             out.append((f"heldout-business/{db}", path, load_judged(business[db]).queries, "heldout-business"))
+    return out
+
+
+def tuning_corpora(root: Path) -> list[tuple[str, Path, list[JudgedQuery], str]]:
+    """(name, project path, questions, family) for the ``tuning-business`` family: training databases only (a
+    held-out one here would leak into tuning, so it is refused), projects written under ``root``."""
+    all_schemas, heldout = schemas(), heldout_databases()
+    out = []
+    for db, file in business_files(TUNING_BUSINESS).items():
+        if db in heldout:
+            raise ValueError(f"{file}: {db} is a held-out database (heldout.json); tune on training databases only")
+        path = write_project(root, db, all_schemas[db])
+        out.append((f"{TUNING_FAMILY}/{db}", path, load_judged(file).queries, TUNING_FAMILY))
     return out
 
 

@@ -3,6 +3,7 @@
     python tests/benchmarks/quality.py [--corpora tests/benchmarks/corpora] [--only demo,bird-dev] [--json out.json]
                                       [--precision int8|float32]
     python tests/benchmarks/quality.py --only heldout-sql,heldout-business   # the held-out projects (heldout.py)
+    python tests/benchmarks/quality.py --only tuning-business   # business questions on training databases
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -26,7 +27,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from gains import Gain, family_mean, format_gains, gain  # noqa: E402
-from heldout import FAMILIES, heldout_corpora  # noqa: E402
+from heldout import FAMILIES, TUNING_FAMILY, heldout_corpora, tuning_corpora  # noqa: E402
 from ktx_baseline import KtxBaseline  # noqa: E402
 from naive import bm25_runner, cosine_runner  # noqa: E402
 
@@ -147,6 +148,10 @@ def main() -> None:
     if only & set(FAMILIES):  # held-out projects (heldout.py), one table per family, only when asked for
         corpora += [
             (name, family, queries, path) for name, path, queries, family in heldout_corpora(args.work / "heldout")
+        ]
+    if TUNING_FAMILY in only:  # business questions over training databases (heldout.py), for tuning
+        corpora += [
+            (name, family, queries, path) for name, path, queries, family in tuning_corpora(args.work / "tuning")
         ]
     for name, table, queries, source in corpora:
         if only and name not in only and table not in only:
