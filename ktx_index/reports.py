@@ -150,8 +150,8 @@ class StatusReport(BaseModel):
     )
     ranker: str | None = Field(
         None,
-        description="The learned order's fingerprint (search/weights: its gate and ranker), or null when the "
-        "models are absent and the declared pipeline's order stands.",
+        description="The learned order's fingerprint (search/weights/ranker.json), or null when the "
+        "model is absent and the declared pipeline's order stands.",
     )
     semantic: str = Field("skipped", description="available, partial (embeddings catching up) or skipped.")
     semantic_reason: str | None = None

@@ -1,21 +1,19 @@
-"""The learned order: a LambdaMART model re-weighs the pipeline's best candidates when a question reads like SQL.
+"""The learned order: a LambdaMART model re-weighs the pipeline's best candidates.
 
-Why: the declared pipeline (lanes, fusion, lifts) was built on KTX-style business questions. On text-to-SQL
-questions ("List the names of ... whose ... is greater than 3") a model trained on what the stages said about
-each candidate orders them better on databases it never saw (leave one database out on bird-dev, and on the 40
-held-out text-to-SQL projects); on business questions it does not, and there the pipeline keeps its order.
-So two models ship (``weights/``, trained by ``tests/training/train_ranker.py``, run by ``trees.py``):
+Why: the declared pipeline (lanes, fusion, lifts) was built by hand on a few KTX-style projects. A model
+trained on what the stages said about each candidate, over three tuning families — the judged KTX-style
+projects, the bird-dev databases (text-to-SQL questions) and 24 training databases asked in business
+language — orders them better on projects it never saw: leave one project out on each family, and on the
+held-out projects of both question styles (docs/benchmarks.md). It ships as ``weights/ranker.json``, trained by
+``tests/training/train_ranker.py`` and run by ``trees.py``.
 
-* a *gate*: a small classifier on how the question is written (length, leading word, digits, capitals...),
-  trained to tell bird-dev's questions from the judged KTX-style ones; its probability ``p`` says how SQL-like
-  the question reads;
-* a *ranker*: LambdaMART over each candidate's lanes, fused score, structural steps, kind and rank.
-
-The order is a blend of the two scores, each standardised over the candidates: ``(1 - w)·z(pipeline) +
-w·z(ranker)`` with ``w = BLEND·p``. A business question (``p`` near 0) keeps the pipeline's order. Scores keep
-the pipeline's scale: the blended order hands out the same scores, best to the first (``steps["learned"]``
-says by how much each moved), so confidence, the answer's cut and every caller read them as before.
-docs/ranking.md and docs/benchmarks.md give the figures.
+The order is a blend of the two scores, each standardised over the candidates: ``(1 - BLEND)·z(pipeline) +
+BLEND·z(ranker)``: the model re-weighs, the pipeline still has its say. How the question is written is among
+the ranker's features (``style_features``): until the business family was there to train on, a separate gate on
+those features kept business questions in the pipeline's order; trained on them, the ranker helps those too
+and reads the style itself. Scores keep the pipeline's scale: the blended order
+hands out the same scores, best to the first (``steps["learned"]`` says by how much each moved), so
+confidence, the answer's cut and every caller read them as before.
 """
 
 from __future__ import annotations
@@ -34,10 +32,10 @@ from ktx_index.search.query import Query
 from ktx_index.search.trees import Trees
 
 WEIGHTS = Path(__file__).resolve().parent / "weights"
-RANKER_FILE, GATE_FILE = WEIGHTS / "ranker.json", WEIGHTS / "gate.json"
+RANKER_FILE = WEIGHTS / "ranker.json"
 #: How many of the pipeline's best candidates the ranker re-weighs (what it was trained on).
 TOP = 60
-#: The ranker's weight at a gate probability of 1 (chosen leave one project out on the tuning families).
+#: The ranker's weight in the blend (chosen leave one project out on the tuning families).
 BLEND = 0.5
 KINDS = ("wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column")
 #: Words a text-to-SQL question tends to open with.
@@ -49,7 +47,9 @@ _WORD = re.compile(r"[A-Za-z']+")
 
 
 def style_features(query: Query) -> dict[str, float]:
-    """How the question is written, for the gate: nothing about the project."""
+    """How the question is written, nothing about the project: the grades differ by style (a text-to-SQL
+    question wants the tables its SQL joins, a business one the column that carries its concept), and these
+    let the ranker tell the two apart."""
     words = _WORD.findall(query.text)
     return {
         "q_caps": float(sum(w[0].isupper() for w in words[1:])),
@@ -64,9 +64,10 @@ def style_features(query: Query) -> dict[str, float]:
 
 def candidate_features(query: Query, ranked: list[Candidate]) -> list[dict[str, float]]:
     """What the pipeline knows of each candidate (best first), for the ranker: its lanes, fused score, each
-    structural step, its kind, its rank and its gaps to the best."""
+    structural step, its kind, its rank and its gaps to the best; and how the question is written."""
     if not ranked:
         return []
+    style = style_features(query)
     best, best_cos = ranked[0].score, max(c.cosine or 0.0 for c in ranked)
     best_lex = max(c.lexical for c in ranked)
     rows = []
@@ -87,6 +88,7 @@ def candidate_features(query: Query, ranked: list[Candidate]) -> list[dict[str, 
                 "matched": float(len(c.terms)),
                 **{f"kind_{k}": float(kind == k) for k in KINDS},
                 **{f"step_{s}": c.steps.get(s, 0.0) for s in STAGES},
+                **style,
             }
         )
     return rows
@@ -101,52 +103,38 @@ def standardised(values: np.ndarray) -> np.ndarray:
     return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
 
 
-def blend(pipeline: np.ndarray, learned: np.ndarray, gate: float) -> np.ndarray:
-    """The order's key: the two scores standardised, the ranker weighed ``BLEND·gate`` (pure, for tests)."""
-    weight = min(1.0, BLEND * gate)
+def blend(pipeline: np.ndarray, learned: np.ndarray, weight: float = BLEND) -> np.ndarray:
+    """The order's key: the two scores standardised, the ranker weighed ``weight`` (pure, for tests)."""
     return (1.0 - weight) * standardised(pipeline) + weight * standardised(learned)
 
 
 @functools.cache
-def models() -> tuple[Trees, Trees] | None:
-    """The shipped gate and ranker (search/trees.py), loaded once per process; None when the files are absent
-    (a source tree before train_ranker.py ran), and then the pipeline's order stands."""
-    if not (RANKER_FILE.is_file() and GATE_FILE.is_file()):
-        return None
-    return Trees.load(GATE_FILE), Trees.load(RANKER_FILE)
+def model() -> Trees | None:
+    """The shipped ranker (search/trees.py), loaded once per process; None when the file is absent (a source
+    tree before train_ranker.py ran), and then the pipeline's order stands."""
+    return Trees.load(RANKER_FILE) if RANKER_FILE.is_file() else None
 
 
 @functools.cache
 def fingerprint() -> str | None:
-    """Which learned order this process runs: the sha256 of the two shipped model files (first 12 hex digits),
-    shown by ``status`` so a retrained ranker is visible; None when the files are absent. The models change
-    only the order of what the index returns, never the index, so a new one needs no rebuild."""
-    if models() is None:
+    """Which learned order this process runs: the sha256 of the shipped model file (first 12 hex digits), shown
+    by ``status`` so a retrained ranker is visible; None when the file is absent. The model changes only the
+    order of what the index returns, never the index, so a new one needs no rebuild."""
+    if model() is None:
         return None
-    digest = hashlib.sha256(GATE_FILE.read_bytes() + b"\0" + RANKER_FILE.read_bytes())
-    return f"learned-order@{digest.hexdigest()[:12]}"
-
-
-def sql_likeness(gate: Trees, query: Query) -> float:
-    """The gate's probability that ``query`` is written like a text-to-SQL question."""
-    style = style_features(query)
-    return float(gate.predict(np.array([[style[n] for n in gate.features]]))[0])
+    return f"learned-order@{hashlib.sha256(RANKER_FILE.read_bytes()).hexdigest()[:12]}"
 
 
 def learned_order(query: Query, ranked: list[Candidate]) -> list[Candidate]:
     """``ranked`` with its best ``TOP`` re-ordered by the blend, handed the same scores best first; the rest
     unchanged."""
-    loaded = models()
+    ranker = model()
     head = ranked[:TOP]
-    if loaded is None or len(head) < 2:
-        return ranked
-    gate, ranker = loaded
-    p = sql_likeness(gate, query)
-    if BLEND * p < 0.01:
+    if ranker is None or len(head) < 2:
         return ranked
     rows = matrix(candidate_features(query, head), ranker.features)
     pipeline = np.array([c.score for c in head])
-    key = blend(pipeline, np.asarray(ranker.predict(rows)), p)
+    key = blend(pipeline, np.asarray(ranker.predict(rows)))
     out = [head[i] for i in sorted(range(len(head)), key=lambda i: (-key[i], i))]
     for cand, score in zip(out, sorted(pipeline.tolist(), reverse=True), strict=True):
         if score != cand.score:

@@ -2,14 +2,14 @@
 
     python tests/benchmarks/learned_ranker.py [--work /tmp/ktx-index-quality] [--seeds 7,11,23]
 
-Run quality.py first (with ``--only heldout-sql,heldout-business`` too): it builds the indexes this reads. The
-shipped models are trained on the two tuning families (judged KTX-style projects, bird-dev databases), so
-quality.py's figures for those two are in-sample. Here, per project of theirs (a bird-dev database counts as
-one), the gate and the ranker are trained by tests/training/train_ranker.py's own functions on every other
-project and scored on that one; the held-out families (tests/benchmarks/heldout.py) are scored with models
-trained on all of the tuning families. Each is compared with the pipeline's own order of the same candidates,
-three ways: the shipped blend, the ranker alone, and the gate switching between them at 0.5. nDCG@10 is over
-candidates (twins not merged), so it sits beside, not on, quality.py's figures.
+Run quality.py first (with ``--only tuning-business,heldout-sql,heldout-business`` too): it builds the indexes
+this reads. The shipped model is trained on the three tuning families (judged KTX-style projects, bird-dev
+databases, tuning-business training databases), so quality.py's figures for those are in-sample. Here, per
+project of theirs (a bird-dev database counts as one), the ranker is trained by tests/training/train_ranker.py's
+own functions on every other project and scored on that one; the held-out families (tests/benchmarks/heldout.py)
+are scored with a model trained on all of the tuning families. Each is compared with the pipeline's own order
+of the same candidates, two ways: the shipped blend and the ranker alone. nDCG@10 is over candidates (twins not
+merged), so it sits beside, not on, quality.py's figures.
 """
 
 from __future__ import annotations
@@ -27,26 +27,18 @@ for extra in (HERE, HERE.parents[1] / "tests" / "training"):
     sys.path.insert(0, str(extra))
 
 from heldout import heldout_corpora  # noqa: E402
-from train_ranker import TUNING, Case, case, feature_names, train_gate, train_ranker, tuning_cases  # noqa: E402
+from train_ranker import TUNING, Case, feature_names, indexed_cases, train_ranker, tuning_cases  # noqa: E402
 
 from ktx_index.evaluation.metrics import dcg  # noqa: E402
 from ktx_index.search import learned  # noqa: E402
 from ktx_index.search.trees import Trees  # noqa: E402
-from ktx_index.service import KtxIndex  # noqa: E402
 
 
 def heldout_cases(work: Path, names: list[str]) -> list[Case]:
-    out = []
-    for name, _path, queries, family in heldout_corpora(work / "heldout"):
-        if not (work / name / ".ktx").is_dir():
-            continue
-        service = KtxIndex(work / name)
-        try:
-            found = [case(service, family, name, q, names) for q in queries if q.tool == "discover_data" and q.relevant]
-            out.extend(c for c in found if c is not None)
-        finally:
-            service.close()
-    return out
+    projects = [
+        (name, family, work / name, queries) for name, _path, queries, family in heldout_corpora(work / "heldout")
+    ]
+    return indexed_cases(projects, names)
 
 
 def ndcg(grades: list[int], ideal: list[int]) -> float:
@@ -54,15 +46,9 @@ def ndcg(grades: list[int], ideal: list[int]) -> float:
     return dcg([2**g - 1 for g in grades]) / best if best else 0.0
 
 
-def orders(c: Case, names: list[str], gate: Trees, ranker: Trees) -> dict[str, np.ndarray]:
-    pipeline = c.x[:, names.index("score")]
-    p, scores = float(gate.predict(c.style)[0]), ranker.predict(c.x)
-    return {
-        "pipeline": pipeline,
-        "blend": learned.blend(pipeline, scores, p),
-        "ranker": scores,
-        "switch": scores if p > 0.5 else pipeline,
-    }
+def orders(c: Case, names: list[str], ranker: Trees) -> dict[str, np.ndarray]:
+    pipeline, scores = c.x[:, names.index("score")], np.asarray(ranker.predict(c.x))
+    return {"pipeline": pipeline, "blend": learned.blend(pipeline, scores), "ranker": scores}
 
 
 def evaluate(tuning: list[Case], held: list[Case], names: list[str], seed: int) -> dict[str, dict[str, float]]:
@@ -70,10 +56,9 @@ def evaluate(tuning: list[Case], held: list[Case], names: list[str], seed: int) 
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
 
     def score(cases: list[Case], rest: list[Case]) -> None:
-        gate = Trees.from_lightgbm(train_gate(rest, seed).dump_model())
         ranker = Trees.from_lightgbm(train_ranker(rest, names, seed).dump_model())
         for c in cases:
-            for way, key in orders(c, names, gate, ranker).items():
+            for way, key in orders(c, names, ranker).items():
                 ranking = np.argsort(-key, kind="stable")
                 out[c.family][way].append(ndcg([int(c.y[i]) for i in ranking], c.ideal))
 
@@ -92,16 +77,16 @@ def main() -> None:
     tuning, held = tuning_cases(args.work, names), heldout_cases(args.work, names)
     seeds = [int(s) for s in args.seeds.split(",")]
     runs = [evaluate(tuning, held, names, seed) for seed in seeds]
-    print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'blend (ships)':>15}  {'ranker alone':>14}  {'switch':>14}")
+    print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'blend (ships)':>15}  {'ranker alone':>14}")
     for family in sorted(runs[0]):
         n = sum(c.family == family for c in tuning + held)
         base = runs[0][family]["pipeline"]
         cells = []
-        for way in ("blend", "ranker", "switch"):
+        for way in ("blend", "ranker"):
             gains = [run[family][way] - base for run in runs]
             cells.append(f"{min(gains):+.3f}…{max(gains):+.3f}" if len(gains) > 1 else f"{gains[0]:+.3f}")
         how = "" if family in TUNING else "  (held out)"
-        print(f"{family:<18} {n:>4}  {base:8.3f}  {cells[0]:>15}  {cells[1]:>14}  {cells[2]:>14}{how}")
+        print(f"{family:<18} {n:>4}  {base:8.3f}  {cells[0]:>15}  {cells[1]:>14}{how}")
     print(f"gains are the range over seeds {args.seeds}; tuning families leave one project out")
 
 

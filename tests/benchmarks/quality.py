@@ -130,7 +130,9 @@ def print_table(title: str, ours: list[GroupScore], theirs: list[GroupScore]) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help="folder holding the corpora")
-    parser.add_argument("--only", default="", help="comma-separated corpus names (demo,orbit,bird-dev,...)")
+    parser.add_argument(
+        "--only", default="", help="comma-separated corpus names (demo,orbit,bird-dev,heldout-sql/store_1,...)"
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="kept between runs")
     parser.add_argument("--json", type=Path, help="write per-corpus, per-tool, per-type and per-tag figures here")
     parser.add_argument("--precision", choices=PRECISIONS, help="the model's precision (default: the project's)")
@@ -145,11 +147,12 @@ def main() -> None:
         (name, table, queries, project_path(name, args.corpora))
         for name, table, queries in judged_corpora(args.corpora)
     ]
-    if only & set(FAMILIES):  # held-out projects (heldout.py), one table per family, only when asked for
+    families = {name.split("/", 1)[0] for name in only}  # a family, or one project of it ("tuning-business/hr_1")
+    if families & set(FAMILIES):  # held-out projects (heldout.py), one table per family, only when asked for
         corpora += [
             (name, family, queries, path) for name, path, queries, family in heldout_corpora(args.work / "heldout")
         ]
-    if TUNING_FAMILY in only:  # business questions over training databases (heldout.py), for tuning
+    if TUNING_FAMILY in families:  # business questions over training databases (heldout.py), for tuning
         corpora += [
             (name, family, queries, path) for name, path, queries, family in tuning_corpora(args.work / "tuning")
         ]

@@ -1,14 +1,14 @@
-"""Train the learned order's two models (ktx_index/search/learned.py) and write them to its ``weights/``.
+"""Train the learned order's model (ktx_index/search/learned.py) and write it to its ``weights/``.
 
-    python tests/benchmarks/quality.py --only demo,orbit,northwind,sakila,adventureworks,bird-dev
+    python tests/benchmarks/quality.py --only demo,orbit,northwind,sakila,adventureworks,bird-dev,tuning-business
     python tests/training/train_ranker.py [--work /tmp/ktx-index-quality] [--seed 7]
 
-Trained on the two tuning families only — the judged KTX-style projects and the bird-dev databases, each
-family weighed equally — from the indexes quality.py built: per answerable judged discover_data question, the
-pipeline's best ``TOP`` candidates with their grades (the ranker) and how the question is written (the gate:
-bird-dev's questions 1, the judged ones 0). The held-out families of tests/benchmarks/heldout.py never enter.
+Trained on the three tuning families only — the judged KTX-style projects, the bird-dev databases and the
+tuning-business training databases (tests/benchmarks/heldout.py), each family weighed equally — from the
+indexes quality.py built: per answerable judged discover_data question, the pipeline's best ``TOP`` candidates
+with their grades. The held-out families of tests/benchmarks/heldout.py never enter.
 tests/benchmarks/learned_ranker.py scores the same recipe leave one project out. Deterministic: one thread,
-a fixed seed, the same files byte for byte.
+a fixed seed, the same file byte for byte.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ for extra in (REPO, REPO / "tests" / "benchmarks"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
+from heldout import TUNING_FAMILY, tuning_corpora  # noqa: E402
 from naive import judged_id  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
 
@@ -37,20 +38,18 @@ from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.search.trees import Trees  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
-TUNING = ("judged", "bird-dev")
-STYLE = sorted(learned.style_features(Query.parse("")))
+TUNING = ("judged", "bird-dev", TUNING_FAMILY)
 
 
 @dataclass
 class Case:
-    """One question's candidates as the ranker sees them, and how its question reads."""
+    """One question's candidates as the ranker sees them, with their grades."""
 
     family: str
     group: str  # the project (a bird-dev database for bird-dev) left out together
     x: np.ndarray
     y: np.ndarray
     ideal: list[int]
-    style: np.ndarray
     text: str
 
 
@@ -59,14 +58,12 @@ def case(service: KtxIndex, family: str, group: str, q: JudgedQuery, names: list
     ranked = service.ensure_index().rank(query, list(q.kinds or SEARCH_KINDS), q.connection)[: learned.TOP]
     if not ranked:
         return None
-    style = learned.style_features(query)
     return Case(
         family,
         group,
         learned.matrix(learned.candidate_features(query, ranked), names),
         np.array([q.relevant.get(judged_id(c.uid), 0) for c in ranked]),
         list(q.relevant.values()),
-        np.array([style[n] for n in STYLE]),
         q.text,
     )
 
@@ -77,21 +74,41 @@ def feature_names() -> list[str]:
     return sorted(learned.candidate_features(Query.parse("x"), [Candidate("table:a:b", score=1.0)])[0])
 
 
+def project_cases(
+    service: KtxIndex, family: str, name: str, queries: list[JudgedQuery], names: list[str]
+) -> list[Case]:
+    """The answerable discover_data questions of project ``name`` as cases, grouped by project (a bird-dev
+    database counts as one)."""
+    out = []
+    for q in queries:
+        if q.tool == "discover_data" and q.relevant:
+            found = case(service, family, f"bird/{q.tags[0]}" if name == "bird-dev" else name, q, names)
+            if found is not None:
+                out.append(found)
+    return out
+
+
 def tuning_cases(work: Path, names: list[str]) -> list[Case]:
     """Every answerable judged discover_data question of the tuning families that has an index under ``work``."""
+    projects = [
+        (name, "judged" if table == JUDGED_TABLE else table, work / name, queries)
+        for name, table, queries in judged_corpora(DEFAULT_CORPORA)
+    ]
+    projects += [
+        (name, family, work / name, queries) for name, _path, queries, family in tuning_corpora(work / "tuning")
+    ]
+    return indexed_cases([p for p in projects if p[1] in TUNING], names)
+
+
+def indexed_cases(projects: list[tuple[str, str, Path, list[JudgedQuery]]], names: list[str]) -> list[Case]:
+    """The cases of every (name, family, index folder, questions) that has an index there."""
     out = []
-    for name, table, queries in judged_corpora(DEFAULT_CORPORA):
-        family = "judged" if table == JUDGED_TABLE else table
-        if family not in TUNING or not (work / name / ".ktx").is_dir():
+    for name, family, path, queries in projects:
+        if not (path / ".ktx").is_dir():
             continue
-        service = KtxIndex(work / name)
+        service = KtxIndex(path)
         try:
-            for q in queries:
-                if q.tool == "discover_data" and q.relevant:
-                    group = f"bird/{q.tags[0]}" if name == "bird-dev" else name
-                    found = case(service, family, group, q, names)
-                    if found is not None:
-                        out.append(found)
+            out += project_cases(service, family, name, queries, names)
         finally:
             service.close()
     return out
@@ -130,27 +147,6 @@ def train_ranker(cases: list[Case], names: list[str], seed: int) -> lightgbm.Boo
     return lightgbm.train(params, data, num_boost_round=200)
 
 
-def train_gate(cases: list[Case], seed: int) -> lightgbm.Booster:
-    weights = family_weights(cases)
-    data = lightgbm.Dataset(
-        np.vstack([c.style for c in cases]),
-        label=np.array([c.family == "bird-dev" for c in cases], dtype=float),
-        weight=np.array([weights[c.family] for c in cases]),
-        feature_name=STYLE,
-    )
-    params = {
-        "objective": "binary",
-        "learning_rate": 0.1,
-        "num_leaves": 4,
-        "min_data_in_leaf": 10,
-        "seed": seed,
-        "deterministic": True,
-        "num_threads": 1,
-        "verbose": -1,
-    }
-    return lightgbm.train(params, data, num_boost_round=60)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
@@ -162,9 +158,8 @@ def main() -> None:
     if missing:
         raise SystemExit(f"no index for {', '.join(missing)} under {args.work}: run quality.py first (see above)")
     learned.WEIGHTS.mkdir(exist_ok=True)
-    Trees.from_lightgbm(train_gate(cases, args.seed).dump_model()).save(learned.GATE_FILE)
     Trees.from_lightgbm(train_ranker(cases, names, args.seed).dump_model()).save(learned.RANKER_FILE)
-    print(f"{len(cases)} questions → {learned.GATE_FILE.name}, {learned.RANKER_FILE.name} in {learned.WEIGHTS}")
+    print(f"{len(cases)} questions → {learned.RANKER_FILE.name} in {learned.WEIGHTS}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The learned order: the gate reads how a question is written, the blend re-weighs, scores keep their scale."""
+"""The learned order: the blend re-weighs the pipeline's best candidates, scores keep their scale."""
 
 import hashlib
 
@@ -9,13 +9,6 @@ from ktx_index.search.candidate import Candidate
 from ktx_index.search.query import Query
 
 SQL_STYLE = "List the names of the schools whose average SAT math score is greater than 560."
-BUSINESS = "revenue by region"
-
-
-def gate(text: str) -> float:
-    models = learned.models()
-    assert models is not None, "ktx_index/search/weights/ is missing: run tests/training/train_ranker.py"
-    return learned.sql_likeness(models[0], Query.parse(text))
 
 
 def candidates() -> list[Candidate]:
@@ -29,41 +22,30 @@ def candidates() -> list[Candidate]:
     ]
 
 
-def test_blend_is_the_pipeline_order_when_the_gate_is_shut_and_weighs_the_ranker_blend_times_the_gate():
+def test_blend_weighs_the_standardised_ranker_by_its_weight():
     pipeline, ranker = np.array([3.0, 2.0, 1.0]), np.array([0.0, 1.0, 5.0])
-    assert list(np.argsort(-learned.blend(pipeline, ranker, 0.0))) == [0, 1, 2]
-    weight = learned.BLEND  # at a gate of 1
-    mixed = (1 - weight) * learned.standardised(pipeline) + weight * learned.standardised(ranker)
-    assert np.allclose(learned.blend(pipeline, ranker, 1.0), mixed)
-    assert np.allclose(learned.blend(pipeline, ranker, 10.0), learned.standardised(ranker))  # never past the ranker
+    assert list(np.argsort(-learned.blend(pipeline, ranker, 0.0))) == [0, 1, 2]  # no weight: the pipeline's order
+    mixed = (1 - learned.BLEND) * learned.standardised(pipeline) + learned.BLEND * learned.standardised(ranker)
+    assert np.allclose(learned.blend(pipeline, ranker), mixed)
+    assert np.allclose(learned.blend(pipeline, ranker, 1.0), learned.standardised(ranker))
     assert np.allclose(learned.standardised(np.ones(3)), 0.0)  # no spread: no say
 
 
 def test_style_features_see_how_a_question_is_written():
-    sql, business = learned.style_features(Query.parse(SQL_STYLE)), learned.style_features(Query.parse(BUSINESS))
+    sql, business = (
+        learned.style_features(Query.parse(SQL_STYLE)),
+        learned.style_features(Query.parse("revenue by region")),
+    )
     assert sql["q_lead"] == 1.0 and sql["q_digits"] == 1.0 and sql["q_words"] > business["q_words"]
     assert business["q_lead"] == 0.0 and business["q_caps"] == 0.0
+    row = learned.candidate_features(Query.parse(SQL_STYLE), candidates())[0]
+    assert {k: row[k] for k in sql} == sql  # every candidate carries its question's style
 
 
-def test_the_shipped_models_read_the_features_this_code_writes():
-    models = learned.models()
-    assert models is not None
-    gate_model, ranker = models
-    assert gate_model.features == sorted(learned.style_features(Query.parse("x")))
+def test_the_shipped_model_reads_the_features_this_code_writes():
+    ranker = learned.model()
+    assert ranker is not None, "ktx_index/search/weights/ is missing: run tests/training/train_ranker.py"
     assert ranker.features == sorted(learned.candidate_features(Query.parse("x"), candidates())[0])
-
-
-def test_the_gate_opens_for_text_to_sql_questions_and_stays_shut_for_business_ones():
-    assert gate(SQL_STYLE) > 0.5
-    assert gate(BUSINESS) < 0.1
-    assert gate("churned customers last quarter") < 0.1
-
-
-def test_a_business_question_keeps_the_pipeline_order():
-    ranked = candidates()
-    out = learned.learned_order(Query.parse(BUSINESS), ranked)
-    assert [c.uid for c in out] == [c.uid for c in ranked]
-    assert all("learned" not in c.steps for c in out)
 
 
 def test_the_learned_order_hands_out_the_pipeline_scores_best_first():
@@ -82,9 +64,17 @@ def test_only_the_top_is_reordered():
     assert [c.uid for c in out[learned.TOP :]] == [c.uid for c in ranked[learned.TOP :]]
 
 
-def test_the_fingerprint_changes_with_either_model_file(tmp_path, monkeypatch):
-    digest = hashlib.sha256(learned.GATE_FILE.read_bytes() + b"\0" + learned.RANKER_FILE.read_bytes())
-    assert learned.fingerprint() == f"learned-order@{digest.hexdigest()[:12]}"
+def test_without_the_model_file_the_pipeline_order_stands(tmp_path, monkeypatch):
+    monkeypatch.setattr(learned, "RANKER_FILE", tmp_path / "absent.json")
+    assert learned.model.__wrapped__() is None
+    monkeypatch.setattr(learned, "model", lambda: None)
+    ranked = candidates()
+    assert learned.learned_order(Query.parse(SQL_STYLE), ranked) == ranked
+
+
+def test_the_fingerprint_changes_with_the_model_file(tmp_path, monkeypatch):
+    digest = hashlib.sha256(learned.RANKER_FILE.read_bytes()).hexdigest()
+    assert learned.fingerprint() == f"learned-order@{digest[:12]}"
     retrained = tmp_path / "ranker.json"
     retrained.write_bytes(learned.RANKER_FILE.read_bytes() + b" ")
     monkeypatch.setattr(learned, "RANKER_FILE", retrained)
