@@ -62,40 +62,38 @@ def style_features(query: Query) -> dict[str, float]:
     }
 
 
-def candidate_features(query: Query, ranked: list[Candidate]) -> list[dict[str, float]]:
-    """What the pipeline knows of each candidate (best first), for the ranker: its lanes, fused score, each
-    structural step, its kind, its rank and its gaps to the best; and how the question is written."""
-    if not ranked:
-        return []
-    style = style_features(query)
-    best, best_cos = ranked[0].score, max(c.cosine or 0.0 for c in ranked)
-    best_lex = max(c.lexical for c in ranked)
-    rows = []
-    for rank, c in enumerate(ranked):
-        kind = c.uid.split(":", 1)[0]
-        rows.append(
-            {
-                "score": c.score,
-                "rel_score": c.score / best if best else 0.0,
-                "rank": float(rank),
-                "lexical": c.lexical,
-                "cosine": c.cosine or 0.0,
-                "cos_gap": (c.cosine or 0.0) - best_cos,
-                "lex_gap": c.lexical - best_lex,
-                "exact": float(c.exact),
-                "fused": c.fused,
-                "terms": float(len(query.terms)),
-                "matched": float(len(c.terms)),
-                **{f"kind_{k}": float(kind == k) for k in KINDS},
-                **{f"step_{s}": c.steps.get(s, 0.0) for s in STAGES},
-                **style,
-            }
-        )
-    return rows
+def candidate_features(query: Query, ranked: list[Candidate]) -> dict[str, np.ndarray]:
+    """What the pipeline knows of each candidate (best first), for the ranker, one column per feature: its
+    lanes, fused score, each structural step, its kind, its rank and its gaps to the best; and how the question
+    is written (the same for every candidate). Columns, not rows: this runs on every discover_data call."""
+    n = len(ranked)
+    score = np.array([c.score for c in ranked])
+    lexical = np.array([c.lexical for c in ranked])
+    cosine = np.array([c.cosine or 0.0 for c in ranked])
+    kinds = [c.uid.split(":", 1)[0] for c in ranked]
+    best = score[0] if n else 0.0
+    columns = {
+        "score": score,
+        "rel_score": score / best if best else np.zeros(n),
+        "rank": np.arange(n, dtype=np.float64),
+        "lexical": lexical,
+        "cosine": cosine,
+        "cos_gap": cosine - (cosine.max() if n else 0.0),
+        "lex_gap": lexical - (lexical.max() if n else 0.0),
+        "exact": np.array([float(c.exact) for c in ranked]),
+        "fused": np.array([c.fused for c in ranked]),
+        "terms": np.full(n, float(len(query.terms))),
+        "matched": np.array([float(len(c.terms)) for c in ranked]),
+    }
+    columns |= {f"kind_{k}": np.array([float(kind == k) for kind in kinds]) for k in KINDS}
+    columns |= {f"step_{s}": np.array([c.steps.get(s, 0.0) for c in ranked]) for s in STAGES}
+    columns |= {name: np.full(n, value) for name, value in style_features(query).items()}
+    return columns
 
 
-def matrix(rows: list[dict[str, float]], names: list[str]) -> np.ndarray:
-    return np.array([[row[n] for n in names] for row in rows], dtype=np.float64)
+def matrix(columns: dict[str, np.ndarray], names: list[str]) -> np.ndarray:
+    """The features as the model reads them: one row per candidate, columns in ``names`` order."""
+    return np.column_stack([columns[name] for name in names]).astype(np.float64, copy=False)
 
 
 def standardised(values: np.ndarray) -> np.ndarray:

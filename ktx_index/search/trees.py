@@ -1,7 +1,7 @@
 """A boosted-tree model evaluated with numpy: what the learned order (learned.py) runs at query time.
 
 Why not LightGBM itself: importing it pulls scipy, scikit-learn and dask into the server (+96 MB resident,
-+0.6 s to start, measured), for one small model (a 200-tree ranker of 15 leaves). LightGBM
++0.6 s to start, measured), for one small model (a 100-tree ranker of 15 leaves). LightGBM
 trains it (tests/training/train_ranker.py, a dev dependency) and ``from_lightgbm`` turns its JSON dump into
 flat arrays; ``predict`` walks every tree for every row at once, one level per step, dropping the pairs
 that reached a leaf. Tests check it agrees with LightGBM's own ``predict`` on a ranker and a classifier they train.

@@ -71,7 +71,7 @@ def case(service: KtxIndex, family: str, group: str, q: JudgedQuery, names: list
 def feature_names() -> list[str]:
     from ktx_index.search.candidate import Candidate
 
-    return sorted(learned.candidate_features(Query.parse("x"), [Candidate("table:a:b", score=1.0)])[0])
+    return sorted(learned.candidate_features(Query.parse("x"), [Candidate("table:a:b", score=1.0)]))
 
 
 def project_cases(
@@ -132,7 +132,7 @@ def train_ranker(cases: list[Case], names: list[str], seed: int) -> lightgbm.Boo
     )
     params = {
         "objective": "lambdarank",
-        "learning_rate": 0.05,
+        "learning_rate": 0.1,
         "num_leaves": 15,
         "min_data_in_leaf": 50,
         "feature_fraction": 0.8,
@@ -144,7 +144,7 @@ def train_ranker(cases: list[Case], names: list[str], seed: int) -> lightgbm.Boo
         "num_threads": 1,
         "verbose": -1,
     }
-    return lightgbm.train(params, data, num_boost_round=200)
+    return lightgbm.train(params, data, num_boost_round=100)
 
 
 def main() -> None:

@@ -38,14 +38,24 @@ def test_style_features_see_how_a_question_is_written():
     )
     assert sql["q_lead"] == 1.0 and sql["q_digits"] == 1.0 and sql["q_words"] > business["q_words"]
     assert business["q_lead"] == 0.0 and business["q_caps"] == 0.0
-    row = learned.candidate_features(Query.parse(SQL_STYLE), candidates())[0]
-    assert {k: row[k] for k in sql} == sql  # every candidate carries its question's style
+    columns = learned.candidate_features(Query.parse(SQL_STYLE), candidates())
+    assert all(list(columns[k]) == [v] * len(candidates()) for k, v in sql.items())  # each candidate carries it
+
+
+def test_candidate_features_place_each_candidate_against_the_best():
+    columns = learned.candidate_features(Query.parse(SQL_STYLE), candidates())
+    assert list(columns["rank"]) == [0, 1, 2, 3, 4]
+    assert columns["rel_score"][0] == 1.0 and np.isclose(columns["rel_score"][1], 0.5 / 0.9)
+    assert columns["cos_gap"][1] == 0.0 and np.isclose(columns["cos_gap"][0], 0.30 - 0.62)  # the best cosine
+    assert columns["lex_gap"][0] == 0.0 and np.isclose(columns["lex_gap"][3], -1.0)
+    assert list(columns["kind_table"]) == [1, 0, 0, 0, 1] and list(columns["kind_column"]) == [0, 1, 1, 1, 0]
+    assert learned.matrix(columns, ["rank", "score"]).tolist()[1] == [1.0, 0.5]
 
 
 def test_the_shipped_model_reads_the_features_this_code_writes():
     ranker = learned.model()
     assert ranker is not None, "ktx_index/search/weights/ is missing: run tests/training/train_ranker.py"
-    assert ranker.features == sorted(learned.candidate_features(Query.parse("x"), candidates())[0])
+    assert ranker.features == sorted(learned.candidate_features(Query.parse("x"), candidates()))
 
 
 def test_the_learned_order_hands_out_the_pipeline_scores_best_first():
