@@ -380,7 +380,7 @@ class KtxIndex:
         connections = self.connections({} if engine is None else None)
         store, semantic = (None, ("off", None)) if engine is None else (engine.store, engine.semantic_status())
         report = build_status(self.layout, self.project, store, semantic, self.embedder, self.indexers, connections)
-        report.ranker = learned.fingerprint()
+        report.ranker = learned.fingerprint(self.params.ranker)
         return report
 
 

@@ -29,10 +29,11 @@ from ktx_index.analysis import STOPWORDS
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.lifts import STAGES
 from ktx_index.search.query import Query
+from ktx_index.search.scoring import PARAMS
 from ktx_index.search.trees import Trees
 
 WEIGHTS = Path(__file__).resolve().parent / "weights"
-RANKER_FILE = WEIGHTS / "ranker.json"
+RANKER_FILE = WEIGHTS / PARAMS.ranker  # the shipped model, which train_ranker.py writes
 #: How many of the pipeline's best candidates the ranker re-weighs (what it was trained on).
 TOP = 60
 #: The ranker's weight in the blend (chosen leave one project out on the tuning families).
@@ -107,26 +108,26 @@ def blend(pipeline: np.ndarray, learned: np.ndarray, weight: float = BLEND) -> n
 
 
 @functools.cache
-def model() -> Trees | None:
-    """The shipped ranker (search/trees.py), loaded once per process; None when the file is absent (a source
-    tree before train_ranker.py ran), and then the pipeline's order stands."""
-    return Trees.load(RANKER_FILE) if RANKER_FILE.is_file() else None
+def model(name: str = PARAMS.ranker) -> Trees | None:
+    """The model ``Params.ranker`` names (search/trees.py), loaded once per process; None for "" or when the file
+    is absent (a source tree before train_ranker.py ran), and then the pipeline's order stands."""
+    path = WEIGHTS / name
+    return Trees.load(path) if name and path.is_file() else None
 
 
 @functools.cache
-def fingerprint() -> str | None:
-    """Which learned order this process runs: the sha256 of the shipped model file (first 12 hex digits), shown
-    by ``status`` so a retrained ranker is visible; None when the file is absent. The model changes only the
-    order of what the index returns, never the index, so a new one needs no rebuild."""
-    if model() is None:
+def fingerprint(name: str = PARAMS.ranker) -> str | None:
+    """Which learned order a process runs: the sha256 of its model file (first 12 hex digits), shown by ``status``
+    so a retrained ranker is visible; None without one. The model changes only the order of what the index
+    returns, never the index, so a new one needs no rebuild."""
+    if model(name) is None:
         return None
-    return f"learned-order@{hashlib.sha256(RANKER_FILE.read_bytes()).hexdigest()[:12]}"
+    return f"learned-order@{hashlib.sha256((WEIGHTS / name).read_bytes()).hexdigest()[:12]}"
 
 
-def learned_order(query: Query, ranked: list[Candidate]) -> list[Candidate]:
-    """``ranked`` with its best ``TOP`` re-ordered by the blend, handed the same scores best first; the rest
-    unchanged."""
-    ranker = model()
+def learned_order(query: Query, ranked: list[Candidate], ranker: Trees | None) -> list[Candidate]:
+    """``ranked`` with its best ``TOP`` re-ordered by the blend with ``ranker``'s scores, handed the same scores
+    best first; the rest unchanged (all of it without a model)."""
     head = ranked[:TOP]
     if ranker is None or len(head) < 2:
         return ranked

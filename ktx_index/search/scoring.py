@@ -98,6 +98,9 @@ class Params:
     #: lane or step lifts them), so an answer of the default ten refs does not stop short while the project holds
     #: more (signals.answer_order; held out, every family gains or ties: docs/benchmarks.md).
     dense_nearest: int = 10
+    #: The learned order's model (search/learned.py): a file of search/weights/, or a path (learned_ranker.py
+    #: hands in models trained without the project it scores); "" for none, the declared pipeline's order alone.
+    ranker: str = "ranker.json"
 
 
 PARAMS = Params()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from indexers.models import SEARCH_KINDS, Document
 from ktx_index.errors import InvalidInput
+from ktx_index.search import learned
 from ktx_index.search.engine import Candidate, Engine
-from ktx_index.search.learned import learned_order
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, confidence
 from ktx_index.search.snippets import matched_on, snippet
@@ -67,7 +67,7 @@ def discover(
     level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap), p)
     if level == "none":
         return DiscoverResult(refs=[])
-    ranked = answer_order(learned_order(q, ranked))
+    ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker)))
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)

@@ -1,6 +1,7 @@
 """The learned order held out: the shipped recipe (ktx_index/search/learned.py) scored leave one project out.
 
     python tests/benchmarks/learned_ranker.py [--work /tmp/ktx-index-quality] [--seeds 7,11,23]
+    python tests/benchmarks/learned_ranker.py --end-to-end [--work /tmp/ktx-index-quality]
 
 Run quality.py first (with ``--only tuning-business,heldout-sql,heldout-business`` too): it builds the indexes
 this reads. The shipped model is trained on the three tuning families (judged KTX-style projects, bird-dev
@@ -10,13 +11,19 @@ own functions on every other project and scored on that one; the held-out famili
 are scored with a model trained on all of the tuning families. Each is compared with the pipeline's own order
 of the same candidates, two ways: the shipped blend and the ranker alone. nDCG@10 is over candidates (twins not
 merged), so it sits beside, not on, quality.py's figures.
+
+``--end-to-end`` scores it as quality.py does instead (``discover_data`` through the service: twins merged, the
+confidence rule, no-answer questions): each tuning project with the pipeline's order alone (``Params.ranker``
+"") and with a ranker trained without it (seed 7), per family.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,11 +34,21 @@ for extra in (HERE, HERE.parents[1] / "tests" / "training"):
     sys.path.insert(0, str(extra))
 
 from heldout import heldout_corpora  # noqa: E402
-from train_ranker import TUNING, Case, feature_names, indexed_cases, train_ranker, tuning_cases  # noqa: E402
+from train_ranker import (  # noqa: E402
+    TUNING,
+    Case,
+    feature_names,
+    indexed_cases,
+    train_ranker,
+    tuning_cases,
+    tuning_projects,
+)
 
-from ktx_index.evaluation.metrics import dcg  # noqa: E402
+from ktx_index.evaluation.metrics import dcg, evaluate_index  # noqa: E402
 from ktx_index.search import learned  # noqa: E402
+from ktx_index.search.scoring import PARAMS  # noqa: E402
 from ktx_index.search.trees import Trees  # noqa: E402
+from ktx_index.service import KtxIndex  # noqa: E402
 
 
 def heldout_cases(work: Path, names: list[str]) -> list[Case]:
@@ -68,12 +85,49 @@ def evaluate(tuning: list[Case], held: list[Case], names: list[str], seed: int) 
     return {family: {way: statistics.mean(v) for way, v in ways.items()} for family, ways in out.items()}
 
 
+def end_to_end(work: Path, names: list[str], seed: int = 7) -> dict[str, dict[str, list[float]]]:
+    """family → order → per-question nDCG@10 of discover_data as quality.py scores it, each tuning project
+    (a bird-dev database) with the pipeline's order alone and with a ranker trained on every other project."""
+    cases = tuning_cases(work, names)
+    out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, family, path, queries in tuning_projects(work):
+            if not (path / ".ktx").is_dir():
+                continue
+            groups = sorted({q.tags[0] for q in queries}) if name == "bird-dev" else [None]
+            for tag in groups:
+                group = f"bird/{tag}" if tag else name
+                asked = [q for q in queries if q.tool == "discover_data" and (tag is None or q.tags[0] == tag)]
+                model = Path(tmp) / f"{group.replace('/', '_')}.json"
+                rest = [c for c in cases if c.group != group]
+                Trees.from_lightgbm(train_ranker(rest, names, seed).dump_model()).save(model)
+                for order, ranker in (("pipeline", ""), ("learned", str(model))):
+                    service = KtxIndex(path, params=dataclasses.replace(PARAMS, ranker=ranker))
+                    try:
+                        out[family][order] += [r.ndcg for r in evaluate_index(service, asked).queries]
+                    finally:
+                        service.close()
+    return out
+
+
+def print_end_to_end(work: Path, names: list[str]) -> None:
+    results = end_to_end(work, names)
+    print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'learned':>8}  {'gain':>7}   (each project left out)")
+    for family, orders in sorted(results.items()):
+        base, mine = statistics.mean(orders["pipeline"]), statistics.mean(orders["learned"])
+        print(f"{family:<18} {len(orders['learned']):>4}  {base:8.3f}  {mine:8.3f}  {mine - base:+7.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
     parser.add_argument("--seeds", default="7,11,23", help="training seeds, comma-separated (7 ships)")
+    parser.add_argument("--end-to-end", action="store_true", help="score as quality.py does (seed 7)")
     args = parser.parse_args()
     names = feature_names()
+    if args.end_to_end:
+        print_end_to_end(args.work, names)
+        return
     tuning, held = tuning_cases(args.work, names), heldout_cases(args.work, names)
     seeds = [int(s) for s in args.seeds.split(",")]
     runs = [evaluate(tuning, held, names, seed) for seed in seeds]

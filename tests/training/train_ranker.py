@@ -88,8 +88,11 @@ def project_cases(
     return out
 
 
-def tuning_cases(work: Path, names: list[str]) -> list[Case]:
-    """Every answerable judged discover_data question of the tuning families that has an index under ``work``."""
+Project = tuple[str, str, Path, list[JudgedQuery]]  # name, family, index folder, questions
+
+
+def tuning_projects(work: Path) -> list[Project]:
+    """The tuning families' projects, as quality.py indexes them under ``work``."""
     projects = [
         (name, "judged" if table == JUDGED_TABLE else table, work / name, queries)
         for name, table, queries in judged_corpora(DEFAULT_CORPORA)
@@ -97,10 +100,15 @@ def tuning_cases(work: Path, names: list[str]) -> list[Case]:
     projects += [
         (name, family, work / name, queries) for name, _path, queries, family in tuning_corpora(work / "tuning")
     ]
-    return indexed_cases([p for p in projects if p[1] in TUNING], names)
+    return [p for p in projects if p[1] in TUNING]
 
 
-def indexed_cases(projects: list[tuple[str, str, Path, list[JudgedQuery]]], names: list[str]) -> list[Case]:
+def tuning_cases(work: Path, names: list[str]) -> list[Case]:
+    """Every answerable judged discover_data question of the tuning families that has an index under ``work``."""
+    return indexed_cases(tuning_projects(work), names)
+
+
+def indexed_cases(projects: list[Project], names: list[str]) -> list[Case]:
     """The cases of every (name, family, index folder, questions) that has an index there."""
     out = []
     for name, family, path, queries in projects:

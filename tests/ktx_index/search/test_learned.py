@@ -61,7 +61,7 @@ def test_the_shipped_model_reads_the_features_this_code_writes():
 def test_the_learned_order_hands_out_the_pipeline_scores_best_first():
     ranked = candidates()
     before = {c.uid: c.score for c in ranked}
-    out = learned.learned_order(Query.parse(SQL_STYLE), ranked)
+    out = learned.learned_order(Query.parse(SQL_STYLE), ranked, learned.model())
     assert sorted(c.uid for c in out) == sorted(before)
     assert [c.score for c in out] == sorted(before.values(), reverse=True)
     for cand in out:  # what moved says by how much
@@ -70,22 +70,21 @@ def test_the_learned_order_hands_out_the_pipeline_scores_best_first():
 
 def test_only_the_top_is_reordered():
     ranked = [Candidate(f"column:db:t.c{i}", cosine=0.5, score=1.0 - i / 100) for i in range(learned.TOP + 5)]
-    out = learned.learned_order(Query.parse(SQL_STYLE), ranked)
+    out = learned.learned_order(Query.parse(SQL_STYLE), ranked, learned.model())
     assert [c.uid for c in out[learned.TOP :]] == [c.uid for c in ranked[learned.TOP :]]
 
 
-def test_without_the_model_file_the_pipeline_order_stands(tmp_path, monkeypatch):
-    monkeypatch.setattr(learned, "RANKER_FILE", tmp_path / "absent.json")
-    assert learned.model.__wrapped__() is None
-    monkeypatch.setattr(learned, "model", lambda: None)
+def test_without_a_model_the_pipeline_order_stands(tmp_path):
+    assert learned.model("") is None and learned.model(str(tmp_path / "absent.json")) is None
+    assert learned.fingerprint("") is None
     ranked = candidates()
-    assert learned.learned_order(Query.parse(SQL_STYLE), ranked) == ranked
+    assert learned.learned_order(Query.parse(SQL_STYLE), ranked, None) == ranked
 
 
-def test_the_fingerprint_changes_with_the_model_file(tmp_path, monkeypatch):
+def test_the_fingerprint_changes_with_the_model_file(tmp_path):
     digest = hashlib.sha256(learned.RANKER_FILE.read_bytes()).hexdigest()
     assert learned.fingerprint() == f"learned-order@{digest[:12]}"
-    retrained = tmp_path / "ranker.json"
+    retrained = tmp_path / "ranker.json"  # a path in Params.ranker is read as it is
     retrained.write_bytes(learned.RANKER_FILE.read_bytes() + b" ")
-    monkeypatch.setattr(learned, "RANKER_FILE", retrained)
-    assert learned.fingerprint.__wrapped__() != learned.fingerprint()
+    assert learned.model(str(retrained)) is not None
+    assert learned.fingerprint(str(retrained)) not in (None, learned.fingerprint())
