@@ -9,11 +9,11 @@ held-out projects of both question styles (docs/benchmarks.md). It ships as ``we
 
 The order is a blend of the two scores, each standardised over the candidates: ``(1 - BLEND)·z(pipeline) +
 BLEND·z(ranker)``: the model re-weighs, the pipeline still has its say. How the question is written is among
-the ranker's features (``style_features``): until the business family was there to train on, a separate gate on
-those features kept business questions in the pipeline's order; trained on them, the ranker helps those too
-and reads the style itself. Scores keep the pipeline's scale: the blended order
-hands out the same scores, best to the first (``steps["learned"]`` says by how much each moved), so
-confidence, the answer's cut and every caller read them as before.
+the ranker's features (``style_features``): until the business family was there to train on, a separate gate
+on those features kept business questions in the pipeline's order; trained on them, the ranker helps those too
+and reads the style itself. Scores keep the pipeline's scale: the blended order hands out the same scores, best
+to the first (``steps["learned"]`` says by how much each moved), so confidence, the answer's cut and every
+caller read them as before. ``Params.ranker`` names the model file ("" for none).
 """
 
 from __future__ import annotations

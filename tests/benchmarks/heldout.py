@@ -14,13 +14,13 @@ writes each as a scan-snapshot project (connection id = db_id, the same scan obj
 * ``heldout-business``: the business-language questions of ``tests/benchmarks/judged/heldout/*.yaml``,
   written blind (from the schema JSON alone, before any index was built on these projects).
 
+Projects are written only where a file differs, so a rerun leaves the indexes under them fresh.
+Nothing held out here may be used to choose a constant: these figures are reported, never tuned on.
+
 One more family is written the same way over *training* databases, and is for tuning, not for reporting:
 ``tuning-business`` (``tests/benchmarks/judged/tuning-business/*.yaml``), business-language questions over 24
 scan-only projects, so a choice made for business questions on projects like the held-out ones is made on
 projects other than theirs (``tuning_corpora``).
-
-Projects are written only where a file differs, so a rerun leaves the indexes under them fresh.
-Nothing here may be used to choose a constant: these figures are reported, never tuned on.
 """
 
 from __future__ import annotations

@@ -38,12 +38,14 @@ from train_ranker import (  # noqa: E402
     TUNING,
     Case,
     feature_names,
+    group_of,
     indexed_cases,
     train_ranker,
     tuning_cases,
     tuning_projects,
 )
 
+from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
 from ktx_index.evaluation.metrics import dcg, evaluate_index  # noqa: E402
 from ktx_index.search import learned  # noqa: E402
 from ktx_index.search.scoring import PARAMS  # noqa: E402
@@ -94,10 +96,11 @@ def end_to_end(work: Path, names: list[str], seed: int = 7) -> dict[str, dict[st
         for name, family, path, queries in tuning_projects(work):
             if not (path / ".ktx").is_dir():
                 continue
-            groups = sorted({q.tags[0] for q in queries}) if name == "bird-dev" else [None]
-            for tag in groups:
-                group = f"bird/{tag}" if tag else name
-                asked = [q for q in queries if q.tool == "discover_data" and (tag is None or q.tags[0] == tag)]
+            asked_by_group: dict[str, list[JudgedQuery]] = defaultdict(list)
+            for q in queries:
+                if q.tool == "discover_data":
+                    asked_by_group[group_of(name, q)].append(q)
+            for group, asked in sorted(asked_by_group.items()):
                 model = Path(tmp) / f"{group.replace('/', '_')}.json"
                 rest = [c for c in cases if c.group != group]
                 Trees.from_lightgbm(train_ranker(rest, names, seed).dump_model()).save(model)

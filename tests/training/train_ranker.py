@@ -74,18 +74,9 @@ def feature_names() -> list[str]:
     return sorted(learned.candidate_features(Query.parse("x"), [Candidate("table:a:b", score=1.0)]))
 
 
-def project_cases(
-    service: KtxIndex, family: str, name: str, queries: list[JudgedQuery], names: list[str]
-) -> list[Case]:
-    """The answerable discover_data questions of project ``name`` as cases, grouped by project (a bird-dev
-    database counts as one)."""
-    out = []
-    for q in queries:
-        if q.tool == "discover_data" and q.relevant:
-            found = case(service, family, f"bird/{q.tags[0]}" if name == "bird-dev" else name, q, names)
-            if found is not None:
-                out.append(found)
-    return out
+def group_of(project: str, q: JudgedQuery) -> str:
+    """What leave one project out leaves out together: the project, or for bird-dev the question's database."""
+    return f"bird/{q.tags[0]}" if project == "bird-dev" else project
 
 
 Project = tuple[str, str, Path, list[JudgedQuery]]  # name, family, index folder, questions
@@ -109,14 +100,18 @@ def tuning_cases(work: Path, names: list[str]) -> list[Case]:
 
 
 def indexed_cases(projects: list[Project], names: list[str]) -> list[Case]:
-    """The cases of every (name, family, index folder, questions) that has an index there."""
+    """The answerable discover_data questions of every (name, family, index folder, questions) indexed there."""
     out = []
     for name, family, path, queries in projects:
         if not (path / ".ktx").is_dir():
             continue
         service = KtxIndex(path)
         try:
-            out += project_cases(service, family, name, queries, names)
+            for q in queries:
+                if q.tool == "discover_data" and q.relevant:
+                    found = case(service, family, group_of(name, q), q, names)
+                    if found is not None:
+                        out.append(found)
         finally:
             service.close()
     return out
