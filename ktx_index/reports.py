@@ -150,8 +150,8 @@ class StatusReport(BaseModel):
     )
     ranker: str | None = Field(
         None,
-        description="The learned order's fingerprint (search/weights/ranker.json), or null when the "
-        "model is absent and the declared pipeline's order stands.",
+        description="The learned order's fingerprint (of the model file Params.ranker names, by default "
+        "search/weights/ranker.json), or null without one: the declared pipeline's order stands.",
     )
     semantic: str = Field("skipped", description="available, partial (embeddings catching up) or skipped.")
     semantic_reason: str | None = None
