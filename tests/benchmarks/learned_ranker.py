@@ -2,6 +2,7 @@
 
     python tests/benchmarks/learned_ranker.py [--work /tmp/ktx-index-quality] [--seeds 7,11,23]
     python tests/benchmarks/learned_ranker.py --end-to-end [--work /tmp/ktx-index-quality]
+    python tests/benchmarks/learned_ranker.py --end-to-end --question-folds 5
 
 Run quality.py first (with ``--only tuning-business,heldout-sql,heldout-business`` too): it builds the indexes
 this reads. The shipped model is trained on the three tuning families (judged KTX-style projects, bird-dev
@@ -14,7 +15,10 @@ merged), so it sits beside, not on, quality.py's figures.
 
 ``--end-to-end`` scores it as quality.py does instead (``discover_data`` through the service: twins merged, the
 confidence rule, no-answer questions): each tuning project with the pipeline's order alone (``Params.ranker``
-"") and with a ranker trained without it (seed 7), per family.
+"") and with a ranker trained without it (seed 7), per family. With ``--question-folds K`` the questions are
+left out instead of the projects: each question with a ranker trained on the other folds' questions, its own
+project's included. That is the case of a new question on a project the model was tuned on (the shipped model
+and a user's question on orbit, say), between leave one project out and in-sample.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import dataclasses
 import statistics
 import sys
 import tempfile
+import zlib
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +51,6 @@ from train_ranker import (  # noqa: E402
     tuning_projects,
 )
 
-from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
 from ktx_index.evaluation.metrics import dcg, evaluate_index  # noqa: E402
 from ktx_index.search import learned  # noqa: E402
 from ktx_index.search.scoring import PARAMS  # noqa: E402
@@ -87,23 +92,33 @@ def evaluate(tuning: list[Case], held: list[Case], names: list[str], seed: int) 
     return {family: {way: statistics.mean(v) for way, v in ways.items()} for family, ways in out.items()}
 
 
-def end_to_end(work: Path, names: list[str], seed: int = 7) -> dict[str, dict[str, list[float]]]:
+def fold_of(group: str, text: str, folds: int) -> int:
+    """A question's fold (``--question-folds``): fixed by its project and text, the same on every run."""
+    return zlib.crc32(f"{group}\0{text}".encode()) % folds
+
+
+def end_to_end(work: Path, names: list[str], seed: int = 7, folds: int = 0) -> dict[str, dict[str, list[float]]]:
     """family → order → per-question nDCG@10 of discover_data as quality.py scores it, each tuning project
-    (a bird-dev database) with the pipeline's order alone and with a ranker trained on every other project."""
+    (a bird-dev database) with the pipeline's order alone and with a ranker trained on every other project,
+    or with ``folds``, each question with a ranker trained on the other folds' questions."""
     cases = tuning_cases(work, names)
+    if folds:
+        left_out: list[Callable[[str, str], bool]] = [
+            lambda group, text, k=k: fold_of(group, text, folds) == k for k in range(folds)
+        ]
+    else:
+        groups = sorted({c.group for c in cases})
+        left_out = [lambda group, _text, g=g: group == g for g in groups]
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, family, path, queries in tuning_projects(work):
-            if not (path / ".ktx").is_dir():
-                continue
-            asked_by_group: dict[str, list[JudgedQuery]] = defaultdict(list)
-            for q in queries:
-                if q.tool == "discover_data":
-                    asked_by_group[group_of(name, q)].append(q)
-            for group, asked in sorted(asked_by_group.items()):
-                model = Path(tmp) / f"{group.replace('/', '_')}.json"
-                rest = [c for c in cases if c.group != group]
-                Trees.from_lightgbm(train_ranker(rest, names, seed).dump_model()).save(model)
+        for k, leaves_out in enumerate(left_out):
+            model = Path(tmp) / f"{k}.json"
+            rest = [c for c in cases if not leaves_out(c.group, c.text)]
+            Trees.from_lightgbm(train_ranker(rest, names, seed).dump_model()).save(model)
+            for name, family, path, queries in tuning_projects(work):
+                asked = [q for q in queries if q.tool == "discover_data" and leaves_out(group_of(name, q), q.text)]
+                if not asked or not (path / ".ktx").is_dir():
+                    continue
                 for order, ranker in (("pipeline", ""), ("learned", str(model))):
                     service = KtxIndex(path, params=dataclasses.replace(PARAMS, ranker=ranker))
                     try:
@@ -113,9 +128,10 @@ def end_to_end(work: Path, names: list[str], seed: int = 7) -> dict[str, dict[st
     return out
 
 
-def print_end_to_end(work: Path, names: list[str]) -> None:
-    results = end_to_end(work, names)
-    print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'learned':>8}  {'gain':>7}   (each project left out)")
+def print_end_to_end(work: Path, names: list[str], folds: int) -> None:
+    results = end_to_end(work, names, folds=folds)
+    how = f"each of {folds} question folds left out" if folds else "each project left out"
+    print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'learned':>8}  {'gain':>7}   ({how})")
     for family, orders in sorted(results.items()):
         base, mine = statistics.mean(orders["pipeline"]), statistics.mean(orders["learned"])
         print(f"{family:<18} {len(orders['learned']):>4}  {base:8.3f}  {mine:8.3f}  {mine - base:+7.3f}")
@@ -126,10 +142,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
     parser.add_argument("--seeds", default="7,11,23", help="training seeds, comma-separated (7 ships)")
     parser.add_argument("--end-to-end", action="store_true", help="score as quality.py does (seed 7)")
+    parser.add_argument("--question-folds", type=int, default=0, help="with --end-to-end: leave questions out")
     args = parser.parse_args()
     names = feature_names()
     if args.end_to_end:
-        print_end_to_end(args.work, names)
+        print_end_to_end(args.work, names, args.question_folds)
         return
     tuning, held = tuning_cases(args.work, names), heldout_cases(args.work, names)
     seeds = [int(s) for s in args.seeds.split(",")]
