@@ -18,13 +18,14 @@ import train_model
 from indexers import load_project, read_project
 
 
-@pytest.fixture(scope="module", params=["held out", "tuning"])
+@pytest.fixture(scope="module", params=["held out", *heldout.TRAINING_FAMILIES])
 def corpora(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> list[tuple[str, Path, list, str]]:
-    """The held-out families, then the tuning-business family written the same way: both must be sound."""
-    if request.param == "tuning":
-        return heldout.tuning_corpora(tmp_path_factory.mktemp("tuning"))
+    """The held-out families, then the business families over training databases written the same way: all
+    must be sound."""
+    if request.param in heldout.TRAINING_FAMILIES:
+        return heldout.training_corpora(tmp_path_factory.mktemp("training"), request.param)
     return heldout.heldout_corpora(tmp_path_factory.mktemp("heldout"))
 
 
@@ -60,13 +61,15 @@ def test_every_heldout_project_reads_clean_and_every_judged_id_exists(corpora):
 
 def test_blind_business_questions_meet_the_brief(corpora):
     """≥ 60 questions over ≥ 6 held-out databases, ≥ 15 of them no-answer (issue 24)."""
-    business = [(name, qs) for name, _, qs, family in corpora if family in ("heldout-business", "tuning-business")]
+    business = [(name, qs) for name, _, qs, family in corpora if family != "heldout-sql"]
     questions = [q for _, qs in business for q in qs]
     assert len(business) >= 6 and len(questions) >= 60
     assert sum(1 for q in questions if not q.relevant) >= 15
     assert all(q.type == "no_answer" for q in questions if not q.relevant)
     assert set(heldout.business_files()) <= train_model.heldout_databases()
-    assert not set(heldout.business_files(heldout.TUNING_BUSINESS)) & train_model.heldout_databases()
+    tuning, validation = (set(heldout.business_files(folder)) for folder in heldout.TRAINING_FAMILIES.values())
+    assert not (tuning | validation) & train_model.heldout_databases()
+    assert not tuning & validation, "a database both tuned and validated on"
 
 
 def test_projects_are_written_deterministically(tmp_path: Path):

@@ -17,10 +17,14 @@ writes each as a scan-snapshot project (connection id = db_id, the same scan obj
 Projects are written only where a file differs, so a rerun leaves the indexes under them fresh.
 Nothing held out here may be used to choose a constant: these figures are reported, never tuned on.
 
-One more family is written the same way over *training* databases, and is for tuning, not for reporting:
-``tuning-business`` (``tests/benchmarks/judged/tuning-business/*.yaml``), business-language questions over 24
-scan-only projects, so a choice made for business questions on projects like the held-out ones is made on
-projects other than theirs (``tuning_corpora``).
+Two more families are written the same way over *training* databases (``training_corpora``), business-language
+questions over scan-only projects other than the held-out ones:
+
+* ``tuning-business`` (``tests/benchmarks/judged/tuning-business/*.yaml``, 24 databases) is for tuning: the
+  learned order trains on it, and a choice made for business questions is made on it;
+* ``validation-business`` (``tests/benchmarks/judged/validation-business/*.yaml``, 24 more) is trained and tuned
+  on by nothing: it checks a choice made on the tuning families before the held-out figures are looked at,
+  and may be read question by question (it is no acceptance set).
 """
 
 from __future__ import annotations
@@ -45,11 +49,13 @@ from ktx_index.evaluation.judged import JudgedQuery, bird_query, load_judged  # 
 
 HELDOUT_FILE = DATA / "heldout.json"
 BUSINESS = HERE / "judged" / "heldout"
-TUNING_BUSINESS = HERE / "judged" / "tuning-business"
 DEFAULT_ROOT = Path("/tmp/ktx-index-heldout")
 SQL_PER_DB = 10
 FAMILIES = ("heldout-sql", "heldout-business")
 TUNING_FAMILY = "tuning-business"
+VALIDATION_FAMILY = "validation-business"
+#: The business-question families over training databases, and the folder of each.
+TRAINING_FAMILIES = {family: HERE / "judged" / family for family in (TUNING_FAMILY, VALIDATION_FAMILY)}
 
 
 def _digest(text: str) -> str:
@@ -97,7 +103,7 @@ def sql_questions(db: str, pairs: list[dict[str, Any]], per_db: int = SQL_PER_DB
 
 
 def business_files(folder: Path = BUSINESS) -> dict[str, Path]:
-    """db_id → its blind business-question file (held out by default, or the tuning family's folder)."""
+    """db_id → its blind business-question file (held out by default, or a folder of TRAINING_FAMILIES)."""
     return {load_judged(path).project or path.stem: path for path in sorted(folder.glob("*.yaml"))}
 
 
@@ -117,16 +123,16 @@ def heldout_corpora(root: Path = DEFAULT_ROOT) -> list[tuple[str, Path, list[Jud
     return out
 
 
-def tuning_corpora(root: Path) -> list[tuple[str, Path, list[JudgedQuery], str]]:
-    """(name, project path, questions, family) for the ``tuning-business`` family: training databases only (a
+def training_corpora(root: Path, family: str = TUNING_FAMILY) -> list[tuple[str, Path, list[JudgedQuery], str]]:
+    """(name, project path, questions, family) for one of ``TRAINING_FAMILIES``: training databases only (a
     held-out one here would leak into tuning, so it is refused), projects written under ``root``."""
     all_schemas, heldout = schemas(), heldout_databases()
     out = []
-    for db, file in business_files(TUNING_BUSINESS).items():
+    for db, file in business_files(TRAINING_FAMILIES[family]).items():
         if db in heldout:
-            raise ValueError(f"{file}: {db} is a held-out database (heldout.json); tune on training databases only")
+            raise ValueError(f"{file}: {db} is a held-out database (heldout.json); use training databases only")
         path = write_project(root, db, all_schemas[db])
-        out.append((f"{TUNING_FAMILY}/{db}", path, load_judged(file).queries, TUNING_FAMILY))
+        out.append((f"{family}/{db}", path, load_judged(file).queries, family))
     return out
 
 

@@ -4,6 +4,7 @@
                                       [--precision int8|float32]
     python tests/benchmarks/quality.py --only heldout-sql,heldout-business   # the held-out projects (heldout.py)
     python tests/benchmarks/quality.py --only tuning-business   # business questions on training databases
+    python tests/benchmarks/quality.py --only validation-business   # the same, tuned on by nothing
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -27,7 +28,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from gains import Gain, family_mean, format_gains, gain  # noqa: E402
-from heldout import FAMILIES, TUNING_FAMILY, heldout_corpora, tuning_corpora  # noqa: E402
+from heldout import FAMILIES, TRAINING_FAMILIES, heldout_corpora, training_corpora  # noqa: E402
 from ktx_baseline import KtxBaseline  # noqa: E402
 from naive import bm25_runner, cosine_runner  # noqa: E402
 
@@ -152,9 +153,10 @@ def main() -> None:
         corpora += [
             (name, family, queries, path) for name, path, queries, family in heldout_corpora(args.work / "heldout")
         ]
-    if TUNING_FAMILY in families:  # business questions over training databases (heldout.py), for tuning
+    for asked in families & set(TRAINING_FAMILIES):  # business questions over training databases (heldout.py)
         corpora += [
-            (name, family, queries, path) for name, path, queries, family in tuning_corpora(args.work / "tuning")
+            (name, family, queries, path)
+            for name, path, queries, family in training_corpora(args.work / "tuning", asked)
         ]
     for name, table, queries, source in corpora:
         if only and name not in only and table not in only:

@@ -27,7 +27,7 @@ for extra in (REPO, REPO / "tests" / "benchmarks"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from heldout import TUNING_FAMILY, tuning_corpora  # noqa: E402
+from heldout import TUNING_FAMILY, training_corpora  # noqa: E402
 from naive import judged_id  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
 
@@ -89,7 +89,7 @@ def tuning_projects(work: Path) -> list[Project]:
         for name, table, queries in judged_corpora(DEFAULT_CORPORA)
     ]
     projects += [
-        (name, family, work / name, queries) for name, _path, queries, family in tuning_corpora(work / "tuning")
+        (name, family, work / name, queries) for name, _path, queries, family in training_corpora(work / "tuning")
     ]
     return [p for p in projects if p[1] in TUNING]
 
