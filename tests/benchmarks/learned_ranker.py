@@ -52,12 +52,13 @@ from train_ranker import (  # noqa: E402
     feature_names,
     group_of,
     indexed_cases,
-    train_ranker,
+    trained_trees,
     tuning_cases,
     tuning_projects,
 )
 
-from ktx_index.evaluation.metrics import dcg, evaluate_index  # noqa: E402
+from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
+from ktx_index.evaluation.metrics import QueryResult, dcg, evaluate_index  # noqa: E402
 from ktx_index.search import learned  # noqa: E402
 from ktx_index.search.scoring import PARAMS  # noqa: E402
 from ktx_index.search.trees import Trees  # noqa: E402
@@ -69,6 +70,16 @@ def heldout_cases(work: Path, names: list[str]) -> list[Case]:
         (name, family, work / name, queries) for name, _path, queries, family in heldout_corpora(work / "heldout")
     ]
     return indexed_cases(projects, names)
+
+
+def discover_results(index: Path, asked: list[JudgedQuery], ranker: str) -> list[QueryResult]:
+    """The questions scored as quality.py scores them, on the index at ``index``, in the order ``ranker`` gives
+    (``Params.ranker``: a model file, or "" for the pipeline's order alone)."""
+    service = KtxIndex(index, params=dataclasses.replace(PARAMS, ranker=ranker))
+    try:
+        return evaluate_index(service, asked).queries
+    finally:
+        service.close()
 
 
 def ndcg(grades: list[int], ideal: list[int]) -> float:
@@ -86,7 +97,7 @@ def evaluate(tuning: list[Case], held: list[Case], names: list[str], seed: int) 
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
 
     def score(cases: list[Case], rest: list[Case]) -> None:
-        ranker = Trees.from_lightgbm(train_ranker(rest, names, seed).dump_model())
+        ranker = trained_trees(rest, names, seed)
         for c in cases:
             for way, key in orders(c, names, ranker).items():
                 ranking = np.argsort(-key, kind="stable")
@@ -120,42 +131,33 @@ def end_to_end(work: Path, names: list[str], seed: int = 7, folds: int = 0) -> d
         for k, leaves_out in enumerate(left_out):
             model = Path(tmp) / f"{k}.json"
             rest = [c for c in cases if not leaves_out(c.group, c.text)]
-            Trees.from_lightgbm(train_ranker(rest, names, seed).dump_model()).save(model)
+            trained_trees(rest, names, seed).save(model)
             for name, family, path, queries in tuning_projects(work):
                 asked = [q for q in queries if q.tool == "discover_data" and leaves_out(group_of(name, q), q.text)]
                 if not asked or not (path / ".ktx").is_dir():
                     continue
                 for order, ranker in (("pipeline", ""), ("learned", str(model))):
-                    service = KtxIndex(path, params=dataclasses.replace(PARAMS, ranker=ranker))
-                    try:
-                        out[family][order] += [r.ndcg for r in evaluate_index(service, asked).queries]
-                    finally:
-                        service.close()
+                    out[family][order] += [r.ndcg for r in discover_results(path, asked, ranker)]
     return out
 
 
 def held_out(work: Path, names: list[str], seeds: list[int]) -> dict[str, dict[int, tuple[float, float]]]:
     """family → seed → (per-project mean nDCG@10 of discover_data over all its questions, pooled nDCG@10 of its
     answerable ones), as quality.py scores them, with a ranker trained on every tuning family with that seed."""
-    projects = [(name, path, queries, family) for name, path, queries, family in heldout_corpora(work / "heldout")]
-    projects += training_corpora(work / "tuning", VALIDATION_FAMILY)
+    projects = heldout_corpora(work / "heldout") + training_corpora(work / "tuning", VALIDATION_FAMILY)
     cases = tuning_cases(work, names)
     out: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds:
             model = Path(tmp) / f"{seed}.json"
-            Trees.from_lightgbm(train_ranker(cases, names, seed).dump_model()).save(model)
+            trained_trees(cases, names, seed).save(model)
             per_project: dict[str, list[float]] = defaultdict(list)
             answerable: dict[str, list[float]] = defaultdict(list)
             for name, _path, queries, family in projects:
                 asked = [q for q in queries if q.tool == "discover_data"]
                 if not asked or not (work / name / ".ktx").is_dir():
                     continue
-                service = KtxIndex(work / name, params=dataclasses.replace(PARAMS, ranker=str(model)))
-                try:
-                    results = evaluate_index(service, asked).queries
-                finally:
-                    service.close()
+                results = discover_results(work / name, asked, str(model))
                 per_project[family].append(statistics.mean(r.ndcg for r in results))
                 answerable[family] += [r.ndcg for r, q in zip(results, asked, strict=True) if q.relevant]
             for family, means in per_project.items():
@@ -192,15 +194,14 @@ def main() -> None:
     parser.add_argument("--question-folds", type=int, default=0, help="with --end-to-end: leave questions out")
     parser.add_argument("--held-out", action="store_true", help="the families no ranker trains on, per seed")
     args = parser.parse_args()
-    names = feature_names()
+    names, seeds = feature_names(), [int(s) for s in args.seeds.split(",")]
     if args.held_out:
-        print_held_out(args.work, names, [int(s) for s in args.seeds.split(",")])
+        print_held_out(args.work, names, seeds)
         return
     if args.end_to_end:
         print_end_to_end(args.work, names, args.question_folds)
         return
     tuning, held = tuning_cases(args.work, names), heldout_cases(args.work, names)
-    seeds = [int(s) for s in args.seeds.split(",")]
     runs = [evaluate(tuning, held, names, seed) for seed in seeds]
     print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'blend (ships)':>15}  {'ranker alone':>14}")
     for family in sorted(runs[0]):

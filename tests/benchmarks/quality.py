@@ -153,7 +153,7 @@ def main() -> None:
         corpora += [
             (name, family, queries, path) for name, path, queries, family in heldout_corpora(args.work / "heldout")
         ]
-    for asked in families & set(TRAINING_FAMILIES):  # business questions over training databases (heldout.py)
+    for asked in (family for family in TRAINING_FAMILIES if family in families):  # over training databases
         corpora += [
             (name, family, queries, path)
             for name, path, queries, family in training_corpora(args.work / "tuning", asked)

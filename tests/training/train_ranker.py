@@ -150,6 +150,11 @@ def train_ranker(cases: list[Case], names: list[str], seed: int) -> lightgbm.Boo
     return lightgbm.train(params, data, num_boost_round=100)
 
 
+def trained_trees(cases: list[Case], names: list[str], seed: int) -> Trees:
+    """The ranker trained on ``cases``, as the server runs it (search/trees.py)."""
+    return Trees.from_lightgbm(train_ranker(cases, names, seed).dump_model())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
@@ -161,7 +166,7 @@ def main() -> None:
     if missing:
         raise SystemExit(f"no index for {', '.join(missing)} under {args.work}: run quality.py first (see above)")
     learned.WEIGHTS.mkdir(exist_ok=True)
-    Trees.from_lightgbm(train_ranker(cases, names, args.seed).dump_model()).save(learned.RANKER_FILE)
+    trained_trees(cases, names, args.seed).save(learned.RANKER_FILE)
     print(f"{len(cases)} questions → {learned.RANKER_FILE.name} in {learned.WEIGHTS}")
 
 
