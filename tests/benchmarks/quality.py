@@ -5,6 +5,7 @@
     python tests/benchmarks/quality.py --only heldout-sql,heldout-business   # the held-out projects (heldout.py)
     python tests/benchmarks/quality.py --only tuning-business   # business questions on training databases
     python tests/benchmarks/quality.py --only validation-business   # the same, tuned on by nothing
+    python tests/benchmarks/quality.py --only wiki-tuning,wiki-heldout   # wiki-only projects (wiki_corpora.py)
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -31,6 +32,7 @@ from gains import Gain, family_mean, format_gains, gain  # noqa: E402
 from heldout import FAMILIES, TRAINING_FAMILIES, heldout_corpora, training_corpora  # noqa: E402
 from ktx_baseline import KtxBaseline  # noqa: E402
 from naive import bm25_runner, cosine_runner  # noqa: E402
+from wiki_corpora import WIKI_FAMILIES, wiki_corpora  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
 from ktx_index.embedding.embedder import PRECISIONS, MiniLMEmbedder  # noqa: E402
@@ -158,6 +160,8 @@ def main() -> None:
             (name, family, queries, path)
             for name, path, queries, family in training_corpora(args.work / "tuning", asked)
         ]
+    for asked in (family for family in WIKI_FAMILIES if family in families):  # wiki-only projects (wiki_corpora.py)
+        corpora += [(name, family, queries, path) for name, path, queries, family in wiki_corpora(asked)]
     for name, table, queries, source in corpora:
         if only and name not in only and table not in only:
             continue

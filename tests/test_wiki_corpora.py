@@ -1,0 +1,39 @@
+"""The wiki-only projects (tests/benchmarks/wiki_corpora.py) judge wiki_search, so they must be sound: each reads
+without a diagnostic, every judged id names one of its pages, and the two families share no project."""
+
+import sys
+
+import pytest
+from projects import REPO
+
+sys.path.insert(0, str(REPO / "tests" / "benchmarks"))
+
+import wiki_corpora
+
+from indexers import load_project, read_project
+
+CORPORA = [corpus for family in wiki_corpora.WIKI_FAMILIES for corpus in wiki_corpora.wiki_corpora(family)]
+
+
+@pytest.mark.parametrize("corpus", CORPORA, ids=[name for name, *_ in CORPORA])
+def test_every_project_reads_clean_and_every_judged_id_is_a_page(corpus):
+    name, path, queries, _family = corpus
+    read = read_project(load_project(path))
+    assert read.diagnostics == [], f"{name}: {read.diagnostics}"
+    pages = {f"{d.kind}:{d.connection_id or ''}:{d.id}" for d in read.documents}
+    assert len(pages) >= 12 and all(page.startswith("wiki::") for page in pages)
+    assert all(q.tool == "wiki_search" for q in queries)
+    answerable = [q for q in queries if q.relevant]
+    assert len(answerable) >= 10 and len(queries) - len(answerable) >= 3
+    assert all(q.type == "no_answer" for q in queries if not q.relevant)
+    for q in queries:
+        missing = sorted(set(q.relevant) - pages)
+        assert not missing, f"{name} {q.id}: judged ids name no page: {missing}"
+
+
+def test_families_share_no_project_and_every_project_has_questions():
+    tuning, heldout = (set(names) for names in wiki_corpora.WIKI_FAMILIES.values())
+    assert not tuning & heldout
+    on_disk = {p.name for p in wiki_corpora.PROJECTS.iterdir() if p.is_dir()}
+    assert on_disk == tuning | heldout
+    assert {p.stem for p in wiki_corpora.QUESTIONS.glob("*.yaml")} == on_disk
