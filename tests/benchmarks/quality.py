@@ -1,7 +1,7 @@
 """Search quality on judged queries: ktx-index against a KTX-style baseline, in the same run.
 
     python tests/benchmarks/quality.py [--corpora tests/benchmarks/corpora] [--only demo,bird-dev] [--json out.json]
-                                      [--precision int8|float32]
+                                      [--precision int8|float32] [--params 'second_chunk=0.3']
     python tests/benchmarks/quality.py --only heldout-sql,heldout-business   # the held-out projects (heldout.py)
     python tests/benchmarks/quality.py --only tuning-business   # business questions on training databases
     python tests/benchmarks/quality.py --only validation-business   # the same, tuned on by nothing
@@ -18,6 +18,7 @@ tag (bird-dev: per database). Queries of type no_answer score 1 when nothing is 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import sys
@@ -48,10 +49,23 @@ from ktx_index.evaluation.metrics import (  # noqa: E402
     evaluate,
     evaluate_index,
 )
+from ktx_index.search.scoring import PARAMS, Params  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
 DEFAULT_CORPORA = HERE / "corpora"  # vendored; --corpora DIR reads another copy
 JUDGED_TABLE = "judged"  # the yaml corpora, summed as one table (as recorded in docs/benchmarks.md)
+
+
+def parse_grid(text: str) -> dict[str, list[float]]:
+    """``'join_share=0.6,0.8;max_per_container=3,5'`` → each ``Params`` field with the values to try."""
+    grid = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, values = part.split("=", 1)
+        if name.strip() not in {f.name for f in dataclasses.fields(Params)}:
+            known = ", ".join(f.name for f in dataclasses.fields(Params))
+            raise SystemExit(f"unknown ranking constant {name.strip()!r}; known: {known}")
+        grid[name.strip()] = [float(v) if "." in v else int(v) for v in values.split(",")]
+    return grid
 
 
 def project_path(name: str, corpora: Path) -> Path:
@@ -88,14 +102,20 @@ def baseline_runner(baseline: KtxBaseline) -> Runner:
 
 
 def run_corpus(
-    name: str, source: Path, queries: list[JudgedQuery], work_root: Path, precision: str | None = None
+    name: str,
+    source: Path,
+    queries: list[JudgedQuery],
+    work_root: Path,
+    precision: str | None = None,
+    params: Params = PARAMS,
 ) -> tuple[EvalReport, EvalReport, dict[str, EvalReport]]:
     """ktx-index, the KTX-style baseline, and the naive baselines (plain BM25, plain cosine) on one corpus."""
     work = work_root / name
     if work.exists():
         shutil.rmtree(work / "wiki", ignore_errors=True)
     shutil.copytree(source, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".ktx"))
-    service = KtxIndex(work, embedder=MiniLMEmbedder(precision=precision)) if precision else KtxIndex(work)
+    embedder = {"embedder": MiniLMEmbedder(precision=precision)} if precision else {}
+    service = KtxIndex(work, params=params, **embedder)
     try:
         service.rebuild()
         ours = evaluate_index(service, queries)
@@ -140,7 +160,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write per-corpus, per-tool, per-type and per-tag figures here")
     parser.add_argument("--precision", choices=PRECISIONS, help="the model's precision (default: the project's)")
     parser.add_argument("--show-misses", action="store_true", help="print questions below nDCG 0.75")
+    parser.add_argument(
+        "--params", default="", help="ranking constants to replace, e.g. 'second_chunk=0.3;lexical_weight=0.5'"
+    )
     args = parser.parse_args()
+    replaced = {name: values[0] for name, values in parse_grid(args.params).items()}
+    params = dataclasses.replace(PARAMS, **replaced)
     only = {s for s in args.only.split(",") if s}
     tables: dict[str, tuple[list[QueryResult], list[QueryResult]]] = {}
     naive_tables: dict[tuple[str, str], list[QueryResult]] = {}
@@ -168,7 +193,7 @@ def main() -> None:
         if not (source / "ktx.yaml").is_file():
             print(f"skip {name}: no project at {source}", file=sys.stderr)
             continue
-        ours, theirs, naive = run_corpus(name, source, queries, args.work, args.precision)
+        ours, theirs, naive = run_corpus(name, source, queries, args.work, args.precision, params)
         for qid, ids in ours.unknown_ids.items():
             print(f"warning [{name}] {qid}: judged ids not in the index: {ids}", file=sys.stderr)
         if args.show_misses:

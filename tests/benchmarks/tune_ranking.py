@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from quality import DEFAULT_CORPORA, judged_corpora, project_path  # noqa: E402
+from quality import DEFAULT_CORPORA, judged_corpora, parse_grid, project_path  # noqa: E402
 
 from indexers.models import SEARCH_KINDS  # noqa: E402
 from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
@@ -134,14 +134,6 @@ def tune_answerability(rows: list[dict], target: float = 0.9) -> None:
             default=None,
         )
         print(f"  per-fold rules {sorted(set(chosen_rules))}; on all groups: {everything}")
-
-
-def parse_grid(text: str) -> dict[str, list[float]]:
-    grid = {}
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        name, values = part.split("=", 1)
-        grid[name.strip()] = [float(v) if "." in v else int(v) for v in values.split(",")]
-    return grid
 
 
 def runners(services: dict[str, KtxIndex], params: Params) -> dict[str, Runner]:
