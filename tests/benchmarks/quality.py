@@ -58,13 +58,13 @@ JUDGED_TABLE = "judged"  # the yaml corpora, summed as one table (as recorded in
 
 def parse_grid(text: str) -> dict[str, list[float]]:
     """``'join_share=0.6,0.8;max_per_container=3,5'`` → each ``Params`` field with the values to try."""
+    known = [f.name for f in dataclasses.fields(Params)]
     grid = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
-        name, values = part.split("=", 1)
-        if name.strip() not in {f.name for f in dataclasses.fields(Params)}:
-            known = ", ".join(f.name for f in dataclasses.fields(Params))
-            raise SystemExit(f"unknown ranking constant {name.strip()!r}; known: {known}")
-        grid[name.strip()] = [float(v) if "." in v else int(v) for v in values.split(",")]
+        name, values = (side.strip() for side in part.split("=", 1))
+        if name not in known:
+            raise SystemExit(f"unknown ranking constant {name!r}; known: {', '.join(known)}")
+        grid[name] = [float(v) if "." in v else int(v) for v in values.split(",")]
     return grid
 
 
