@@ -22,12 +22,12 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from quality import DEFAULT_CORPORA, project_path  # noqa: E402
+from quality import DEFAULT_CORPORA, judged_corpora, project_path  # noqa: E402
 from wiki_corpora import WIKI_FAMILIES, wiki_corpora  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
 from ktx_index.embedding.embedder import MiniLMEmbedder  # noqa: E402
-from ktx_index.evaluation.judged import JudgedQuery, load_judged  # noqa: E402
+from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
 from ktx_index.evaluation.metrics import metrics  # noqa: E402
 from ktx_index.index.texts import wiki_chunks  # noqa: E402
 
@@ -35,13 +35,12 @@ Encode = Callable[[list[str]], np.ndarray]
 
 
 def wiki_sets() -> list[tuple[str, Path, list[JudgedQuery]]]:
-    """(family, project, answerable wiki_search questions): demo and orbit as "judged", then the wiki families."""
-    out = []
-    for name in ("demo", "orbit"):
-        queries = load_judged(HERE / "judged" / f"{name}.yaml").queries
-        out.append(("judged", project_path(name, DEFAULT_CORPORA), queries))
+    """(family, project, answerable wiki_search questions): the judged corpora that ask any (demo and orbit) as
+    "judged", then the wiki families."""
+    out = [(table, project_path(name, DEFAULT_CORPORA), qs) for name, table, qs in judged_corpora(DEFAULT_CORPORA)]
     out += [(family, path, queries) for family in WIKI_FAMILIES for _, path, queries, _ in wiki_corpora(family)]
-    return [(family, path, [q for q in qs if q.tool == "wiki_search" and q.relevant]) for family, path, qs in out]
+    asked = [(family, path, [q for q in qs if q.tool == "wiki_search" and q.relevant]) for family, path, qs in out]
+    return [(family, path, questions) for family, path, questions in asked if questions]
 
 
 def plain_cosine(encode: Encode, project: Path, questions: list[JudgedQuery]) -> float:
