@@ -75,6 +75,7 @@ class KtxIndex:
         self._background_lock = threading.Lock()  # close never misses a thread that in_background is starting
         self._word_table_lock = threading.Lock()
         self._word_table_checked = False  # the model's word table exists (or cannot): ensure_word_table
+        self._answered: dict[str, tuple[int, str]] = {}  # tool → the snapshot it last answered on (answers_at_once)
 
     def request_stop(self) -> None:
         """Ask writers to stop at a safe point: a parse not yet committed is discarded, embedding stops
@@ -288,6 +289,17 @@ class KtxIndex:
                     self.rebuild(on_progress=on_progress or _noop)
         return self.refreshed_engine()
 
+    def answers_at_once(self, tool: str) -> bool:
+        """Whether ``tool`` (discover_data or wiki_search) would be answered in milliseconds now: the engine
+        open, nothing committed since its snapshot, this tool already answered on that snapshot (what it
+        derives once per snapshot is built) and the model quick (QueryVectors.quick). The MCP server then
+        answers on its event loop instead of a worker thread (about -0.7 ms a call); a call that could build,
+        load or derive goes to the thread, so it never holds up the server's other requests."""
+        engine = self._engine
+        if engine is None or self._stop.is_set() or self._answered.get(tool) != engine.snapshot_key:
+            return False
+        return self.layout.exists() and engine.is_current() and engine.vectors.quick
+
     def require_connection(self, connection_id: str | None) -> None:
         if connection_id is not None and connection_id not in self.project.connections:
             raise unknown_connection(connection_id, self.project.connection_ids)
@@ -302,7 +314,11 @@ class KtxIndex:
         on_progress: Progress | None = None,
     ) -> DiscoverResult:
         self.require_connection(connection_id)
-        return discover(self.ensure_index(on_progress), query, connection_id, kinds, limit, explain)
+        engine = self.ensure_index(on_progress)
+        answered_at = engine.snapshot_key
+        result = discover(engine, query, connection_id, kinds, limit, explain)
+        self._answered["discover_data"] = answered_at
+        return result
 
     def wiki_read(self, key: str) -> WikiPage:
         return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store.docs.ids("wiki"))
@@ -333,7 +349,10 @@ class KtxIndex:
             tagged = {c for conns in engine.snapshot.wiki_connections.values() for c in conns}
             if connection_id not in tagged:
                 self.require_connection(connection_id)  # neither declared nor named by a page: say which are
-        return wiki_search(engine, query, limit, connection_id)
+        answered_at = engine.snapshot_key
+        result = wiki_search(engine, query, limit, connection_id)
+        self._answered["wiki_search"] = answered_at
+        return result
 
     def dictionary_search(
         self, values: list[str], connection_id: str | None = None, on_progress: Progress | None = None

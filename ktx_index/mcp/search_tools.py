@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
@@ -76,7 +77,10 @@ def tools(service: KtxIndex) -> ToolSet:
         ] = None,
         limit: Annotated[int, Field(description="Maximum refs to return.", ge=1, le=50)] = 10,
     ) -> Annotated[CallToolResult, DiscoverResult]:
-        return await call(ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None)
+        at_once = functools.partial(service.answers_at_once, "discover_data")
+        return await call(
+            ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None, at_once=at_once
+        )
 
     @tools.tool(name="wiki_search", title="Wiki Search", description=WIKI)
     async def wiki_search(
@@ -88,7 +92,10 @@ def tools(service: KtxIndex) -> ToolSet:
         limit: Annotated[int, Field(description="Maximum wiki pages to return.", ge=1, le=50)] = 10,
         connectionId: WikiConnectionArg = None,
     ) -> Annotated[CallToolResult, WikiSearchResult]:
-        return await call(ctx, service.wiki_search, query, limit, on_progress=None, connection_id=connectionId)
+        at_once = functools.partial(service.answers_at_once, "wiki_search")
+        return await call(
+            ctx, service.wiki_search, query, limit, on_progress=None, connection_id=connectionId, at_once=at_once
+        )
 
     @tools.tool(name="dictionary_search", title="Dictionary Search", description=DICTIONARY)
     async def dictionary_search(

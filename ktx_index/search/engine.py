@@ -83,6 +83,17 @@ class Engine:
 
     # ------------------------------------------------------------------ loading
 
+    @property
+    def snapshot_key(self) -> tuple[int, str]:
+        """Which commit and vectors the loaded snapshot holds."""
+        return self.snapshot.generation, self.snapshot.vectors_version
+
+    def is_current(self) -> bool:
+        """Whether nothing was committed since the loaded snapshot (so refresh would load nothing): one
+        metadata read."""
+        meta = self.store.meta.all()
+        return (int(meta.get("generation", "0")), meta.get("vectors_version", "")) == self.snapshot_key
+
     def refresh(self, force: bool = False) -> bool:
         """Take in what writers committed since the last query: cheap when nothing changed, a delta
         (snapshot/delta.py) for a commit of a few documents, a full load otherwise. The new snapshot

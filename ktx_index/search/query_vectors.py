@@ -21,12 +21,9 @@ from ktx_index.search.calibration import PROBES
 
 #: How often a missing word table is looked for again (serve builds it after its catch-up, while answering).
 WORDS_RECHECK_S = 10.0
-
-
-def _encode(embedder: Embedder, text: str) -> np.ndarray:
-    vector = embedder.encode([text])[0]
-    vector.flags.writeable = False
-    return vector
+#: A question's embedding that took longer than this says the model is not answering at its usual speed (being
+#: loaded, on PyTorch behind a bulk encode, a starved machine): ``quick`` is then False until one is fast again.
+QUICK_ENCODE_S = 0.05
 
 
 class QueryVectors:
@@ -34,13 +31,31 @@ class QueryVectors:
         self.embedder = embedder
         #: Why the model gave no vector for the last question (None when it did).
         self.error: str | None = None
-        self._cached = functools.lru_cache(maxsize=512)(functools.partial(_encode, embedder))
+        self._cached = functools.lru_cache(maxsize=512)(self._encode)
+        self._last_encode_s: float | None = None  # how long the latest embedding that ran took (None: none yet)
         #: Embeds a question on the other core while its lexical lane runs (``ahead``); its thread starts
         #: with the first question.
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="ktx-index-query-vector")
         self._probes: np.ndarray | None = None
         self._words: WordTable | None = None
         self._words_looked = -WORDS_RECHECK_S  # when the table was last looked for (monotonic seconds)
+
+    @property
+    def quick(self) -> bool:
+        """Whether the next question's embedding should take milliseconds: there is no model, or the latest one
+        that ran came back within QUICK_ENCODE_S and did not fail. The MCP server answers a search on its event
+        loop only then (service.answers_at_once)."""
+        if self.embedder is None:
+            return True
+        return self.error is None and self._last_encode_s is not None and self._last_encode_s <= QUICK_ENCODE_S
+
+    def _encode(self, text: str) -> np.ndarray:
+        started = time.perf_counter()
+        self._last_encode_s = None  # a failure below leaves it unknown, so not quick
+        vector = self.embedder.encode([text])[0]  # type: ignore[union-attr]  # get() asks only with a model
+        vector.flags.writeable = False
+        self._last_encode_s = time.perf_counter() - started
+        return vector
 
     def word(self, word: str) -> np.ndarray | None:
         """A word's embedding for the bridge: from the model's word table when this machine has built it

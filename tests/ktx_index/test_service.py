@@ -75,6 +75,30 @@ def test_reads_refresh_without_writing(make_project):
     reader.close()
 
 
+def test_a_search_answers_at_once_only_warm_and_current(make_project):
+    """answers_at_once (the MCP server's cue to answer on its event loop) holds only for a tool already
+    answered on the loaded snapshot, with nothing committed since; never before the index exists or once
+    the service is stopping."""
+    root = make_project({"wiki/global/a.md": "---\nsummary: Alpha\n---\nAlpha.\n"})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    assert not service.answers_at_once("discover_data")  # no engine yet: the first call builds the index
+    service.discover_data("alpha")
+    assert service.answers_at_once("discover_data")
+    assert not service.answers_at_once("wiki_search")  # its own per-snapshot data is not derived yet
+    service.wiki_search("alpha")
+    assert service.answers_at_once("wiki_search")
+    writer = KtxIndex(root, embedder=HashEmbedder())
+    (root / "wiki/global/b.md").write_text("---\nsummary: Beta\n---\nBeta.\n")
+    writer.rebuild()  # another process commits: the next call loads it, so not at once
+    assert not service.answers_at_once("discover_data") and not service.answers_at_once("wiki_search")
+    assert service.wiki_search("beta").totalFound == 1
+    assert service.answers_at_once("wiki_search") and not service.answers_at_once("discover_data")
+    service.request_stop()
+    assert not service.answers_at_once("wiki_search")
+    writer.close()
+    service.close()
+
+
 def test_work_asked_for_while_the_service_closes_never_touches_it(tmp_path):
     """serve's warm-up starting as a signal closes the service used the store as it closed (a segfault)."""
     service = KtxIndex(write_files(tmp_path, {"ktx.yaml": "connections: {}\n"}), embedder=HashEmbedder())

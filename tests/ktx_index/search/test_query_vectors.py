@@ -1,15 +1,17 @@
 """A question's embedding (search/query_vectors.py): cached per engine and shared read-only between threads, a
-model failure reported but never cached, started on the worker thread or in line, and in line once closed."""
+model failure reported but never cached, started on the worker thread or in line, and in line once closed;
+``quick`` once the latest embedding that ran came back fast."""
 
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.search.query_vectors import QueryVectors
+from ktx_index.search.query_vectors import QUICK_ENCODE_S, QueryVectors
 
 
 class Flaky(HashEmbedder):
@@ -63,3 +65,39 @@ def test_no_model_no_vectors():
     vectors = QueryVectors(None)
     assert vectors.get("x") is None and vectors.probes() is None and vectors.ahead("x").result() is None
     vectors.close()
+
+
+class Slow(HashEmbedder):
+    """Takes longer than a quick question's embedding while ``slow``."""
+
+    slow = False
+
+    def encode(self, texts):
+        if self.slow:
+            time.sleep(QUICK_ENCODE_S * 1.5)
+        return super().encode(texts)
+
+
+def test_quick_only_once_an_embedding_came_back_fast():
+    embedder = Slow()
+    vectors = QueryVectors(embedder)
+    assert not vectors.quick  # nothing embedded yet: the model may still have to load
+    vectors.get("weekly churn")
+    assert vectors.quick
+    embedder.slow = True
+    vectors.get("monthly churn")
+    assert not vectors.quick
+    vectors.get("weekly churn")  # a cached answer says nothing about the model's speed
+    assert not vectors.quick
+    embedder.slow = False
+    vectors.get("refund rate")
+    assert vectors.quick
+    vectors.close()
+    broken = Flaky()
+    failing = QueryVectors(broken)
+    failing.get("fine")
+    broken.broken = True
+    failing.get("model gone now")
+    assert not failing.quick
+    failing.close()
+    assert QueryVectors(None).quick  # no model: nothing to wait for
