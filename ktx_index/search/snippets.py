@@ -50,17 +50,20 @@ def matched_on(doc: Document, terms: set[str]) -> str:
     return "description" if doc.description else ("comment" if doc.comment else "name")
 
 
+_SPACES = re.compile(r"\s+")
+
+
 def _collapse(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    return _SPACES.sub(" ", text).strip()
 
 
 def highlight(text: str, terms: set[str], limit: int = SNIPPET_CHARS) -> str:
     """Wrap words whose analyzed form is a query term in <mark>, keeping the result within limit."""
     out, used, pos = [], 0, 0
     for match in RAW_TOKEN.finditer(text):
-        hit = bool(terms.intersection(term_set(match.group(0))))
-        plain = text[pos : match.start()]
         word = match.group(0)
+        hit = not terms.isdisjoint(term_set(word))
+        plain = text[pos : match.start()]
         extra = len(MARK_OPEN) + len(MARK_CLOSE) if hit else 0
         if used + len(plain) + len(word) + extra > limit:
             remaining = max(0, limit - used)
@@ -79,7 +82,7 @@ def snippet_around(text: str, terms: set[str]) -> str | None:
         return None
     first = None
     for match in RAW_TOKEN.finditer(text):
-        if terms.intersection(term_set(match.group(0))):
+        if not terms.isdisjoint(term_set(match.group(0))):
             first = match.start()
             break
     start = max(0, (first or 0) - 60)
