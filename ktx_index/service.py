@@ -293,7 +293,7 @@ class KtxIndex:
         """Whether ``tool`` (discover_data or wiki_search) would be answered in milliseconds now: the engine
         open, nothing committed since its snapshot, this tool already answered on that snapshot (what it
         derives once per snapshot is built) and the model quick (QueryVectors.quick). The MCP server then
-        answers on its event loop instead of a worker thread (about -0.7 ms a call); a call that could build,
+        answers on its event loop instead of a worker thread (0.1-0.4 ms less a call); a call that could build,
         load or derive goes to the thread, so it never holds up the server's other requests."""
         engine = self._engine
         if engine is None or self._stop.is_set() or self._answered.get(tool) != engine.snapshot_key:

@@ -79,8 +79,8 @@ async def call(
 
     When the caller sent a progress token, the service's progress callback is relayed as
     ``notifications/progress`` (stage boundaries and counts). When ``at_once`` says the call will take
-    milliseconds (a warm search: KtxIndex.answers_at_once), it runs on the event loop instead: the hop to a
-    worker thread and back is about 0.7 ms of an MCP call's ~9 on a 2-core machine (docs/benchmarks.md).
+    milliseconds (a warm search: KtxIndex.answers_at_once), it runs on the event loop instead, saving the hop
+    to a worker thread and back (0.1-0.4 ms of a ~9 ms MCP call on a 2-core machine, docs/benchmarks.md).
     """
     try:
         if at_once is not None and at_once():
