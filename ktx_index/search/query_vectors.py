@@ -81,17 +81,16 @@ class QueryVectors:
         self.error = None
         return vector
 
-    def ahead(self, text: str, in_line: bool = False) -> Future[np.ndarray | None]:
+    def ahead(self, text: str) -> Future[np.ndarray | None]:
         """The text's embedding, started on the worker thread so the asking thread goes on meanwhile
-        (onnxruntime releases the GIL; docs/benchmarks.md, thirteenth session); with ``in_line``, or once
-        closed (a question racing a close), computed here and handed back done."""
-        if not in_line:
-            with contextlib.suppress(RuntimeError):
-                started = self._worker.submit(self.get, text)
-                # Hand the GIL over now, so the worker starts the embedding at once instead of at the next
-                # forced switch (up to 5 ms later): p50 4.3 -> 4.1 ms, p95 6.3 -> 5.3 ms on orbit's questions.
-                time.sleep(0)
-                return started
+        (onnxruntime releases the GIL; docs/benchmarks.md, thirteenth session); once closed (a question racing
+        a close), computed here and handed back done."""
+        with contextlib.suppress(RuntimeError):
+            started = self._worker.submit(self.get, text)
+            # Hand the GIL over now, so the worker starts the embedding at once instead of at the next
+            # forced switch (up to 5 ms later): p50 4.3 -> 4.1 ms, p95 6.3 -> 5.3 ms on orbit's questions.
+            time.sleep(0)
+            return started
         done: Future[np.ndarray | None] = Future()
         done.set_result(self.get(text))
         return done

@@ -71,13 +71,13 @@ class Recording(HashEmbedder):
         return super().encode(texts)
 
 
-def test_a_question_is_embedded_while_its_lexical_lane_runs_and_a_wiki_search_in_line(demo_service):
+def test_a_question_is_embedded_while_its_lexical_lane_runs(demo_service):
     embedder = Recording()
     engine = Engine(demo_service.layout, embedder)
     assert engine.rank("monthly refunds by region", ["table", "column"])
     assert embedder.threads["monthly refunds by region"].startswith("ktx-index-query-vector")
     assert engine.rank("refund policy for partners", ["wiki"])
-    assert embedder.threads["refund policy for partners"] == threading.current_thread().name
+    assert embedder.threads["refund policy for partners"].startswith("ktx-index-query-vector")
     lexical_only = Engine(demo_service.layout, None)
     assert lexical_only.rank("monthly refunds by region", ["table", "column"])  # no model: nothing to embed
     engine.close()

@@ -1,5 +1,5 @@
 """A question's embedding (search/query_vectors.py): cached per engine and shared read-only between threads, a
-model failure reported but never cached, started on the worker thread or in line, and in line once closed;
+model failure reported but never cached, started on the worker thread, and in line once closed;
 ``quick`` once the latest embedding that ran came back fast."""
 
 from __future__ import annotations
@@ -49,13 +49,11 @@ def test_vectors_are_cached_thread_safe_read_only_and_failures_retried():
     vectors.close()
 
 
-def test_ahead_embeds_on_the_worker_in_line_when_asked_and_once_closed():
+def test_ahead_embeds_on_the_worker_and_in_line_once_closed():
     embedder = Flaky()
     vectors = QueryVectors(embedder)
     assert vectors.ahead("monthly refunds").result() is vectors.get("monthly refunds")
     assert embedder.threads["monthly refunds"].startswith("ktx-index-query-vector")
-    assert vectors.ahead("refund policy", in_line=True).done()
-    assert embedder.threads["refund policy"] == threading.current_thread().name
     vectors.close()
     assert vectors.ahead("after close").result() is not None  # no worker left: computed here
     assert embedder.threads["after close"] == threading.current_thread().name
