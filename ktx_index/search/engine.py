@@ -56,6 +56,11 @@ IDENTIFIER_EDITS = (8, 12)
 KEY_KINDS = frozenset({"column", "sl_dimension"})
 
 
+def _committed(meta: dict[str, str]) -> tuple[int, str]:
+    """The commit and vectors version the store's metadata says writers last committed."""
+    return int(meta.get("generation", "0")), meta.get("vectors_version", "")
+
+
 class Engine:
     def __init__(self, layout: IndexLayout, embedder: Embedder | None, params: Params = PARAMS) -> None:
         self.layout = layout
@@ -91,8 +96,7 @@ class Engine:
     def is_current(self) -> bool:
         """Whether nothing was committed since the loaded snapshot (so refresh would load nothing): one
         metadata read."""
-        meta = self.store.meta.all()
-        return (int(meta.get("generation", "0")), meta.get("vectors_version", "")) == self.snapshot_key
+        return _committed(self.store.meta.all()) == self.snapshot_key
 
     def refresh(self, force: bool = False) -> bool:
         """Take in what writers committed since the last query: cheap when nothing changed, a delta
@@ -100,10 +104,9 @@ class Engine:
         replaces the old one whole; queries already running keep ranking against the old one."""
         meta = self.store.meta.all()
         self.embedding_status = meta.get("embedding_status", "")
-        generation = int(meta.get("generation", "0"))
-        vectors_version = meta.get("vectors_version", "")
+        generation, vectors_version = _committed(meta)
         snap = self.snapshot
-        if not force and generation == snap.generation and vectors_version == snap.vectors_version:
+        if not force and (generation, vectors_version) == self.snapshot_key:
             return False
         if (
             not force
@@ -114,7 +117,7 @@ class Engine:
             return False  # a backlog is being embedded in slices: take its new vectors at a bounded rate
         with self._lock:
             old = self.snapshot
-            if not force and generation == old.generation and vectors_version == old.vectors_version:
+            if not force and (generation, vectors_version) == self.snapshot_key:
                 return False  # another thread took this commit in while we waited
             changed: set[str] | None = set()
             if force or generation != old.generation:
