@@ -62,6 +62,8 @@ Example: dictionary_search({ values: ["Acme Corp"], connectionId: "warehouse" })
 
 def tools(service: KtxIndex) -> ToolSet:
     tools = ToolSet()
+    discover_at_once = functools.partial(service.answers_at_once, "discover_data")
+    wiki_at_once = functools.partial(service.answers_at_once, "wiki_search")
 
     @tools.tool(name="discover_data", title="Discover Data", description=DISCOVER)
     async def discover_data(
@@ -77,9 +79,8 @@ def tools(service: KtxIndex) -> ToolSet:
         ] = None,
         limit: Annotated[int, Field(description="Maximum refs to return.", ge=1, le=50)] = 10,
     ) -> Annotated[CallToolResult, DiscoverResult]:
-        at_once = functools.partial(service.answers_at_once, "discover_data")
         return await call(
-            ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None, at_once=at_once
+            ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None, at_once=discover_at_once
         )
 
     @tools.tool(name="wiki_search", title="Wiki Search", description=WIKI)
@@ -92,9 +93,8 @@ def tools(service: KtxIndex) -> ToolSet:
         limit: Annotated[int, Field(description="Maximum wiki pages to return.", ge=1, le=50)] = 10,
         connectionId: WikiConnectionArg = None,
     ) -> Annotated[CallToolResult, WikiSearchResult]:
-        at_once = functools.partial(service.answers_at_once, "wiki_search")
         return await call(
-            ctx, service.wiki_search, query, limit, on_progress=None, connection_id=connectionId, at_once=at_once
+            ctx, service.wiki_search, query, limit, on_progress=None, connection_id=connectionId, at_once=wiki_at_once
         )
 
     @tools.tool(name="dictionary_search", title="Dictionary Search", description=DICTIONARY)
