@@ -90,13 +90,17 @@ def matching_pages(
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))
     ranked = engine.rank(query, ["wiki"])
-    noise = lambda: engine.noise(snap, _wiki_vectors(snap)[0], "noise_wiki")  # noqa: E731
-    level = confidence(engine.lexical, query, ranked, "wiki_search", noise, engine.params)
+    level = confidence(engine.lexical, query, ranked, "wiki_search", lambda: wiki_noise(engine, snap), engine.params)
     if level == "none":
         return [], level
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
         ranked = engine.rank(query, ["wiki"], pool=pages)
     return [c for c in ranked if c.score > 0 and _applies(snap, c.uid, connection_id)], level
+
+
+def wiki_noise(engine: Engine, snap: Snapshot) -> float | None:
+    """The noise level of the wiki's own vectors (search/calibration.py): pages alone, not the whole project."""
+    return engine.noise(snap, _wiki_vectors(snap)[0], "noise_wiki")
 
 
 def _applies(snap: Snapshot, uid: str, connection_id: str | None) -> bool:

@@ -1,0 +1,165 @@
+"""Is there more in the confidence rule's evidence than the rule reads? A learned rule against the shipped one.
+
+    python tests/benchmarks/confidence_evidence.py [--work /tmp/ktx-index-quality] [--features top_score,...]
+
+Run quality.py first over the families named below: it builds the indexes read here. For every judged
+discover_data and wiki_search question this collects what a confidence rule can see at answer time (the best
+fused score, the best cosine and lexical score, the project's noise level, concept coverage, how far the best
+cosine stands out of the ten best, how many candidates score near the best, …) and the shipped rule's verdict
+(``signals.confidence``). A logistic regression over those figures is fitted per tool on the tuning families
+(each family, and in it the answerable and the no-answer questions, weighed equally), its threshold set so that
+it flags as many answerable tuning questions ``low`` as the shipped rule does. Then, per family, it prints the
+learned score's AUC (answerable above no-answer) and both rules at that operating point: answerable questions
+flagged low (fewer is better) and no-answer questions declined (more is better). The learned rule is worth
+shipping only if no held-out family declines fewer no-answer questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from heldout import heldout_corpora, training_corpora  # noqa: E402
+from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora, project_path  # noqa: E402
+from wiki_corpora import wiki_corpora  # noqa: E402
+
+from ktx_index.search.engine import Engine  # noqa: E402
+from ktx_index.search.query import Query  # noqa: E402
+from ktx_index.search.signals import concept_coverage, confidence, vocabulary  # noqa: E402
+from ktx_index.service import KtxIndex  # noqa: E402
+from ktx_index.tools.discover import normalize_kinds  # noqa: E402
+from ktx_index.tools.wiki import wiki_noise  # noqa: E402
+
+#: per tool, the families a rule may be fitted on; every other family only reports
+TUNING = {"discover_data": ("judged", "tuning-business"), "wiki_search": ("judged", "wiki-tuning")}
+FEATURES = "top_score,best_cosine,best_lexical,coverage,noise,cos_lift,score_lift,near_best,terms"
+
+
+def evidence(engine: Engine, q: Query, tool: str, kinds: list[str] | None, connection: str | None) -> dict[str, Any]:
+    """What a confidence rule can read once a question is ranked, and the shipped rule's verdict."""
+    snap = engine.snapshot
+    if tool == "wiki_search":
+        ranked, noise = engine.rank(q, ["wiki"]), wiki_noise(engine, snap)
+    else:
+        ranked, noise = engine.rank(q, normalize_kinds(kinds), connection), engine.noise(snap)
+    scores = sorted((c.score for c in ranked), reverse=True) or [0.0]
+    cosines = sorted((c.cosine for c in ranked if c.cosine is not None), reverse=True) or [0.0]
+    return {
+        "level": confidence(engine.lexical, q, ranked, tool, lambda: noise, engine.params),
+        "top_score": scores[0],
+        "best_cosine": cosines[0],
+        "best_lexical": max((c.lexical for c in ranked), default=0.0),
+        "coverage": concept_coverage(vocabulary(engine.lexical), engine.lexical.idf, q),
+        "noise": noise or 0.0,
+        "cos_lift": cosines[0] - float(np.mean(cosines[:10])),
+        "score_lift": scores[0] - float(np.mean(scores[:10])),
+        "near_best": sum(s >= 0.9 * scores[0] for s in scores),
+        "terms": len([t for t in q.terms if t not in q.data_words]),
+    }
+
+
+def corpora(work: Path) -> list[tuple[str, str, list, Path]]:
+    """(project, family, questions, path) of every family with no-answer questions, and heldout-sql."""
+    out = [
+        (n, t, qs, project_path(n, DEFAULT_CORPORA))
+        for n, t, qs in judged_corpora(DEFAULT_CORPORA)
+        if t == JUDGED_TABLE
+    ]
+    out += [(n, f, qs, p) for n, p, qs, f in heldout_corpora(work / "heldout")]
+    for family in ("tuning-business", "validation-business"):
+        out += [(n, f, qs, p) for n, p, qs, f in training_corpora(work / "tuning", family)]
+    for family in ("wiki-tuning", "wiki-heldout"):
+        out += [(n, f, qs, p) for n, p, qs, f in wiki_corpora(family)]
+    return out
+
+
+def collect(work: Path) -> list[dict[str, Any]]:
+    rows = []
+    for name, family, questions, source in corpora(work):
+        path = work / name if (work / name / "ktx.yaml").is_file() else source
+        service = KtxIndex(path)
+        try:
+            service.rebuild()
+            engine = service.refreshed_engine()
+            for jq in questions:
+                if jq.tool in TUNING:
+                    row = evidence(engine, Query.parse(jq.query or ""), jq.tool, jq.kinds, jq.connection)
+                    rows.append(row | {"family": family, "tool": jq.tool, "answerable": bool(jq.relevant)})
+        finally:
+            service.close()
+    return rows
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-2) -> np.ndarray:
+    """Weighted, L2-regularised logistic regression by Newton's method (x standardised, bias last)."""
+    x = np.c_[x, np.ones(len(x))]
+    beta = np.zeros(x.shape[1])
+    ridge = l2 * np.eye(len(beta))
+    ridge[-1, -1] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-x @ beta))
+        grad = x.T @ (w * (p - y)) + ridge @ beta
+        hess = (x * (w * p * (1 - p))[:, None]).T @ x + ridge
+        beta -= np.linalg.solve(hess, grad)
+    return beta
+
+
+def learned_scores(rows: list[dict[str, Any]], names: list[str], model: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The fitted rule's score (higher: more likely answerable) of each row."""
+    mean, std, beta = model
+    z = (np.array([[float(r[n]) for n in names] for r in rows]) - mean) / std
+    return np.c_[z, np.ones(len(z))] @ beta
+
+
+def report(rows: list[dict[str, Any]], names: list[str]) -> None:
+    for tool, tuning in TUNING.items():
+        mine = [r for r in rows if r["tool"] == tool]
+        train = [r for r in mine if r["family"] in tuning]
+        x = np.array([[float(r[n]) for n in names] for r in train])
+        mean, std = x.mean(axis=0), x.std(axis=0) + 1e-9
+        groups = Counter((r["family"], r["answerable"]) for r in train)
+        weights = np.array([1.0 / groups[(r["family"], r["answerable"])] for r in train])
+        beta = fit_logistic((x - mean) / std, np.array([r["answerable"] for r in train], float), weights)
+        model = (mean, std, beta)
+
+        flagged = sum(r["level"] != "high" for r in train if r["answerable"])  # the shipped rule's count
+        answerable = np.sort(learned_scores([r for r in train if r["answerable"]], names, model))
+        threshold = answerable[min(flagged, len(answerable) - 1)]
+        print(f"\n{tool}: learned over {', '.join(names)}; threshold matched on {', '.join(tuning)}")
+        print(f"{'family':<22} {'n':>4} {'AUC':>6}   {'answerable low':>16}   {'no-answer declined':>19}")
+        print(f"{'':<22} {'':>4} {'':>6}   {'shipped learned':>16}   {'shipped learned':>19}")
+        for family in dict.fromkeys(r["family"] for r in mine):
+            rs = [r for r in mine if r["family"] == family]
+            s = learned_scores(rs, names, model)
+            pos = [s[i] for i, r in enumerate(rs) if r["answerable"]]
+            neg = [s[i] for i, r in enumerate(rs) if not r["answerable"]]
+            auc = np.mean([a > b for a in pos for b in neg]) if pos and neg else float("nan")
+            low = (sum(r["level"] != "high" for r in rs if r["answerable"]), sum(v < threshold for v in pos))
+            declined = (
+                sum(r["level"] != "high" for r in rs if not r["answerable"]),
+                sum(s[i] < threshold or r["level"] == "none" for i, r in enumerate(rs) if not r["answerable"]),
+            )
+            print(
+                f"{family:<22} {len(rs):>4} {auc:>6.3f}   {low[0]:>7} {low[1]:>7} /{len(pos):<4}"
+                f" {declined[0]:>7} {declined[1]:>7} /{len(neg)}"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's --work")
+    parser.add_argument("--features", default=FEATURES, help="comma-separated evidence the learned rule reads")
+    args = parser.parse_args()
+    report(collect(args.work), args.features.split(","))
+
+
+if __name__ == "__main__":
+    main()
