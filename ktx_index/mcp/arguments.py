@@ -121,6 +121,8 @@ def _range(low: Any, high: Any) -> str:
 def _value_at(arguments: Any, path: list[int | str]) -> Any:
     value = arguments
     for part in path:
+        if part == 0 and isinstance(value, str):  # a bare string the tool reads as a list of one
+            continue
         listed = isinstance(part, int) and isinstance(value, list) and part < len(value)
         keyed = isinstance(part, str) and isinstance(value, dict) and part in value
         if not (listed or keyed):

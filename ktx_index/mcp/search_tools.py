@@ -77,7 +77,7 @@ def tools(service: KtxIndex) -> ToolSet:
             BeforeValidator(_as_list),
             Field(description="Optional kind filter (a single kind string is read as a list of one)."),
         ] = None,
-        limit: Annotated[int, Field(description="Maximum refs to return.", ge=1, le=50)] = 10,
+        limit: Annotated[int, Field(description="Maximum refs to return.", ge=1, le=50, strict=True)] = 10,
     ) -> Annotated[CallToolResult, DiscoverResult]:
         return await call(
             ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None, at_once=discover_at_once
@@ -90,7 +90,7 @@ def tools(service: KtxIndex) -> ToolSet:
             Field(description='Natural-language wiki search query, e.g. "revenue recognition policy".', min_length=1),
         ],
         ctx: Context,
-        limit: Annotated[int, Field(description="Maximum wiki pages to return.", ge=1, le=50)] = 10,
+        limit: Annotated[int, Field(description="Maximum wiki pages to return.", ge=1, le=50, strict=True)] = 10,
         connectionId: WikiConnectionArg = None,
     ) -> Annotated[CallToolResult, WikiSearchResult]:
         return await call(

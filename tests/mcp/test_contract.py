@@ -463,6 +463,9 @@ BAD_ARGUMENTS = [
     ("not an integer", "discover_data", {"query": "orders", "limit": 2.5}, "limit: expected an integer 1–50, got 2.5"),
     ("empty query", "wiki_search", {"query": ""}, 'query: expected a non-empty string, got ""'),
     ("bad enum value", "discover_data", {"query": "x", "kinds": ["tables"]}, 'kinds.0: expected one of "wiki"'),
+    ("bad bare kind", "discover_data", {"query": "x", "kinds": "tables"}, '"table", "column", got "tables"'),
+    ("a boolean limit", "discover_data", {"query": "x", "limit": True}, "limit: expected an integer 1–50, got true"),
+    ("a numeric string", "wiki_search", {"query": "x", "limit": "3"}, 'limit: expected an integer 1–50, got "3"'),
     ("wrong list item type", "dictionary_search", {"values": ["ok", 7]}, "values.1: expected a non-empty string, got 7"),
     ("empty list", "dictionary_search", {"values": []}, "values: expected a list of 1–20 items, each a non-empty string"),
     (
