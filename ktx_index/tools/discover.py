@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from indexers.models import SEARCH_KINDS, Document
 from ktx_index.errors import InvalidInput
 from ktx_index.search import learned
@@ -121,12 +123,19 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     seen: set[tuple[frozenset[str], str]] = set()
     for container in sorted(containers):
         for edge in snap.facts.joins.get(container, []):
-            key = (frozenset((container, edge.other)), edge.on.casefold())
+            key = (frozenset((container, edge.other)), condition_key(edge.on))
             if edge.other not in containers or key in seen:
                 continue
             seen.add(key)
             out.append(JoinOut(from_=container.split(":", 2)[2], to=edge.other.split(":", 2)[2], on=edge.on))
     return out
+
+
+def condition_key(on: str) -> str:
+    """A join condition with each equality's sides and the equalities in one order: ``a.x = b.x`` and
+    ``b.x = a.x`` (one edge, seen from each table) are the same join."""
+    parts = re.split(r"\s+and\s+", on.casefold().strip())
+    return " and ".join(sorted(" = ".join(sorted(side.strip() for side in p.split("="))) for p in parts))
 
 
 def _merge_twin(kept: DiscoverRef, twin: Document) -> None:

@@ -4,6 +4,7 @@ short snippets, the confidence field, one ref per physical table, the filters an
 import pytest
 
 from ktx_index.errors import InvalidInput, NotFound
+from ktx_index.tools.discover import condition_key
 
 
 def test_exact_identifier_ranks_first_with_top_tier_score(demo_service):
@@ -68,3 +69,11 @@ def test_kinds_and_connection_filters(demo_service):
 def test_typo_in_identifier_still_finds_it(demo_service):
     refs = demo_service.discover_data("weekly_box_capacty").refs
     assert any(r.id.endswith("weekly_box_capacity") for r in refs[:3])
+
+
+def test_a_join_seen_from_each_table_is_listed_once(demo_service):
+    assert condition_key("a.x = b.x AND a.y = b.y") == condition_key("b.y = a.y and b.x = a.x")
+    kinds = ["sl_source", "sl_measure", "sl_dimension", "wiki"]
+    joins = demo_service.discover_data("active subscribers", None, kinds, 50).joins or []
+    pairs = [frozenset((j.from_, j.to)) for j in joins]
+    assert joins and len(pairs) == len(set(pairs))
