@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, asks_for_keys, identifier_key, query_terms
+from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, asks_for_keys, expand, identifier_key, query_terms
 from ktx_index.search.shapes import Value, question_values
 
 QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
@@ -31,6 +31,9 @@ class Query:
     identifier: str
     #: It asks for identifiers (analysis.asks_for_keys): key columns then keep their full weight (Params.key_member).
     asks_keys: bool = False
+    #: Nothing but question filler ('the of and'): ``terms`` then holds the filler itself, and what it matches
+    #: it matches by chance (signals.confidence never answers it confidently).
+    filler_only: bool = False
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -42,6 +45,7 @@ class Query:
             values=tuple(question_values(text)),
             identifier=identifier_key(text),
             asks_keys=asks_for_keys(text),
+            filler_only=all(token.lower() in STOPWORDS for token in expand(text)),
         )
 
     @classmethod

@@ -66,7 +66,8 @@ def confidence(
     project holds nothing for it (its best cosine does not clear the project's own noise level, search/calibration.py,
     and no document matches its words beyond ``chance_lexical``), ``high`` when an identifier
     is named, the best score alone is confident, or it clears the answer floor with the question's concepts in
-    the project's vocabulary (concept_coverage), ``low`` otherwise: the best refs are returned, flagged.
+    the project's vocabulary (concept_coverage), ``low`` otherwise, and always for a question of filler alone:
+    the best refs are returned, flagged.
 
     A vocabulary rule alone emptied answerable questions asked in words the schema does not use (*patrons* for
     ``customer``); here it only decides between high and low. ``noise`` gives the project's noise level (None
@@ -82,6 +83,8 @@ def confidence(
         level = noise()
         if level is None or not cosines or max(cosines) < level:
             return "none"
+    if Query.of(query).filler_only:  # 'the of and': whatever matched, matched by chance
+        return "low"
     floor, coverage, confident = p.answerable[tool]
     if top.score >= confident:
         return "high"

@@ -70,6 +70,12 @@ def test_confidence_is_high_for_an_identifier_or_a_confident_score():
     assert confidence(None, "q", strong, "discover_data", lambda: 0.25) == "high"  # type: ignore[arg-type]
 
 
+def test_a_question_of_filler_alone_is_never_answered_confidently():
+    strong = [_cand("a", 0.9, lexical=0.9, cosine=0.7)]
+    assert confidence(None, "the of and", strong, "discover_data", lambda: 0.25) == "low"  # type: ignore[arg-type]
+    assert confidence(None, "AND OR NOT", strong, "wiki_search", lambda: 0.25) == "low"  # type: ignore[arg-type]
+
+
 def test_an_answer_keeps_every_scored_candidate_then_the_nearest_of_the_rest():
     ranked = [_cand("a", 0.15, cosine=0.2), _cand("b", 0.01, cosine=0.1), _cand("c", 0.0, cosine=0.05)]
     ranked += [_cand("d", 0.0, cosine=0.12), _cand("parent", 0.0)]  # a container never lifted has no cosine
