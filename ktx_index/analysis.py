@@ -154,9 +154,14 @@ def squash(text: str) -> str:
 
 def query_terms(query: str) -> list[str]:
     """Distinct analyzed terms of a query, question filler dropped (before stemming) unless nothing else is left."""
+    return question_terms(query)[0]
+
+
+def question_terms(query: str) -> tuple[list[str], bool]:
+    """query_terms, and whether the query held nothing but filler (its terms are then the filler itself)."""
     tokens = expand(query)
-    content = [t for t in tokens if t.lower() not in STOPWORDS] or tokens
-    return list(dict.fromkeys(s for s in (stem(t) for t in content) if s))
+    content = [t for t in tokens if t.lower() not in STOPWORDS]
+    return list(dict.fromkeys(s for s in (stem(t) for t in content or tokens) if s)), not content
 
 
 def identifier_key(text: str) -> str:

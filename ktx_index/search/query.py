@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, asks_for_keys, expand, identifier_key, query_terms
+from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, asks_for_keys, identifier_key, question_terms
 from ktx_index.search.shapes import Value, question_values
 
 QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
@@ -37,15 +37,16 @@ class Query:
 
     @classmethod
     def parse(cls, text: str) -> Query:
+        terms, filler_only = question_terms(text)
         return cls(
             text=text,
-            terms=tuple(query_terms(text)),
+            terms=tuple(terms),
             data_words=frozenset(value_like(text)),
             named=frozenset(named_keys(text)),
             values=tuple(question_values(text)),
             identifier=identifier_key(text),
             asks_keys=asks_for_keys(text),
-            filler_only=all(token.lower() in STOPWORDS for token in expand(text)),
+            filler_only=filler_only,
         )
 
     @classmethod
