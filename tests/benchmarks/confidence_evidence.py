@@ -84,7 +84,9 @@ def corpora(work: Path) -> list[tuple[str, str, list, Path]]:
 def collect(work: Path) -> list[dict[str, Any]]:
     rows = []
     for name, family, questions, source in corpora(work):
-        path = work / name if (work / name / "ktx.yaml").is_file() else source
+        path = work / name  # quality.py's copy: an index is never built inside the vendored corpora
+        if not (path / "ktx.yaml").is_file():
+            raise SystemExit(f"no copy of {name} under {work}: run quality.py over its family first ({source})")
         service = KtxIndex(path)
         try:
             service.rebuild()
@@ -112,10 +114,14 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-2) 
     return beta
 
 
+def matrix(rows: list[dict[str, Any]], names: list[str]) -> np.ndarray:
+    return np.array([[float(r[n]) for n in names] for r in rows])
+
+
 def learned_scores(rows: list[dict[str, Any]], names: list[str], model: tuple[np.ndarray, ...]) -> np.ndarray:
     """The fitted rule's score (higher: more likely answerable) of each row."""
     mean, std, beta = model
-    z = (np.array([[float(r[n]) for n in names] for r in rows]) - mean) / std
+    z = (matrix(rows, names) - mean) / std
     return np.c_[z, np.ones(len(z))] @ beta
 
 
@@ -123,7 +129,7 @@ def report(rows: list[dict[str, Any]], names: list[str]) -> None:
     for tool, tuning in TUNING.items():
         mine = [r for r in rows if r["tool"] == tool]
         train = [r for r in mine if r["family"] in tuning]
-        x = np.array([[float(r[n]) for n in names] for r in train])
+        x = matrix(train, names)
         mean, std = x.mean(axis=0), x.std(axis=0) + 1e-9
         groups = Counter((r["family"], r["answerable"]) for r in train)
         weights = np.array([1.0 / groups[(r["family"], r["answerable"])] for r in train])
