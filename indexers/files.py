@@ -7,19 +7,36 @@ project model (``indexers.project``), and neither imports the other to read a fi
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
 
+from indexers.models import Diagnostic
+
+UNLISTED = "unlisted"  # the Diagnostic code of a folder that cannot be listed
 SAFE_ID = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]*$")
 
 
 class SourceError(Exception):
     """A file that cannot be used; the message is the reason shown to the user."""
+
+
+class UnlistedFolder(SourceError):
+    """A folder that exists but cannot be listed (no permission, a symlink loop). What it held at the last
+    commit is kept, marked stale, rather than deleted as if the files were gone (``Diagnostic.code`` ``unlisted``)."""
+
+    def __init__(self, rel_dir: str, reason: str) -> None:
+        super().__init__(f"cannot list this folder ({reason}); what it held is kept until it can be read")
+        self.path = rel_dir
+
+    def diagnostic(self) -> Diagnostic:
+        return Diagnostic(path=self.path, message=str(self), code=UNLISTED)
 
 
 class ProjectFiles(Protocol):
@@ -40,14 +57,18 @@ def read_text(project: ProjectFiles, rel: str) -> str:
     path = project.root / rel
     try:
         real = path.resolve(strict=True)
-    except (OSError, RuntimeError) as exc:
-        raise SourceError(f"cannot open: {exc.strerror or exc}") from exc
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+        reason = getattr(exc, "strerror", None) or ("symlink loop" if isinstance(exc, RuntimeError) else exc)
+        raise SourceError(f"cannot open: {reason}") from exc
     if not real.is_relative_to(project.real_root):
         raise SourceError("symlink points outside the project; it is not read")
     try:
-        size = real.stat().st_size
+        st = real.stat()
     except OSError as exc:
         raise SourceError(f"cannot stat: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader (and the writer lock) forever
+        raise SourceError("not a regular file (a pipe, socket or device); not read")
+    size = st.st_size
     limit = project.max_file_bytes
     if size > limit:
         raise SourceError(
@@ -136,27 +157,56 @@ def read_json(project: ProjectFiles, rel: str) -> Any:
         raise SourceError("JSON nested too deeply") from exc
 
 
-def list_files(project: ProjectFiles, rel_dir: str, suffixes: tuple[str, ...], recursive: bool = False) -> list[str]:
-    """Project-relative POSIX paths under rel_dir with one of the suffixes, sorted; missing dir → []."""
-    base = project.root / rel_dir
-    if not base.is_dir():
+def _entries(project: ProjectFiles, rel_dir: str) -> list[os.DirEntry[str]]:
+    """The visible entries of a project folder; a missing one has none, one that cannot be listed raises."""
+    try:
+        with os.scandir(project.root / rel_dir) as it:
+            return [entry for entry in it if not entry.name.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as exc:
+        raise UnlistedFolder(rel_dir, exc.strerror or str(exc)) from exc
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """A symlink loop or an entry that vanished is not a folder (read_text then says what is wrong with it)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def list_files(project: ProjectFiles, rel_dir: str, suffixes: tuple[str, ...], recursive: bool = False) -> list[str]:
+    """Project-relative POSIX paths under rel_dir with one of the suffixes, sorted; a missing folder has none.
+
+    Raises ``UnlistedFolder`` when rel_dir, or with ``recursive`` any folder below it, cannot be listed:
+    an incomplete listing would read as files deleted."""
     found: list[str] = []
-    if recursive:
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in filenames:
-                if name.endswith(suffixes) and not name.startswith("."):
-                    found.append(Path(dirpath, name).relative_to(project.root).as_posix())
-    else:
-        for entry in os.scandir(base):
-            if entry.name.endswith(suffixes) and not entry.name.startswith(".") and not entry.is_dir():
-                found.append(f"{rel_dir}/{entry.name}")
+    pending = [rel_dir]
+    while pending:
+        folder = pending.pop()
+        for entry in _entries(project, folder):
+            if _is_dir(entry):
+                if recursive and not entry.is_symlink():  # as os.walk: symlinked folders are not followed
+                    pending.append(f"{folder}/{entry.name}")
+            elif entry.name.endswith(suffixes):
+                found.append(f"{folder}/{entry.name}")
     return sorted(found)
 
 
 def list_dirs(project: ProjectFiles, rel_dir: str) -> list[str]:
-    base = project.root / rel_dir
-    if not base.is_dir():
-        return []
-    return sorted(e.name for e in os.scandir(base) if e.is_dir() and not e.name.startswith("."))
+    """Names of the visible folders in rel_dir, sorted; raises ``UnlistedFolder`` as ``list_files`` does."""
+    return sorted(entry.name for entry in _entries(project, rel_dir) if _is_dir(entry))
+
+
+def is_file(project: ProjectFiles, rel: str) -> bool:
+    """Whether rel is a file; raises ``UnlistedFolder`` for its folder when that cannot be searched
+    (``Path.is_file`` raises PermissionError there, and False would read as "not written yet")."""
+    try:
+        return stat.S_ISREG(os.stat(project.root / rel).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return False
+        raise UnlistedFolder(rel.rsplit("/", 1)[0], exc.strerror or str(exc)) from exc

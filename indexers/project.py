@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from indexers.files import SAFE_ID, SourceError, list_dirs, read_yaml
+from indexers.files import SAFE_ID, SourceError, UnlistedFolder, list_dirs, read_yaml
 from indexers.models import Diagnostic
 
 CONFIG_FILE = "ktx.yaml"
@@ -215,10 +215,15 @@ def load_project(root: str | Path) -> Project:
         )
 
     for family in ("semantic-layer", "raw-sources"):
-        for name in list_dirs(project, family):
+        try:
+            names = list_dirs(project, family)
+        except UnlistedFolder as exc:  # declared connections are still indexed; the indexers report the rest
+            diagnostics.append(exc.diagnostic())
+            continue
+        for name in names:
             if name in project.connections:
                 continue
-            if family == "raw-sources" and not (project.root / family / name / "live-database").is_dir():
+            if family == "raw-sources" and not _is_scan_folder(project.root / family / name):
                 continue  # other raw material (notes, CSV exports), not a warehouse scan
             if not SAFE_ID.match(name):
                 diagnostics.append(
@@ -227,3 +232,12 @@ def load_project(root: str | Path) -> Project:
                 continue
             project.connections[name] = Connection(name, None, declared=False)
     return project
+
+
+def _is_scan_folder(folder: Path) -> bool:
+    """Whether a raw-sources folder holds a warehouse scan; one that cannot be searched is taken for one,
+    so its scan indexer reports why it cannot be read."""
+    try:
+        return (folder / "live-database").is_dir()
+    except OSError:
+        return True

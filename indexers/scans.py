@@ -9,12 +9,11 @@ descriptions from the table file, else from the scan-generated ``_schema`` shard
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, clean_text, jsonable
-from indexers.files import SourceError, list_dirs, list_files, read_json
+from indexers.files import UNLISTED, SourceError, UnlistedFolder, is_file, list_dirs, list_files, read_json
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.scan_artifacts import ArtifactCache, table_key
@@ -87,34 +86,22 @@ class ScanIndexer(Indexer):
         scopes: list[Scope] = []
         diagnostics: list[Diagnostic] = []
         for conn in project.connection_ids:
-            base = f"raw-sources/{conn}/live-database"
-            complete: list[str] = []
-            for sync in sorted(list_dirs(project, base), reverse=True):
-                if (project.root / base / sync / "scan-report.json").is_file():
-                    complete.append(f"{base}/{sync}")
-                else:
+            try:
+                listed = self._list_connection(project, conn, diagnostics)
+            except UnlistedFolder as exc:
+                diagnostics.append(exc.diagnostic())
+                if exc.path != f"raw-sources/{conn}":  # a partial listing (or no shards) reads as a changed scan
                     diagnostics.append(
                         Diagnostic(
-                            path=f"{base}/{sync}",
-                            code="warning",
-                            message="no scan-report.json yet (scan incomplete); older snapshots are used",
+                            path=f"raw-sources/{conn}",
+                            code=UNLISTED,
+                            message=f"the scan is not read while {exc.path} cannot be listed; the last good one is kept",
                         )
                     )
-            if not complete:
                 continue
-            profiles = tuple(
-                f"{sync}/enrichment/relationship-profile.json"
-                for sync in complete
-                if (project.root / sync / "enrichment/relationship-profile.json").is_file()
-            )
-            shards = tuple(list_files(project, f"semantic-layer/{conn}/_schema", (".yaml", ".yml")))
-            chosen: dict[str, str] = {}
-            for sync in complete:
-                tables_dir = project.root / sync / "tables"
-                if tables_dir.is_dir():
-                    for entry in os.scandir(tables_dir):
-                        if entry.name.endswith(".json") and entry.name not in chosen:
-                            chosen[entry.name] = sync
+            if listed is None:
+                continue
+            complete, profiles, shards, chosen = listed
             newest = complete[0]
             context = (("connection", conn), ("profiles", profiles), ("shards", shards))
             scopes.append(
@@ -136,6 +123,38 @@ class ScanIndexer(Indexer):
                     )
                 )
         return scopes, diagnostics
+
+    def _list_connection(
+        self, project: Project, conn: str, diagnostics: list[Diagnostic]
+    ) -> tuple[list[str], tuple[str, ...], tuple[str, ...], dict[str, str]] | None:
+        """The complete snapshots of one connection (newest first), their profiles, the connection's ``_schema``
+        shards and each table file's newest snapshot; None when no snapshot is complete."""
+        base = f"raw-sources/{conn}/live-database"
+        complete: list[str] = []
+        for sync in sorted(list_dirs(project, base), reverse=True):
+            if is_file(project, f"{base}/{sync}/scan-report.json"):
+                complete.append(f"{base}/{sync}")
+            else:
+                diagnostics.append(
+                    Diagnostic(
+                        path=f"{base}/{sync}",
+                        code="warning",
+                        message="no scan-report.json yet (scan incomplete); older snapshots are used",
+                    )
+                )
+        if not complete:
+            return None
+        profiles = tuple(
+            f"{sync}/enrichment/relationship-profile.json"
+            for sync in complete
+            if is_file(project, f"{sync}/enrichment/relationship-profile.json")
+        )
+        shards = tuple(list_files(project, f"semantic-layer/{conn}/_schema", (".yaml", ".yml")))
+        chosen: dict[str, str] = {}
+        for sync in complete:
+            for rel in list_files(project, f"{sync}/tables", (".json",)):
+                chosen.setdefault(rel.rsplit("/", 1)[1], sync)
+        return complete, profiles, shards, chosen
 
     def warm(self, project: Project, scopes: list[Scope]) -> None:
         """Parse every relationship profile and ``_schema`` shard once: a table edit reads them all (its
@@ -223,12 +242,17 @@ class ScanIndexer(Indexer):
         info = self._json(project, f"{sync}/connection.json", result, optional=True) or {}
         profile_rows: dict[str, dict[str, Any]] = {}
         profile_sync = None
+        unreadable = None
         for profile_rel in scope.get("profiles"):
             profile = self.cache.profile(project, profile_rel, result)
-            if profile and table_key(ref) in profile:
+            if profile is None:
+                unreadable = unreadable or profile_rel
+            elif table_key(ref) in profile:
                 profile_rows = profile[table_key(ref)]
                 profile_sync = profile_rel.split("/")[-3]
                 break
+        if unreadable and not profile_rows:  # keep the sample values that profile gave this table
+            result.kept[rel] = f"its sample values come from {unreadable}, which cannot be read"
         shard_table, shard_columns = self.cache.shard_descriptions(project, scope.get("shards"), display, result)
         raw_columns = table.get("columns") if isinstance(table.get("columns"), list) else []
         if not isinstance(table.get("columns"), (list, type(None))):
@@ -313,7 +337,7 @@ class ScanIndexer(Indexer):
 
     def _json(self, project: Project, rel: str, result: ScopeResult, optional: bool = False) -> dict[str, Any] | None:
         """A JSON object artifact, or None after reporting why it cannot be used."""
-        if optional and not (project.root / rel).is_file():
+        if optional and not is_file(project, rel):
             return None
         try:
             data = read_json(project, rel)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
-from indexers.files import SAFE_ID
+from indexers.files import SAFE_ID, UnlistedFolder
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.sl_records import SourceRecord, connection_files, dict_list, load_records, resolve_description
@@ -33,11 +33,16 @@ class SemanticLayerIndexer(Indexer):
 
     def scopes(self, project: Project) -> tuple[list[Scope], list[Diagnostic]]:
         scopes = []
+        diagnostics: list[Diagnostic] = []
         for conn_id in project.connection_ids:
-            files = connection_files(project, conn_id)
+            try:
+                files = connection_files(project, conn_id)
+            except UnlistedFolder as exc:
+                diagnostics.append(exc.diagnostic())
+                continue
             if files:
                 scopes.append(Scope(self.family, f"sl:{conn_id}", tuple(files), (("connection", conn_id),)))
-        return scopes, []
+        return scopes, diagnostics
 
     def read(self, project: Project, scope: Scope) -> ScopeResult:
         result = ScopeResult()

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from indexers.base import as_str_list
-from indexers.files import SourceError, list_files, parse_yaml, read_text
+from indexers.files import SourceError, UnlistedFolder, list_files, parse_yaml, read_text
 from indexers.models import Diagnostic
 from indexers.project import Project
 
@@ -76,6 +76,53 @@ def dict_list(value: Any) -> list[dict[str, Any]]:
 
 def _norm_on(text: Any) -> str:
     return re.sub(r"\s+", " ", str(text or "")).strip().lower()
+
+
+#: List fields of a source or overlay (§1.4) and what each item must be; a lone string counts as one name.
+LIST_FIELDS = {
+    "columns": "mapping", "joins": "mapping", "measures": "mapping", "segments": "mapping",
+    "column_overrides": "mapping", "grain": "string", "exclude_columns": "string", "disable_joins": "string",
+}  # fmt: skip
+NAMED_ITEMS = ("columns", "measures", "segments", "column_overrides")
+MAX_ITEM_PROBLEMS = 3  # per field: a list of 500 strings is one mistake, not 500
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    return "a mapping" if isinstance(value, dict) else "a list"
+
+
+def shape_problems(data: dict[str, Any]) -> list[str]:
+    """Fields (and list items) that are not the shape KTX reads. The index leaves each out, as KTX does,
+    so each is reported: a ``columns:`` written as a mapping must not silently drop every column."""
+    problems: list[str] = []
+    for key, item in LIST_FIELDS.items():
+        value = data.get(key)
+        if value is None or (item == "string" and isinstance(value, str)):
+            continue
+        if not isinstance(value, list):
+            problems.append(f"{key}: expected a list of {item}s, got {_shape(value)}; it is left out")
+            continue
+        bad = []
+        for i, entry in enumerate(value):
+            if item == "mapping" and not isinstance(entry, dict):
+                bad.append(f"{key}[{i}]: expected a mapping, got {_shape(entry)}; it is left out")
+            elif item == "string" and not isinstance(entry, str):
+                bad.append(f"{key}[{i}]: expected a name, got {_shape(entry)}; it is left out")
+            elif key in NAMED_ITEMS and not str(entry.get("name") or "").strip():
+                bad.append(f"{key}[{i}]: has no 'name'; it is left out")
+        problems.extend(bad[:MAX_ITEM_PROBLEMS])
+        if len(bad) > MAX_ITEM_PROBLEMS:
+            problems.append(f"{key}: {len(bad) - MAX_ITEM_PROBLEMS} more items like these are left out")
+    value = data.get("descriptions")
+    if value is not None and not isinstance(value, dict):
+        problems.append(f"descriptions: expected a mapping (e.g. user: <text>), got {_shape(value)}; it is left out")
+    return problems
 
 
 def project_manifest_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
@@ -164,7 +211,11 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
     diagnostics: list[Diagnostic] = []
     overlays: list[tuple[str, dict[str, Any]]] = []
     prefix = f"semantic-layer/{connection_id}/_schema/"
-    for rel in connection_files(project, connection_id):
+    try:
+        paths = connection_files(project, connection_id)
+    except UnlistedFolder as exc:  # listed a moment ago: the builder keeps what the folder held
+        return {}, [exc.diagnostic()]
+    for rel in paths:
         try:
             text = read_text(project, rel)
         except SourceError as exc:
@@ -189,6 +240,7 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
                 if not isinstance(entry, dict):
                     diagnostics.append(Diagnostic(path=rel, message=f"tables.{name}: expected a mapping"))
                     continue
+                diagnostics.extend(_shape_diagnostics(rel, entry, f"tables.{name}."))
                 name = str(name)
                 records[name] = SourceRecord(
                     connection_id, name, f"{rel}#{name}", "manifest", project_manifest_entry(name, entry)
@@ -204,6 +256,7 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
                 Diagnostic(path=rel, code="warning", message=f"no 'name:'; using the file name '{name}'")
             )
             data = {**data, "name": name}
+        diagnostics.extend(_shape_diagnostics(rel, data))
         if "table" in data or "sql" in data:
             records[name] = SourceRecord(connection_id, name, rel, "standalone", data, text)
         else:
@@ -225,3 +278,8 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
         base.overlays.append(rel)
         diagnostics.extend(Diagnostic(path=rel, message=p, code="warning") for p in problems)
     return dict(sorted(records.items())), diagnostics
+
+
+def _shape_diagnostics(rel: str, data: dict[str, Any], where: str = "") -> list[Diagnostic]:
+    """``shape_problems`` as parse errors: what a dropped field held stays searchable, stale, until it is fixed."""
+    return [Diagnostic(path=rel, message=where + problem, code="parse_error") for problem in shape_problems(data)]

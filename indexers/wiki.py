@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
-from indexers.files import SAFE_ID, SourceError, list_dirs, list_files, parse_yaml, read_text
+from indexers.files import SAFE_ID, SourceError, UnlistedFolder, list_dirs, list_files, parse_yaml, read_text
 from indexers.models import Diagnostic, Document, Section, make_uid
 from indexers.project import Project
 
@@ -104,7 +104,12 @@ class WikiIndexer(Indexer):
         if SAFE_ID.match(project.settings.user):
             folders.append((f"wiki/user/{project.settings.user}", "USER"))
         for folder, scope_name in folders:
-            for rel in list_files(project, folder, (".md",)):
+            try:
+                pages, nested_folders = list_files(project, folder, (".md",)), list_dirs(project, folder)
+            except UnlistedFolder as exc:
+                diagnostics.append(exc.diagnostic())
+                continue
+            for rel in pages:
                 key = rel.rsplit("/", 1)[1][: -len(".md")]
                 if not SAFE_ID.match(key):
                     diagnostics.append(
@@ -115,7 +120,7 @@ class WikiIndexer(Indexer):
                     )
                     continue
                 scopes.append(Scope(self.family, rel, (rel,), (("key", key), ("scope", scope_name))))
-            for nested in list_dirs(project, folder):
+            for nested in nested_folders:
                 diagnostics.append(
                     Diagnostic(
                         path=f"{folder}/{nested}",

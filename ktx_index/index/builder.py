@@ -18,14 +18,14 @@ import numpy as np
 import tantivy
 
 from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
-from indexers.base import Scope, safe_read
+from indexers.base import Scope, ScopeResult, safe_read
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
 from indexers.project import Project
 from ktx_index.embedding.embedder import EmbedBackend, Embedder, LocalEmbedding
 from ktx_index.errors import KtxIndexError, Stopped
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, embedding_fingerprint, format_stamp
-from ktx_index.index.planning import Planner
+from ktx_index.index.planning import Planner, held_scopes, under_unlisted, unlisted_folders
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.index.texts import embedding_texts, vocabulary_words
 from ktx_index.index.vectors import VectorFile, vector_key
@@ -202,8 +202,10 @@ class Builder:
         diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
         report.scopes = len(plan.listed)
         report.files, report.targeted = plan.files, plan.targeted
+        held = held_scopes(plan.dropped, unlisted_folders(diagnostics), self.store.scopes.files)
         if plan.todo or plan.dropped or force:
-            self._stream(project, plan.todo, plan.dropped, force, report, on_progress)
+            dropped = [key for key in plan.dropped if key not in held]
+            self._stream(project, plan.todo, dropped, held, force, report, on_progress)
 
         embed_started = time.perf_counter()
         if embed:
@@ -230,11 +232,13 @@ class Builder:
         project: Project,
         todo: list[tuple[Indexer, Scope, str]],
         dropped: list[str],
+        held: dict[str, str],
         force: bool,
         report: RebuildReport,
         on_progress: Progress,
     ) -> None:
-        """Parse each scope and write what changed at once (parse and write times are reported apart)."""
+        """Parse each scope and write what changed at once (parse and write times are reported apart).
+        ``held``: scopes out of sight in a folder that cannot be listed, kept stale with the reason."""
         commit = _Commit(self, force, on_progress)
         parse_s = 0.0
         started = time.perf_counter()
@@ -247,7 +251,7 @@ class Builder:
                 parse_started = time.perf_counter()
                 result = safe_read(indexer, project, scope)
                 parse_s += time.perf_counter() - parse_started
-                self._apply_scope(scope, result.documents, result.diagnostics, commit, report)
+                self._apply_scope(scope, result, commit, report)
                 self.store.scopes.put(scope.key, scope.family, fingerprint, list(scope.files), result.diagnostics)
                 on_progress("parse", done, len(todo))
             for key in dropped:
@@ -255,6 +259,11 @@ class Builder:
                     commit.delete(uid)
                     report.deleted += 1
                 self.store.scopes.delete(key)
+            for key, reason in held.items():
+                uids = list(self.store.docs.in_scope(key))
+                self.store.docs.mark_stale(uids, reason)
+                report.kept_stale += len(uids)
+                self.store.scopes.hold(key)
             commit.finish(bool(dropped))
         except BaseException:
             commit.abort()
@@ -263,12 +272,17 @@ class Builder:
         report.parse_ms = round(parse_s * 1000, 1)
         report.lexical_ms = round((time.perf_counter() - started - parse_s) * 1000, 1)
 
-    def _apply_scope(
-        self, scope: Scope, docs: list[Document], diags: list[Diagnostic], commit: _Commit, report: RebuildReport
-    ) -> None:
-        """Write one scope's changed documents; a document whose file no longer parses is kept, marked stale."""
+    def _apply_scope(self, scope: Scope, result: ScopeResult, commit: _Commit, report: RebuildReport) -> None:
+        """Write one scope's changed documents. A document whose file no longer parses (or lies in a folder that
+        cannot be listed, or came from an artifact that does not parse: ``ScopeResult.kept``) is kept, marked
+        stale."""
         old = self.store.docs.in_scope(scope.key)
-        broken = {d.path: d.message for d in diags if d.code == "parse_error"}
+        broken = dict(result.kept)
+        for diag in result.diagnostics:
+            if diag.code == "parse_error":
+                broken[diag.path] = f"{broken[diag.path]}; {diag.message}" if diag.path in broken else diag.message
+        unlisted = unlisted_folders(result.diagnostics)
+        docs = result.documents
         new = {d.uid: d for d in docs}
         for uid, doc in new.items():
             if uid not in old:
@@ -282,7 +296,8 @@ class Builder:
         for uid, (_hash, path, _stale) in old.items():
             if uid in new:
                 continue
-            reason = broken.get(path.split("#", 1)[0])
+            file = path.split("#", 1)[0]
+            reason = broken.get(file) or under_unlisted(file, unlisted)
             if reason is not None:  # last good version stays searchable until the file parses again
                 self.store.docs.mark_stale([uid], reason)
                 report.kept_stale += 1

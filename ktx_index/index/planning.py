@@ -13,11 +13,12 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexers.base import Indexer, Scope
+from indexers.files import UNLISTED
 from indexers.models import Diagnostic
 from indexers.project import Project
 
@@ -188,3 +189,32 @@ class _Listing:
             files=self.files,
             targeted=targeted,
         )
+
+
+def unlisted_folders(diagnostics: list[Diagnostic]) -> dict[str, str]:
+    """Folders the listing could not read, each with its reason."""
+    return {d.path: d.message for d in diagnostics if d.code == UNLISTED}
+
+
+def under_unlisted(rel: str, unlisted: dict[str, str]) -> str | None:
+    """Why rel was out of sight, when it lies in a folder that could not be listed."""
+    for folder, reason in unlisted.items():
+        if rel == folder or rel.startswith(f"{folder}/"):
+            return f"{folder}: {reason}"
+    return None
+
+
+def held_scopes(
+    dropped: list[str], unlisted: dict[str, str], stored_files: Callable[[], dict[str, list[str]]]
+) -> dict[str, str]:
+    """The dropped scopes that read a file in a folder that could not be listed, each with the reason:
+    they are out of sight, not gone, so their documents are kept (stale) rather than deleted."""
+    if not unlisted or not dropped:
+        return {}
+    files = stored_files()
+    held: dict[str, str] = {}
+    for key in dropped:
+        reason = next(filter(None, (under_unlisted(rel, unlisted) for rel in files.get(key, []))), None)
+        if reason is not None:
+            held[key] = reason
+    return held

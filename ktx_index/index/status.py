@@ -15,7 +15,7 @@ from indexers.project import Project
 from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import Embedder
 from ktx_index.index.layout import IndexLayout, WriterLock
-from ktx_index.index.planning import plan_scopes
+from ktx_index.index.planning import held_scopes, plan_scopes, unlisted_folders
 from ktx_index.index.store import DocStore
 from ktx_index.logs import recent_errors
 from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallError, UpstreamState, WatcherState
@@ -23,18 +23,20 @@ from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallE
 State = TypeVar("State", bound=BaseModel)
 
 
-def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) -> list[str]:
+def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) -> tuple[list[str], list[Diagnostic]]:
     """Files whose scope fingerprint differs from the committed one (cheap: stats only), by the
-    builder's own plan, so status and the next rebuild agree on what changed."""
+    builder's own plan, so status and the next rebuild agree on what changed; and what listing found."""
     plan = plan_scopes(project, indexers, store.scopes.fingerprints())
     stored_files = store.scopes.files()
+    held = held_scopes(plan.dropped, unlisted_folders(project.diagnostics + plan.diagnostics), lambda: stored_files)
     changed: set[str] = set()
     for _indexer, scope, _fingerprint in plan.todo:
         old = set(stored_files.get(scope.key, []))
         changed.update(f for f in scope.files if f not in old or plan.stat.exists(f))
     for key in plan.dropped:
-        changed.update(stored_files.get(key, []))
-    return sorted(changed)
+        if key not in held:
+            changed.update(stored_files.get(key, []))
+    return sorted(changed), plan.diagnostics
 
 
 def _read_state(model: type[State], path: Path) -> State | None:
@@ -103,7 +105,7 @@ def build_status(
     report.bridge_words = len(table.rows) if table is not None else 0
     report.semantic, report.semantic_reason = semantic
     report.chunks, report.chunks_embedded = store.chunks.stats()
-    report.changed_paths = changed_paths(load_project(project.root), store, indexers)
+    report.changed_paths, listing = changed_paths(load_project(project.root), store, indexers)
     report.changed_files = len(report.changed_paths)
     report.watcher = _watcher(layout)
     report.recent_errors = [ToolCallError.model_validate(e) for e in recent_errors(layout.errors)]
@@ -114,6 +116,6 @@ def build_status(
     fallback = getattr(embedder, "fallback_reason", None)
     if fallback:
         repairs.append(Diagnostic(path=str(layout.dir), message=fallback, code="embed_runtime"))
-    report.diagnostics = dedupe_diagnostics(project.diagnostics + repairs + store.scopes.diagnostics())
+    report.diagnostics = dedupe_diagnostics(project.diagnostics + listing + repairs + store.scopes.diagnostics())
     report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.docs.stale()]
     return report

@@ -9,7 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from indexers.files import MAX_EXPANDED_NODES, SourceError, list_dirs, list_files, parse_yaml, read_json, read_text
+from indexers.files import (
+    MAX_EXPANDED_NODES,
+    UNLISTED,
+    SourceError,
+    UnlistedFolder,
+    is_file,
+    list_dirs,
+    list_files,
+    parse_yaml,
+    read_json,
+    read_text,
+)
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,30 @@ def test_listings_are_sorted_skip_hidden_entries_and_a_missing_folder_is_empty(f
     assert list_files(files, "wiki", (".md",), recursive=True) == ["wiki/a.md", "wiki/b.md", "wiki/sub/c.md"]
     assert list_dirs(files, "wiki") == ["dir.md", "sub"]
     assert list_files(files, "nowhere", (".md",)) == [] and list_dirs(files, "nowhere") == []
+
+
+def test_a_folder_that_cannot_be_listed_is_named_not_taken_for_empty(files):
+    """An incomplete listing would read as deleted files, so it raises; a symlink loop among the entries is
+    neither a folder nor a crash (reading it says what it is)."""
+    write(files, "wiki/a.md", b"x")
+    os.symlink("loop.md", files.root / "wiki/loop.md")
+    os.symlink("spin", files.root / "wiki/spin")
+    assert list_files(files, "wiki", (".md",)) == ["wiki/a.md", "wiki/loop.md"] and list_dirs(files, "wiki") == []
+    with pytest.raises(SourceError, match="symlink loop"):
+        read_text(files, "wiki/loop.md")
+    with pytest.raises(UnlistedFolder, match=r"cannot list this folder \(.*\); what it held is kept") as err:
+        list_files(files, "wiki/spin", (".md",))
+    assert err.value.path == "wiki/spin" and err.value.diagnostic().code == UNLISTED
+    with pytest.raises(UnlistedFolder):
+        list_dirs(files, "wiki/spin")
+    assert is_file(files, "wiki/a.md") and not is_file(files, "wiki/none.md") and not is_file(files, "wiki/loop.md")
+
+
+def test_a_pipe_named_like_a_page_is_refused_not_waited_on(files):
+    (files.root / "wiki").mkdir()
+    os.mkfifo(files.root / "wiki/pipe.md")
+    with pytest.raises(SourceError, match="not a regular file"):
+        read_text(files, "wiki/pipe.md")
 
 
 def test_yaml_booleans_follow_yaml_1_2_as_ktx_reads_them():

@@ -5,7 +5,13 @@ import yaml
 from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE
 
 from indexers import load_project, read_project
-from indexers.sl_records import compose_overlay, load_records, project_manifest_entry, resolve_description
+from indexers.sl_records import (
+    compose_overlay,
+    load_records,
+    project_manifest_entry,
+    resolve_description,
+    shape_problems,
+)
 
 
 def test_description_resolution_order():
@@ -102,3 +108,39 @@ def test_a_manifest_entry_becomes_a_source_whose_grain_is_its_primary_key_or_eve
     assert keyed["columns"][1] == {"name": "at", "type": "time", "role": "time"}
     plain = project_manifest_entry("events", {"columns": [{"name": "a"}, {"name": "b"}], "tags": ["x"]})
     assert plain["table"] == "events" and plain["grain"] == ["a", "b"] and plain["tags"] == ["x"]
+
+
+def test_fields_of_the_wrong_shape_are_named_one_by_one():
+    source = {
+        "name": "orders", "table": "public.orders", "measures": "nope", "columns": {"a": 1},
+        "grain": ["id", 42], "joins": [{"to": "customers"}, "customers"], "descriptions": "Orders",
+        "exclude_columns": "note",  # a lone name is one name
+        "segments": [{"expr": "x"}] * 5,
+    }  # fmt: skip
+    assert shape_problems(source) == [
+        "columns: expected a list of mappings, got a mapping; it is left out",
+        "joins[1]: expected a mapping, got the string 'customers'; it is left out",
+        "measures: expected a list of mappings, got the string 'nope'; it is left out",
+        "segments[0]: has no 'name'; it is left out",
+        "segments[1]: has no 'name'; it is left out",
+        "segments[2]: has no 'name'; it is left out",
+        "segments: 2 more items like these are left out",
+        "grain[1]: expected a name, got the number 42; it is left out",
+        "descriptions: expected a mapping (e.g. user: <text>), got the string 'Orders'; it is left out",
+    ]
+    assert shape_problems({"name": "orders", "table": "t", "columns": [{"name": "id"}], "grain": "id"}) == []
+
+
+def test_wrong_shapes_are_parse_errors_of_their_file_or_manifest_entry(make_project):
+    root = make_project(
+        {
+            "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: public.orders\nmeasures: nope\n",
+            "semantic-layer/warehouse/_schema/public.yaml": "tables:\n  customers:\n    columns: {id: 1}\n",
+        }
+    )
+    records, diagnostics = load_records(load_project(root), "warehouse")
+    assert set(records) == {"orders", "customers"}
+    assert [(d.path.rsplit("/", 1)[1], d.code, d.message.split(":")[0]) for d in diagnostics] == [
+        ("public.yaml", "parse_error", "tables.customers.columns"),
+        ("orders.yaml", "parse_error", "measures"),
+    ]

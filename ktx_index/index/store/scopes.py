@@ -12,6 +12,8 @@ import sqlite3
 
 from indexers.models import Diagnostic
 
+HELD = "held"  # the fingerprint of a scope kept while its folder cannot be listed
+
 
 class Scopes:
     def __init__(self, db: sqlite3.Connection, writable: bool) -> None:
@@ -46,6 +48,13 @@ class Scopes:
         )
         if self._rows is not None:
             self._rows[key] = (fingerprint, raw)
+
+    def hold(self, key: str) -> None:
+        """Keep the scope's row but forget its fingerprint, so it is read again once its folder can be listed
+        (its files may be unchanged, and its documents are stale until then)."""
+        self._db.execute("UPDATE scopes SET fingerprint = ? WHERE key = ?", (HELD, key))
+        if self._rows is not None and key in self._rows:
+            self._rows[key] = (HELD, self._rows[key][1])
 
     def delete(self, key: str) -> None:
         self._db.execute("DELETE FROM scopes WHERE key = ?", (key,))

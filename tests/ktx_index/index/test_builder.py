@@ -5,6 +5,7 @@ import time
 
 import pytest
 from projects import ORDERS_SOURCE as SOURCE
+from projects import column, profile_entry, scan_files
 
 from ktx_index.analysis import analyze
 from ktx_index.embedding.embedder import HashEmbedder
@@ -110,6 +111,58 @@ def test_broken_file_keeps_last_good_documents_flagged_stale(project):
     repaired = service.rebuild()
     assert repaired.updated == 1 and repaired.stale == []
     assert service.wiki_read("revenue").summary == "Revenue v2"
+    service.close()
+
+
+def test_a_folder_that_cannot_be_listed_keeps_its_documents_stale_until_it_can(project):
+    """A connection folder replaced by a symlink loop (as a folder without read permission): its sources are
+    out of sight, not deleted; once the folder reads again they are fresh, and nothing is embedded twice."""
+    service = service_for(project)
+    service.rebuild()
+    folder = project / "semantic-layer/warehouse"
+    folder.rename(project.parent / "aside")
+    os.symlink("warehouse", folder)
+    report = service.rebuild()
+    assert report.deleted == 0 and report.kept_stale == 5
+    assert [(d.path, d.code) for d in report.diagnostics] == [("semantic-layer/warehouse", "unlisted")]
+    assert {s.path for s in report.stale} == {"semantic-layer/warehouse/orders.yaml"}
+    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
+    status = service.status()
+    assert status.changed_paths == [] and [d.code for d in status.diagnostics] == ["unlisted"]
+    folder.unlink()
+    (project.parent / "aside").rename(folder)
+    restored = service.rebuild()
+    assert restored.stale == [] and restored.diagnostics == [] and restored.deleted == 0
+    assert restored.embedded == 0
+    service.close()
+
+
+def test_a_field_of_the_wrong_shape_keeps_what_it_held_stale(project):
+    service = service_for(project)
+    service.rebuild()
+    (project / "semantic-layer/warehouse/orders.yaml").write_text(SOURCE.split("measures:")[0] + "measures: nope\n")
+    report = service.rebuild()
+    assert report.deleted == 0 and report.kept_stale == 1
+    assert [d.message for d in report.diagnostics] == [
+        "measures: expected a list of mappings, got the string 'nope'; it is left out"
+    ]
+    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
+    service.close()
+
+
+def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make_project):
+    table = {"db": "public", "name": "orders", "columns": [column("status")]}
+    profile = {"columns": {"orders.status": profile_entry("public", "orders", "status", ["paid", "refunded"])}}
+    sync = "2026-01-01-000000-local-a"
+    root = make_project(scan_files("warehouse", sync, [table], profile))
+    service = service_for(root)
+    service.rebuild()
+    profile_path = root / f"raw-sources/warehouse/live-database/{sync}/enrichment/relationship-profile.json"
+    profile_path.write_text(profile_path.read_text()[:40])  # truncated mid-write
+    report = service.rebuild()
+    assert report.deleted == 0 and report.kept_stale == 2
+    assert [d.path for d in report.diagnostics] == [str(profile_path.relative_to(root))]
+    assert [m.matchedValue for m in service.dictionary_search(["refunded"]).results[0].matches] == ["refunded"]
     service.close()
 
 

@@ -53,6 +53,15 @@ def test_changed_paths_are_the_edited_added_and_deleted_files_until_the_next_reb
     assert built.status().changed_paths == []
 
 
+def test_what_listing_finds_is_in_status_as_in_the_rebuild_summary(built):
+    root = built.project.root
+    (root / "wiki/global/Bad Key.md").write_text(PAGE.format("bad"))
+    (root / "wiki/global/nested").mkdir()
+    expected = {("wiki/global/Bad Key.md", "error"), ("wiki/global/nested", "warning")}
+    assert {(d.path, d.code) for d in built.rebuild().diagnostics} == expected
+    assert {(d.path, d.code) for d in built.status().diagnostics} == expected
+
+
 def test_counts_and_chunks_come_from_the_committed_index(built):
     status = built.status()
     assert status.exists and status.generation >= 1 and status.counts == {"wiki": 3}
