@@ -60,7 +60,9 @@ def eval_command(queries_file: str, project_dir: str | None, as_json: bool, max_
     """Score judged questions (YAML or JSON lines) against the index: MRR@10, nDCG@10, Recall@10 per tool, type and tag.
 
     Each question names the tool that should answer it and the ids that do (see
-    data/demo/judged-questions.yaml). The index is built first when the project has none.
+    data/demo/judged-questions.yaml). A JSON-lines file holds one question per line, in the YAML's
+    shape or in BIRD's (ids <db>/<schema>.<table>[.<column>]). The index is built first when the
+    project has none.
     """
     queries = load_judged(queries_file).queries
     service = open_service(project_dir)

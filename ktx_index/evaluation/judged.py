@@ -6,8 +6,8 @@ Two file shapes load into the same ``JudgedQuery`` list, so one scorer
 * YAML (``tests/benchmarks/judged/*.yaml``, a user's own questions): a ``queries`` list (or a
   bare list). ``relevant`` is a map id → grade (2 = answers it, 1 = also useful) or a plain list
   (grade 1 each); an empty or absent ``relevant`` means nothing should come back.
-* JSON lines in BIRD's shape (``bird-dev/judged-*.jsonl``): ids ``<db>/<schema>.<table>[.<column>]``,
-  ``relevant`` ordered most central first. Tables get grade 2 and columns grade 1: the table is
+* JSON lines, one question per line, in the YAML's shape or in BIRD's (``bird-dev/judged-*.jsonl``):
+  ids ``<db>/<schema>.<table>[.<column>]``, ``relevant`` ordered most central first. Tables get grade 2 and columns grade 1: the table is
   what an agent must find first, and a column is worth less alone than its table. The order
   inside each group is not graded (the gold set is one correct SQL, not a ranking).
 
@@ -21,6 +21,7 @@ dictionary_search matches.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +34,17 @@ Tool = Literal["discover_data", "wiki_search", "dictionary_search"]
 TOOLS: tuple[str, ...] = ("discover_data", "wiki_search", "dictionary_search")
 TABLE_GRADE = 2
 COLUMN_GRADE = 1
+
+
+#: What each tool's ids look like (``ref_ids`` in ``ktx_index.evaluation.metrics``), to name a mistyped one.
+ID_SHAPES = {
+    "discover_data": (
+        "<kind>:<connection>:<id> (e.g. table:warehouse:analytics.orders) or wiki::<key>",
+        re.compile(r"^(?:wiki::|\w+:[^:]+:).+"),
+    ),
+    "wiki_search": ("wiki::<key>, e.g. wiki::revenue", re.compile(r"^wiki::.+")),
+    "dictionary_search": ("<connection>:<table>.<column>, e.g. warehouse:orders.status", re.compile(r"^[^:]+:.+\..+")),
+}
 
 
 class JudgedQuery(BaseModel):
@@ -76,6 +88,10 @@ class JudgedQuery(BaseModel):
             raise ValueError(f"a {self.tool} question needs `query`")
         if any(grade < 1 for grade in self.relevant.values()):
             raise ValueError("grades in `relevant` are 1 or more (leave an id out instead of grading it 0)")
+        shape, pattern = ID_SHAPES[self.tool]
+        wrong = next((uid for uid in self.relevant if not pattern.match(uid)), None)
+        if wrong is not None:
+            raise ValueError(f"relevant id '{wrong}' is not a {self.tool} id; write {shape}")
         return self
 
     @property
@@ -96,7 +112,14 @@ def load_judged(path: str | Path) -> JudgedSet:
     path = Path(path)
     if not path.is_file():
         raise InvalidInput(f"judged questions file {path} not found", "pass a .yaml or .jsonl file")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{path} is not UTF-8 text (invalid byte at offset {exc.start})", "save the file as UTF-8 and run again"
+        ) from exc
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}", "check the file's permissions") from exc
     if path.suffix == ".jsonl":
         return JudgedSet(source=str(path), queries=_jsonl_queries(path, text))
     try:
@@ -134,6 +157,9 @@ def _check_unique(queries: list[JudgedQuery], path: Path) -> None:
         if q.id in seen:
             raise InvalidInput(f"{path}: question id '{q.id}' is used twice", "give each question its own id")
         seen.add(q.id)
+
+
+BIRD_ID = re.compile(r"^[^/:]+/[^/:]+\.[^/:]+$")
 
 
 def bird_id(raw: str, tool: str) -> tuple[str, str, bool]:
@@ -179,6 +205,16 @@ def bird_query(data: dict[str, Any], n: int) -> dict[str, Any]:
     }
 
 
+def _bird_shaped(data: Any) -> bool:
+    """A BIRD line lists ``<db>/<schema>.<table>[.<column>]`` ids (or says its ``kind``); any other line is a
+    question in the YAML's shape."""
+    if not isinstance(data, dict):
+        return False
+    relevant = data.get("relevant")
+    listed = isinstance(relevant, list) and any(isinstance(r, str) and BIRD_ID.match(r) for r in relevant)
+    return listed or "kind" in data
+
+
 def _jsonl_queries(path: Path, text: str) -> list[JudgedQuery]:
     queries = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -187,7 +223,7 @@ def _jsonl_queries(path: Path, text: str) -> list[JudgedQuery]:
         where = f"{path} line {n}"
         try:
             data = json.loads(line)
-            item = bird_query(data, n) if isinstance(data, dict) else data
+            item = bird_query(data, n) if _bird_shaped(data) else data
         except (json.JSONDecodeError, ValueError) as exc:
             raise InvalidInput(f"{where}: {exc}", "fix that line and run again") from exc
         if isinstance(item, dict):

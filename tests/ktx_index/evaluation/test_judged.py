@@ -78,8 +78,9 @@ def test_bird_ids_and_grades(tmp_path):
 
 
 def test_bad_bird_lines(tmp_path):
+    bird_line = {"query": "q", "kind": "semantic", "relevant": ["customers"]}
     with pytest.raises(InvalidInput, match=r"line 1: id 'customers' is not <db>/<schema>\.<table>"):
-        load_judged(write(tmp_path, "a.jsonl", json.dumps({"query": "q", "relevant": ["customers"]})))
+        load_judged(write(tmp_path, "a.jsonl", json.dumps(bird_line)))
     with pytest.raises(InvalidInput, match="line 2"):
         load_judged(write(tmp_path, "b.jsonl", json.dumps({"query": "q"}) + "\n{not json\n"))
     assert bird_id("db/main.t.c", "dictionary_search") == ("db:main.t.c", "db", False)
@@ -92,3 +93,18 @@ def test_the_repository_question_files_load():
         assert judged.queries and all(
             q.tool in ("discover_data", "wiki_search", "dictionary_search") for q in judged.queries
         )
+
+
+def test_json_lines_in_the_yaml_shape(tmp_path):
+    line = {"tool": "wiki_search", "query": "churn", "relevant": {"wiki::lapsed-subscribers": 2}}
+    (question,) = load_judged(write(tmp_path, "mine.jsonl", json.dumps(line))).queries
+    assert question.tool == "wiki_search" and question.relevant == {"wiki::lapsed-subscribers": 2}
+    with pytest.raises(InvalidInput, match=r"line 1: .*'customers' is not a discover_data id; write <kind>:"):
+        load_judged(write(tmp_path, "bad.jsonl", json.dumps({"query": "q", "relevant": ["customers"]})))
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("queries:\n  - query: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(InvalidInput, match="is not UTF-8 text"):
+        load_judged(path)
