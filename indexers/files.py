@@ -123,13 +123,14 @@ def _yaml12_loader() -> type:
 YAML_LOADER = _yaml12_loader()
 
 
-def parse_yaml(text: str) -> Any:
-    """Safe YAML parse that turns every failure, alias bombs included, into a SourceError."""
+def parse_yaml(text: str, first_line: int = 1) -> Any:
+    """Safe YAML parse that turns every failure, alias bombs included, into a SourceError. ``first_line``: the
+    file's line number of the text's first line (a page's frontmatter starts on line 2), for the message."""
     try:
         data = yaml.load(text, Loader=YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where = f" at line {mark.line + first_line}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SourceError(f"invalid YAML{where}: {problem}") from exc
     except RecursionError as exc:

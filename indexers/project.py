@@ -18,6 +18,7 @@ from indexers.files import SAFE_ID, SourceError, UnlistedFolder, list_dirs, read
 from indexers.models import Diagnostic
 
 CONFIG_FILE = "ktx.yaml"
+PROJECT_TREES = ("wiki", "semantic-layer", "raw-sources")  # what a project folder holds besides ktx.yaml
 
 
 class ProjectNotFound(Exception):
@@ -134,12 +135,17 @@ def find_project_root(explicit: str | Path | None = None, start: Path | None = N
         root = Path(explicit).expanduser()
         if not root.is_dir():
             raise ProjectNotFound(f"project directory '{root}' does not exist; pass --project DIR")
-        return root.resolve()
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / CONFIG_FILE).is_file():
-            return candidate
-    return here
+        root = root.resolve()
+    else:
+        here = (start or Path.cwd()).resolve()
+        root = next((c for c in (here, *here.parents) if (c / CONFIG_FILE).is_file()), here)
+    if not any((root / name).exists() for name in (CONFIG_FILE, *PROJECT_TREES)):
+        # else an index of nothing is built there, and every question is answered "the project holds nothing"
+        raise ProjectNotFound(
+            f"'{root}' is not a KTX project: it holds no {CONFIG_FILE}, wiki/, semantic-layer/ or raw-sources/; "
+            "pass --project DIR, the folder that holds ktx.yaml"
+        )
+    return root
 
 
 def _settings(raw: Any, diagnostics: list[Diagnostic]) -> IndexSettings:

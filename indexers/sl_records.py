@@ -250,11 +250,19 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
             diagnostics.append(Diagnostic(path=rel, message="source file must be a YAML mapping", code="parse_error"))
             continue
         name = data.get("name")
-        if not isinstance(name, str) or not name.strip():
-            name = rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
+        if isinstance(name, (int, float)) and not isinstance(name, bool):  # `name: 2024` meant the text
             diagnostics.append(
-                Diagnostic(path=rel, code="warning", message=f"no 'name:'; using the file name '{name}'")
+                Diagnostic(path=rel, code="warning", message=f"'name: {name}' is a number; read as '{name}' (quote it)")
             )
+            name = str(name)
+            data = {**data, "name": name}
+        if not isinstance(name, str) or not name.strip():
+            fallback = rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
+            said = "no 'name:'" if name is None or isinstance(name, str) else f"'name:' is {_shape(name)}, not text"
+            diagnostics.append(
+                Diagnostic(path=rel, code="warning", message=f"{said}; using the file name '{fallback}'")
+            )
+            name = fallback
             data = {**data, "name": name}
         diagnostics.extend(_shape_diagnostics(rel, data))
         if "table" in data or "sql" in data:

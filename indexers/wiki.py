@@ -55,7 +55,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
             raise SourceError("frontmatter starts with '---' but has no closing '---' line")
         return {}, text.strip()
     try:
-        meta = parse_yaml(match.group(1))
+        meta = parse_yaml(match.group(1), first_line=2)
     except SourceError as exc:
         raise SourceError(f"frontmatter: {exc}") from exc
     if meta is None:
@@ -134,7 +134,10 @@ class WikiIndexer(Indexer):
         result = ScopeResult()
         rel = scope.files[0]
         try:
-            meta, body = split_frontmatter(read_text(project, rel))
+            text = read_text(project, rel)
+            if not text.strip():  # most often a save caught half-way (a shell's `>` truncates, then writes)
+                raise SourceError("the page is empty; the last good version is kept until it has content")
+            meta, body = split_frontmatter(text)
         except SourceError as exc:
             result.problem(rel, str(exc), code="parse_error")
             return result

@@ -93,6 +93,10 @@ def search_command(
     explain: bool,
 ) -> None:
     """Search the index. --json prints exactly the object the MCP tool returns."""
+    if not "".join(words).strip():
+        raise click.BadParameter(
+            "the question is empty; e.g. ktx-index search monthly orders by customer", param_hint="WORDS"
+        )
     service = open_service(project_dir)
     try:
         if tool == "dictionary_search":

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import watchfiles
 
+from indexers.project import CONFIG_FILE, PROJECT_TREES
 from ktx_index.errors import Stopped
 from ktx_index.logs import log_event, write_atomic
 from ktx_index.logs import timestamp as _now
@@ -35,8 +36,7 @@ from ktx_index.reports import BatchSummary, RebuildReport, WatcherError, Watcher
 from ktx_index.service import KtxIndex
 from ktx_index.watcher.states import Action, Inputs, Outcome, Phase, decide
 
-TREES = ("wiki", "semantic-layer", "raw-sources")
-CONFIG = "ktx.yaml"
+TREES = PROJECT_TREES
 #: Work per idle wake-up on an embedding backlog: at most this many texts and about this long, so an
 #: event waits little behind it. A slice also has fixed costs that grow with the index (finding the
 #: pending texts, reloading the vectors readers see); the budget grows to twice them, so about two
@@ -73,7 +73,7 @@ def relevant(root: Path, path: str) -> bool:
     name = parts[-1]
     if name.endswith(TEMP_SUFFIXES) or name.startswith("#") or name.isdigit():  # vim's 4913 probe, emacs #x#
         return False
-    return parts[0] in TREES or rel.as_posix() == CONFIG
+    return parts[0] in TREES or rel.as_posix() == CONFIG_FILE
 
 
 def _relative(root: Path, path: str) -> str | None:
@@ -344,7 +344,7 @@ class Watcher:
 
     def _config_stat(self) -> tuple[int, int] | None:
         try:
-            st = (self.root / CONFIG).stat()
+            st = (self.root / CONFIG_FILE).stat()
         except OSError:
             return None
         return (st.st_size, st.st_mtime_ns)

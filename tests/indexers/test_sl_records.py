@@ -144,3 +144,18 @@ def test_wrong_shapes_are_parse_errors_of_their_file_or_manifest_entry(make_proj
         ("public.yaml", "parse_error", "tables.customers.columns"),
         ("orders.yaml", "parse_error", "measures"),
     ]
+
+
+def test_a_numeric_name_is_read_as_text_and_a_list_name_falls_back_to_the_file_name(make_project):
+    root = make_project(
+        {
+            "semantic-layer/warehouse/y2024.yaml": "name: 2024\ntable: public.y2024\n",
+            "semantic-layer/warehouse/odd.yaml": "name: [a]\ntable: public.odd\n",
+        }
+    )
+    records, diagnostics = load_records(load_project(root), "warehouse")
+    assert set(records) == {"2024", "odd"}
+    assert sorted(d.message for d in diagnostics) == [
+        "'name: 2024' is a number; read as '2024' (quote it)",
+        "'name:' is a list, not text; using the file name 'odd'",
+    ]

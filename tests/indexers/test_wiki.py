@@ -101,6 +101,8 @@ def test_broken_frontmatter_binary_and_non_utf8_are_diagnostics(make_project):
             "wiki/global/list.md": "---\n- a\n- b\n---\nbody",
             "wiki/global/binary.md": b"\x89PNG\x00\x00\x01",
             "wiki/global/latin1.md": "caf\xe9".encode("latin-1"),
+            "wiki/global/tags.md": "---\nsummary: ok\ntags: [a, b\nowner: me\n---\nbody",
+            "wiki/global/empty.md": " \n",
         }
     )
     read = read_project(load_project(root))
@@ -111,6 +113,8 @@ def test_broken_frontmatter_binary_and_non_utf8_are_diagnostics(make_project):
     assert "mapping" in reasons["list.md"]
     assert "binary" in reasons["binary.md"]
     assert "UTF-8" in reasons["latin1.md"]
+    assert "at line 4, column" in reasons["tags.md"]  # the file's line, past the opening '---'
+    assert "the page is empty; the last good version is kept" in reasons["empty.md"]
 
 
 def test_symlink_leaving_the_project_is_refused(make_project, tmp_path):

@@ -40,6 +40,12 @@ def test_user_errors_exit_1_with_the_next_step(project, tmp_path):
     missing = run_cli("search", "x", "--project", tmp_path / "empty")
     assert missing.exit_code == 1
     (tmp_path / "empty").mkdir()
+    stray = run_cli("search", "x", "--project", tmp_path / "empty")  # no index of nothing is built there
+    assert stray.exit_code == 1 and "is not a KTX project" in stray.output and "pass --project DIR" in stray.output
+    assert not (tmp_path / "empty/.ktx").exists()
+    (tmp_path / "empty/wiki").mkdir()
     first_search = run_cli("search", "x", "--project", tmp_path / "empty")  # no index yet: built on first use
     assert first_search.exit_code == 0 and "no refs: the project holds nothing" in first_search.output
     assert run_cli("search", "--project", project).exit_code == 2  # usage error: no words
+    blank = run_cli("search", "  ", "--project", project)
+    assert blank.exit_code == 2 and "the question is empty" in blank.output
