@@ -14,7 +14,7 @@ from typing import Any, get_args
 
 from rapidfuzz import process
 
-from indexers.files import SAFE_ID, SourceError, read_text
+from indexers.files import SAFE_ID, SourceError, is_file, read_text
 from indexers.models import Document, make_uid
 from indexers.project import Project
 from indexers.wiki import split_frontmatter, suggest_key
@@ -51,6 +51,14 @@ def _hint(word: str, choices: list[str]) -> str:
     return f"did you mean: {', '.join(close)}" if close else f"known: {', '.join(sorted(choices)[:10]) or 'none'}"
 
 
+def _page_exists(project: Project, rel: str) -> bool:
+    """For a hint only: a page in a folder that cannot be searched counts as absent."""
+    try:
+        return is_file(project, rel)
+    except SourceError:
+        return False
+
+
 def _sentence(hint: str) -> str:
     """A hint as the sentence after upstream's not-found message."""
     return hint[:1].upper() + hint[1:] + ("" if hint.endswith((".", "?", ")")) else ".")
@@ -79,9 +87,9 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
     user = project.settings.user
     candidates = [("USER", f"wiki/user/{user}/{raw}.md"), ("GLOBAL", f"wiki/global/{raw}.md")]
     for scope, rel in candidates:
-        if forced not in (None, scope) or not (project.root / rel).is_file():
-            continue
         try:
+            if forced not in (None, scope) or not is_file(project, rel):
+                continue
             meta, body = split_frontmatter(read_text(project, rel))
         except SourceError as exc:
             raise InvalidInput(f"{rel}: {exc}", "fix the file; its last good version stays searchable") from exc
@@ -98,7 +106,7 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             path=rel,
         )
     if forced is not None:
-        other = next((scope for scope, rel in candidates if scope != forced and (project.root / rel).is_file()), None)
+        other = next((scope for scope, rel in candidates if scope != forced and _page_exists(project, rel)), None)
         if other is not None:
             raise NotFound(f'Wiki page "{key}" was not found.', f'A {other.lower()} page exists: send "{raw}".')
     keys = sorted(set(known_keys()))
