@@ -14,7 +14,7 @@ from typing import Any, get_args
 
 from rapidfuzz import process
 
-from indexers.files import SAFE_ID, SourceError, is_file, read_text
+from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_text
 from indexers.models import Document, make_uid
 from indexers.project import Project
 from indexers.wiki import split_frontmatter, suggest_key
@@ -91,6 +91,10 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             if forced not in (None, scope) or not is_file(project, rel):
                 continue
             meta, body = split_frontmatter(read_text(project, rel))
+        except UnlistedFolder as exc:
+            raise InvalidInput(
+                f"{exc.path}: {exc}", "make the folder readable; wiki_search still finds the page's last good version"
+            ) from exc
         except SourceError as exc:
             raise InvalidInput(f"{rel}: {exc}", "fix the file; its last good version stays searchable") from exc
         as_list = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
