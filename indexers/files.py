@@ -38,6 +38,14 @@ class UnlistedFolder(SourceError):
     def diagnostic(self) -> Diagnostic:
         return Diagnostic(path=self.path, message=str(self), code=UNLISTED)
 
+    def holding(self, whole: str, what: str) -> list[Diagnostic]:
+        """This folder's diagnostic, and when it lies inside ``whole`` (a connection's folder, read as one),
+        one that keeps all of ``whole``: a partial listing would read as its other files deleted."""
+        if self.path == whole:
+            return [self.diagnostic()]
+        message = f"{what} is not read while {self.path} cannot be listed; the last good one is kept"
+        return [self.diagnostic(), Diagnostic(path=whole, message=message, code=UNLISTED)]
+
 
 class ProjectFiles(Protocol):
     """What reading a file needs to know about the project (``indexers.project.Project`` is one)."""
@@ -169,16 +177,17 @@ def _entries(project: ProjectFiles, rel_dir: str) -> list[os.DirEntry[str]]:
         raise UnlistedFolder(rel_dir, exc.strerror or str(exc)) from exc
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    """A symlink loop or an entry that vanished is not a folder (read_text then says what is wrong with it)."""
+def _kind(entry: os.DirEntry[str]) -> str:
+    """``dir``, ``file``, or ``unknown`` for an entry that cannot be followed (a symlink loop)."""
     try:
-        return entry.is_dir()
+        return "dir" if entry.is_dir() else "file"
     except OSError:
-        return False
+        return "unknown"
 
 
 def list_files(project: ProjectFiles, rel_dir: str, suffixes: tuple[str, ...], recursive: bool = False) -> list[str]:
     """Project-relative POSIX paths under rel_dir with one of the suffixes, sorted; a missing folder has none.
+    An entry that cannot be followed is listed when its name has a suffix (reading it then says why).
 
     Raises ``UnlistedFolder`` when rel_dir, or with ``recursive`` any folder below it, cannot be listed:
     an incomplete listing would read as files deleted."""
@@ -187,27 +196,57 @@ def list_files(project: ProjectFiles, rel_dir: str, suffixes: tuple[str, ...], r
     while pending:
         folder = pending.pop()
         for entry in _entries(project, folder):
-            if _is_dir(entry):
-                if recursive and not entry.is_symlink():  # as os.walk: symlinked folders are not followed
-                    pending.append(f"{folder}/{entry.name}")
-            elif entry.name.endswith(suffixes):
-                found.append(f"{folder}/{entry.name}")
+            kind, rel = _kind(entry), f"{folder}/{entry.name}"
+            if kind != "dir" and entry.name.endswith(suffixes):
+                found.append(rel)
+            elif recursive and kind == "unknown":
+                raise UnlistedFolder(rel, "symlink loop")
+            elif recursive and kind == "dir" and not entry.is_symlink():  # as os.walk: symlinks are not followed
+                pending.append(rel)
     return sorted(found)
 
 
 def list_dirs(project: ProjectFiles, rel_dir: str) -> list[str]:
-    """Names of the visible folders in rel_dir, sorted; raises ``UnlistedFolder`` as ``list_files`` does."""
-    return sorted(entry.name for entry in _entries(project, rel_dir) if _is_dir(entry))
+    """Names of the visible folders in rel_dir, sorted, with the entries that cannot be followed (listing one
+    then says why, rather than its contents vanishing); raises ``UnlistedFolder`` as ``list_files`` does."""
+    return sorted(entry.name for entry in _entries(project, rel_dir) if _kind(entry) != "file")
+
+
+def _stat(project: ProjectFiles, rel: str) -> os.stat_result | None:
+    """The path's stat, None when it does not exist; raises ``UnlistedFolder`` for its folder when that cannot
+    be searched (``Path.is_file`` raises PermissionError there, and False would read as "not written yet")."""
+    try:
+        return os.stat(project.root / rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        folder = rel.rsplit("/", 1)[0]
+        if exc.errno == errno.ELOOP and folder != rel and _searchable(project, folder):
+            raise  # the path itself is a loop, not its folder
+        raise UnlistedFolder(folder, exc.strerror or str(exc)) from exc
+
+
+def _searchable(project: ProjectFiles, folder: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(project.root / folder).st_mode)
+    except OSError:
+        return False
 
 
 def is_file(project: ProjectFiles, rel: str) -> bool:
-    """Whether rel is a file; raises ``UnlistedFolder`` for its folder when that cannot be searched
-    (``Path.is_file`` raises PermissionError there, and False would read as "not written yet")."""
+    """Whether rel is a file (a symlink loop counts: reading it says what it is); raises ``UnlistedFolder``
+    for its folder when that cannot be searched."""
     try:
-        return stat.S_ISREG(os.stat(project.root / rel).st_mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return False
-        raise UnlistedFolder(rel.rsplit("/", 1)[0], exc.strerror or str(exc)) from exc
+        st = _stat(project, rel)
+    except OSError:  # the file itself is a symlink loop (its folder's trouble raises UnlistedFolder)
+        return True
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def is_dir(project: ProjectFiles, rel: str) -> bool:
+    """Whether rel is a folder; raises ``UnlistedFolder`` when it, or its folder, cannot be searched."""
+    try:
+        st = _stat(project, rel)
+    except OSError as exc:  # the folder itself is a symlink loop
+        raise UnlistedFolder(rel, "symlink loop") from exc
+    return st is not None and stat.S_ISDIR(st.st_mode)

@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from indexers.files import SAFE_ID, SourceError, UnlistedFolder, list_dirs, read_yaml
+from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_dir, list_dirs, read_yaml
 from indexers.models import Diagnostic
 
 CONFIG_FILE = "ktx.yaml"
@@ -229,8 +229,12 @@ def load_project(root: str | Path) -> Project:
         for name in names:
             if name in project.connections:
                 continue
-            if family == "raw-sources" and not _is_scan_folder(project.root / family / name):
-                continue  # other raw material (notes, CSV exports), not a warehouse scan
+            try:
+                if family == "raw-sources" and not is_dir(project, f"{family}/{name}/live-database"):
+                    continue  # other raw material (notes, CSV exports), not a warehouse scan
+            except UnlistedFolder as exc:  # what it held (a scan or not) is kept; no connection is made up
+                diagnostics.append(exc.diagnostic())
+                continue
             if not SAFE_ID.match(name):
                 diagnostics.append(
                     Diagnostic(path=f"{family}/{name}", message="unsafe connection folder name; not indexed")
@@ -238,12 +242,3 @@ def load_project(root: str | Path) -> Project:
                 continue
             project.connections[name] = Connection(name, None, declared=False)
     return project
-
-
-def _is_scan_folder(folder: Path) -> bool:
-    """Whether a raw-sources folder holds a warehouse scan; one that cannot be searched is taken for one,
-    so its scan indexer reports why it cannot be read."""
-    try:
-        return (folder / "live-database").is_dir()
-    except OSError:
-        return True

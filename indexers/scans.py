@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, clean_text, jsonable
-from indexers.files import UNLISTED, SourceError, UnlistedFolder, is_file, list_dirs, list_files, read_json
+from indexers.files import SourceError, UnlistedFolder, is_file, list_dirs, list_files, read_json
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.scan_artifacts import ArtifactCache, table_key
@@ -89,15 +89,7 @@ class ScanIndexer(Indexer):
             try:
                 listed = self._list_connection(project, conn, diagnostics)
             except UnlistedFolder as exc:
-                diagnostics.append(exc.diagnostic())
-                if exc.path != f"raw-sources/{conn}":  # a partial listing (or no shards) reads as a changed scan
-                    diagnostics.append(
-                        Diagnostic(
-                            path=f"raw-sources/{conn}",
-                            code=UNLISTED,
-                            message=f"the scan is not read while {exc.path} cannot be listed; the last good one is kept",
-                        )
-                    )
+                diagnostics.extend(exc.holding(f"raw-sources/{conn}", "the scan"))  # also when the shards are unlisted
                 continue
             if listed is None:
                 continue
@@ -251,7 +243,7 @@ class ScanIndexer(Indexer):
                 profile_rows = profile[table_key(ref)]
                 profile_sync = profile_rel.split("/")[-3]
                 break
-        if unreadable and not profile_rows:  # keep the sample values that profile gave this table
+        if unreadable:  # keep the sample values that newer profile gave this table (an older one may give others)
             result.kept[rel] = f"its sample values come from {unreadable}, which cannot be read"
         shard_table, shard_columns = self.cache.shard_descriptions(project, scope.get("shards"), display, result)
         raw_columns = table.get("columns") if isinstance(table.get("columns"), list) else []

@@ -38,7 +38,7 @@ class SemanticLayerIndexer(Indexer):
             try:
                 files = connection_files(project, conn_id)
             except UnlistedFolder as exc:
-                diagnostics.append(exc.diagnostic())
+                diagnostics.extend(exc.holding(f"semantic-layer/{conn_id}", "the semantic layer"))
                 continue
             if files:
                 scopes.append(Scope(self.family, f"sl:{conn_id}", tuple(files), (("connection", conn_id),)))

@@ -213,8 +213,8 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
     prefix = f"semantic-layer/{connection_id}/_schema/"
     try:
         paths = connection_files(project, connection_id)
-    except UnlistedFolder as exc:  # listed a moment ago: the builder keeps what the folder held
-        return {}, [exc.diagnostic()]
+    except UnlistedFolder as exc:  # listed a moment ago: the builder keeps what the connection held
+        return {}, exc.holding(f"semantic-layer/{connection_id}", "the semantic layer")
     for rel in paths:
         try:
             text = read_text(project, rel)

@@ -120,7 +120,7 @@ class WikiIndexer(Indexer):
                     )
                     continue
                 scopes.append(Scope(self.family, rel, (rel,), (("key", key), ("scope", scope_name))))
-            for nested in nested_folders:
+            for nested in (name for name in nested_folders if f"{folder}/{name}" not in pages):  # a looping page
                 diagnostics.append(
                     Diagnostic(
                         path=f"{folder}/{nested}",
@@ -136,7 +136,7 @@ class WikiIndexer(Indexer):
         try:
             text = read_text(project, rel)
             if not text.strip():  # most often a save caught half-way (a shell's `>` truncates, then writes)
-                raise SourceError("the page is empty; the last good version is kept until it has content")
+                raise SourceError("the page is empty: not indexed (an earlier version stays) until it has content")
             meta, body = split_frontmatter(text)
         except SourceError as exc:
             result.problem(rel, str(exc), code="parse_error")

@@ -27,6 +27,7 @@ from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, embedding_fingerprint, format_stamp
 from ktx_index.index.planning import Planner, held_scopes, under_unlisted, unlisted_folders
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
+from ktx_index.index.store.scopes import HELD
 from ktx_index.index.texts import embedding_texts, vocabulary_words
 from ktx_index.index.vectors import VectorFile, vector_key
 from ktx_index.logs import timestamp
@@ -198,14 +199,16 @@ class Builder:
         if project is None:
             project = load_project(self.root)
         report = RebuildReport(force=force, index_path=str(self.layout.dir))
-        plan = self.planner.plan(project, self.indexers, self.store.scopes.fingerprints(), force, changed, created)
+        stored = self.store.scopes.fingerprints()
+        plan = self.planner.plan(project, self.indexers, stored, force, changed, created)
         diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
         report.scopes = len(plan.listed)
         report.files, report.targeted = plan.files, plan.targeted
         held = held_scopes(plan.dropped, unlisted_folders(diagnostics), self.store.scopes.files)
-        if plan.todo or plan.dropped or force:
-            dropped = [key for key in plan.dropped if key not in held]
-            self._stream(project, plan.todo, dropped, held, force, report, on_progress)
+        dropped = [key for key in plan.dropped if key not in held]
+        newly_held = {key: reason for key, reason in held.items() if stored.get(key) != HELD}  # else done already
+        if plan.todo or dropped or newly_held or force:
+            self._stream(project, plan.todo, dropped, newly_held, force, report, on_progress)
 
         embed_started = time.perf_counter()
         if embed:

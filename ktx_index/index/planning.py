@@ -205,13 +205,13 @@ def under_unlisted(rel: str, unlisted: dict[str, str]) -> str | None:
 
 
 def held_scopes(
-    dropped: list[str], unlisted: dict[str, str], stored_files: Callable[[], dict[str, list[str]]]
+    dropped: list[str], unlisted: dict[str, str], stored_files: Callable[[list[str]], dict[str, list[str]]]
 ) -> dict[str, str]:
     """The dropped scopes that read a file in a folder that could not be listed, each with the reason:
     they are out of sight, not gone, so their documents are kept (stale) rather than deleted."""
     if not unlisted or not dropped:
         return {}
-    files = stored_files()
+    files = stored_files(dropped)
     held: dict[str, str] = {}
     for key in dropped:
         reason = next(filter(None, (under_unlisted(rel, unlisted) for rel in files.get(key, []))), None)

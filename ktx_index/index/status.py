@@ -28,7 +28,9 @@ def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) ->
     builder's own plan, so status and the next rebuild agree on what changed; and what listing found."""
     plan = plan_scopes(project, indexers, store.scopes.fingerprints())
     stored_files = store.scopes.files()
-    held = held_scopes(plan.dropped, unlisted_folders(project.diagnostics + plan.diagnostics), lambda: stored_files)
+    held = held_scopes(
+        plan.dropped, unlisted_folders(project.diagnostics + plan.diagnostics), lambda _keys: stored_files
+    )
     changed: set[str] = set()
     for _indexer, scope, _fingerprint in plan.todo:
         old = set(stored_files.get(scope.key, []))

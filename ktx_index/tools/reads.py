@@ -86,15 +86,15 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
         raise InvalidInput(f'Invalid wiki key "{key}". Wiki keys must be flat', f'use "{suggest_key(raw)}"')
     user = project.settings.user
     candidates = [("USER", f"wiki/user/{user}/{raw}.md"), ("GLOBAL", f"wiki/global/{raw}.md")]
+    blocked: UnlistedFolder | None = None  # a folder that cannot be searched: the other scope may still answer
     for scope, rel in candidates:
         try:
             if forced not in (None, scope) or not is_file(project, rel):
                 continue
             meta, body = split_frontmatter(read_text(project, rel))
         except UnlistedFolder as exc:
-            raise InvalidInput(
-                f"{exc.path}: {exc}", "make the folder readable; wiki_search still finds the page's last good version"
-            ) from exc
+            blocked = blocked or exc
+            continue
         except SourceError as exc:
             raise InvalidInput(f"{rel}: {exc}", "fix the file; its last good version stays searchable") from exc
         as_list = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
@@ -108,6 +108,10 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             refs=as_list(meta.get("refs")),
             slRefs=as_list(meta.get("sl_refs")),
             path=rel,
+        )
+    if blocked is not None:
+        raise InvalidInput(
+            f"{blocked.path}: {blocked}", "make the folder readable; wiki_search still finds what the index holds of it"
         )
     if forced is not None:
         other = next((scope for scope, rel in candidates if scope != forced and _page_exists(project, rel)), None)

@@ -193,8 +193,11 @@ class Watcher:
         watch = watchfiles.watch(
             *(trees or [self.root]), watch_filter=lambda _change, path: relevant(self.root, path), step=self.step_ms,
             debounce=self.debounce_ms, stop_event=self._stop, yield_on_timeout=True, rust_timeout=IDLE_WAKE_MS,
-            raise_interrupt=False,
+            raise_interrupt=False, ignore_permission_denied=True,
         )  # fmt: skip
+        # ignore_permission_denied: a folder that cannot be listed is the rebuild's to report (an ``unlisted``
+        # diagnostic, its documents kept), not a reason to stop watching the rest; the idle full plan finds its
+        # files once it can be read again
         for changes in watch:
             config_now, now = self._config_stat(), time.monotonic()
             seen = Inputs(

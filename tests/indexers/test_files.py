@@ -14,6 +14,7 @@ from indexers.files import (
     UNLISTED,
     SourceError,
     UnlistedFolder,
+    is_dir,
     is_file,
     list_dirs,
     list_files,
@@ -115,20 +116,33 @@ def test_listings_are_sorted_skip_hidden_entries_and_a_missing_folder_is_empty(f
 
 
 def test_a_folder_that_cannot_be_listed_is_named_not_taken_for_empty(files):
-    """An incomplete listing would read as deleted files, so it raises; a symlink loop among the entries is
-    neither a folder nor a crash (reading it says what it is)."""
+    """An incomplete listing would read as deleted files, so it raises. An entry that cannot be followed (a symlink
+    loop) is neither dropped nor a crash: a file-named one is listed for reading to say what it is, and a folder
+    listing names it, so listing it in turn raises."""
     write(files, "wiki/a.md", b"x")
+    write(files, "sl/conn/a.yaml", b"x")
     os.symlink("loop.md", files.root / "wiki/loop.md")
     os.symlink("spin", files.root / "wiki/spin")
-    assert list_files(files, "wiki", (".md",)) == ["wiki/a.md", "wiki/loop.md"] and list_dirs(files, "wiki") == []
+    os.symlink("spin", files.root / "sl/conn/spin")
+    assert list_files(files, "wiki", (".md",)) == ["wiki/a.md", "wiki/loop.md"]
+    assert list_dirs(files, "wiki") == ["loop.md", "spin"]
     with pytest.raises(SourceError, match="symlink loop"):
         read_text(files, "wiki/loop.md")
     with pytest.raises(UnlistedFolder, match=r"cannot list this folder \(.*\); what it held is kept") as err:
         list_files(files, "wiki/spin", (".md",))
     assert err.value.path == "wiki/spin" and err.value.diagnostic().code == UNLISTED
+    with pytest.raises(UnlistedFolder) as nested:  # recursive: a looping folder below hides its files
+        list_files(files, "sl/conn", (".yaml",), recursive=True)
+    assert nested.value.path == "sl/conn/spin"
+    assert [d.path for d in nested.value.holding("sl/conn", "the layer")] == ["sl/conn/spin", "sl/conn"]
+    assert is_file(files, "wiki/a.md") and not is_file(files, "wiki/none.md")
+    assert is_file(files, "wiki/loop.md")  # reading it says what it is
+    with pytest.raises(UnlistedFolder) as parent:  # the folder is the loop: "not written yet" would be wrong
+        is_file(files, "wiki/spin/scan-report.json")
+    assert parent.value.path == "wiki/spin"
+    assert is_dir(files, "wiki") and not is_dir(files, "wiki/a.md") and not is_dir(files, "nowhere")
     with pytest.raises(UnlistedFolder):
-        list_dirs(files, "wiki/spin")
-    assert is_file(files, "wiki/a.md") and not is_file(files, "wiki/none.md") and not is_file(files, "wiki/loop.md")
+        is_dir(files, "wiki/spin")
 
 
 def test_a_pipe_named_like_a_page_is_refused_not_waited_on(files):

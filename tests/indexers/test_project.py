@@ -1,6 +1,8 @@
-"""ktx.yaml's ``index:`` settings (indexers/project.py): one declaration checks them and documents them."""
+"""indexers/project.py: ktx.yaml's ``index:`` settings (one declaration checks them and documents them) and the connection folders."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -68,3 +70,12 @@ def test_every_setting_says_what_it_accepts_and_has_a_row_in_the_table():
     for key, row in zip(IndexSettings.model_fields, table[2:], strict=True):
         assert row.startswith(f"| `{key}` | `") and IndexSettings.model_fields[key].description in row
         assert expected(key)
+
+
+def test_a_raw_sources_folder_that_cannot_be_searched_is_reported_not_made_a_connection(make_project):
+    root = make_project({"raw-sources/notes/readme.txt": "notes"}, config=None)
+    (root / "raw-sources/notes").rename(root / "aside")
+    os.symlink("notes", root / "raw-sources/notes")
+    project = load_project(root)
+    assert project.connection_ids == []
+    assert [(d.path, d.code) for d in project.diagnostics] == [("raw-sources/notes", "unlisted")]

@@ -77,6 +77,13 @@ class Scopes:
         self._parsed = seen  # texts no longer stored are forgotten
         return out
 
-    def files(self) -> dict[str, list[str]]:
-        """Scope key → the project files it was read from."""
-        return {key: json.loads(files) for key, files in self._db.execute("SELECT key, files FROM scopes")}
+    def files(self, keys: list[str] | None = None) -> dict[str, list[str]]:
+        """Scope key → the project files it was read from (of ``keys`` only, when given)."""
+        if keys is None:
+            return {key: json.loads(files) for key, files in self._db.execute("SELECT key, files FROM scopes")}
+        out: dict[str, list[str]] = {}
+        for start in range(0, len(keys), 500):  # under SQLite's limit on bound parameters
+            batch = keys[start : start + 500]
+            sql = f"SELECT key, files FROM scopes WHERE key IN ({','.join('?' * len(batch))})"
+            out.update((key, json.loads(files)) for key, files in self._db.execute(sql, batch))
+        return out

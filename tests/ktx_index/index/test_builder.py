@@ -2,6 +2,7 @@
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 from projects import ORDERS_SOURCE as SOURCE
@@ -129,11 +130,46 @@ def test_a_folder_that_cannot_be_listed_keeps_its_documents_stale_until_it_can(p
     assert service.discover_data("order_count").refs[0].id == "orders.order_count"
     status = service.status()
     assert status.changed_paths == [] and [d.code for d in status.diagnostics] == ["unlisted"]
+    generation = status.generation
+    again = service.rebuild()  # still out of sight: nothing to do again (at 1M columns, re-marking cost ~0.5 s)
+    assert (again.scopes_read, again.kept_stale, again.deleted, again.generation) == (0, 0, 0, generation)
+    assert [s.path for s in again.stale] == ["semantic-layer/warehouse/orders.yaml"]
     folder.unlink()
     (project.parent / "aside").rename(folder)
     restored = service.rebuild()
     assert restored.stale == [] and restored.diagnostics == [] and restored.deleted == 0
     assert restored.embedded == 0
+    service.close()
+
+
+@pytest.mark.parametrize(
+    "looping",
+    [
+        "semantic-layer/warehouse/nested",  # a folder below a connection's: its other files are not deleted either
+        "semantic-layer/dbt",  # a connection ktx.yaml does not declare
+        "raw-sources/warehouse/live-database/2026-02-01-000000-local-b",  # the newest snapshot
+    ],
+)
+def test_a_looping_folder_anywhere_keeps_what_it_hides(make_project, looping):
+    sync = "2026-02-01-000000-local-b"
+    table = {"db": "public", "name": "orders", "columns": [column("status"), column("region")]}
+    files = {
+        "semantic-layer/warehouse/orders.yaml": SOURCE,
+        "semantic-layer/warehouse/nested/extra.yaml": SOURCE.replace("orders", "extras"),
+        "semantic-layer/dbt/orders.yaml": SOURCE,
+        **scan_files("warehouse", "2026-01-01-000000-local-a", [{**table, "columns": [column("status")]}]),
+        **scan_files("warehouse", sync, [table]),
+    }
+    service = service_for(make_project(files))
+    service.rebuild()
+    before = service.status().counts
+    root = service.project.root
+    (root / looping).rename(root.parent / "aside")
+    os.symlink(Path(looping).name, root / looping)
+    report = service.rebuild()
+    assert report.deleted == 0 and report.kept_stale > 0, report
+    assert looping in {d.path for d in report.diagnostics if d.code == "unlisted"}
+    assert service.status().counts == before  # every document still there, stale
     service.close()
 
 

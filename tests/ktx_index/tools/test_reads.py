@@ -1,5 +1,13 @@
 """The reads (wiki_read, sl_read_source, entity_details) hydrate the refs the searches return."""
 
+import os
+
+import pytest
+
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.errors import InvalidInput
+from ktx_index.service import KtxIndex
+
 
 def test_reads_hydrate_refs(demo_service):
     page = demo_service.wiki_read("global/fiscal-calendar")
@@ -9,3 +17,16 @@ def test_reads_hydrate_refs(demo_service):
     assert "sql:" in source.yaml
     details = demo_service.entity_details("warehouse", [{"table": "raw.depots", "columns": ["city"]}]).results[0]
     assert details.ok and details.columns[0].sampleValues and details.columns[0].distinctCount is not None
+
+
+def test_a_folder_that_cannot_be_listed_hides_only_its_own_pages(make_project):
+    """The user's folder is a symlink loop (as one without read permission): the global page is read; a page
+    only that folder could hold is an in-band error naming the folder, not "not found"."""
+    root = make_project({"wiki/global/revenue.md": "---\nsummary: Revenue\n---\nNet of refunds.\n"})
+    (root / "wiki/user").mkdir()
+    os.symlink("local", root / "wiki/user/local")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    assert service.wiki_read("revenue").scope == "GLOBAL"
+    with pytest.raises(InvalidInput, match=r"wiki/user/local: cannot list this folder .*make the folder readable"):
+        service.wiki_read("churn")
+    service.close()
