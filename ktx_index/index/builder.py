@@ -287,15 +287,19 @@ class Builder:
         unlisted = unlisted_folders(result.diagnostics)
         docs = result.documents
         new = {d.uid: d for d in docs}
+        fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
             if uid not in old:
                 report.added += 1
-            elif old[uid].hash != doc.content_hash or old[uid].stale is not None:
+            elif old[uid].hash != doc.content_hash:
                 report.updated += 1
             else:
                 report.unchanged += 1
+                if old[uid].stale is not None:
+                    fresh_again.append(uid)
                 continue
             commit.put(doc, scope.key, uid in old)
+        self.store.docs.mark_stale(fresh_again, None)
         for uid, (_hash, path, _stale) in old.items():
             if uid in new:
                 continue
