@@ -7,6 +7,7 @@ are read from it: the ``connections`` map (id and driver) and the optional
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -139,11 +140,11 @@ def find_project_root(explicit: str | Path | None = None, start: Path | None = N
     else:
         here = (start or Path.cwd()).resolve()
         root = next((c for c in (here, *here.parents) if (c / CONFIG_FILE).is_file()), here)
-    if not any((root / name).exists() for name in (CONFIG_FILE, *PROJECT_TREES)):
+    if not any(os.path.lexists(root / name) for name in (CONFIG_FILE, *PROJECT_TREES)):
         # else an index of nothing is built there, and every question is answered "the project holds nothing"
         raise ProjectNotFound(
-            f"'{root}' is not a KTX project: it holds no {CONFIG_FILE}, wiki/, semantic-layer/ or raw-sources/; "
-            "pass --project DIR, the folder that holds ktx.yaml"
+            f"'{root}' is not a KTX project (or cannot be read): it holds no {CONFIG_FILE}, wiki/, semantic-layer/ "
+            "or raw-sources/; pass --project DIR, the folder that holds ktx.yaml"
         )
     return root
 

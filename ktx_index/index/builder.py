@@ -285,8 +285,7 @@ class Builder:
             if diag.code == "parse_error":
                 broken[diag.path] = f"{broken[diag.path]}; {diag.message}" if diag.path in broken else diag.message
         unlisted = unlisted_folders(result.diagnostics)
-        docs = result.documents
-        new = {d.uid: d for d in docs}
+        new = {d.uid: d for d in result.documents}
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
             if uid not in old:
