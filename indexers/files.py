@@ -74,6 +74,8 @@ def read_text(project: ProjectFiles, rel: str) -> str:
         st = real.stat()
     except OSError as exc:
         raise SourceError(f"cannot stat: {exc.strerror or exc}") from exc
+    if stat.S_ISDIR(st.st_mode):
+        raise SourceError("a folder where a file belongs; not read")
     if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader (and the writer lock) forever
         raise SourceError("not a regular file (a pipe, socket or device); not read")
     size = st.st_size
@@ -171,8 +173,10 @@ def _entries(project: ProjectFiles, rel_dir: str) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(project.root / rel_dir) as it:
             return [entry for entry in it if not entry.name.startswith(".")]
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:
         return []
+    except NotADirectoryError as exc:  # empty would read as everything in it deleted
+        raise UnlistedFolder(rel_dir, "a file where a folder belongs") from exc
     except OSError as exc:
         raise UnlistedFolder(rel_dir, exc.strerror or str(exc)) from exc
 
@@ -241,6 +245,15 @@ def is_file(project: ProjectFiles, rel: str) -> bool:
     except OSError:  # the file itself is a symlink loop (its folder's trouble raises UnlistedFolder)
         return True
     return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def exists(project: ProjectFiles, rel: str) -> bool:
+    """Whether anything is at rel (a folder or a pipe where a file belongs included: reading it says what is
+    wrong, where leaving it out would read as the file not written yet); raises as ``is_file`` does."""
+    try:
+        return _stat(project, rel) is not None
+    except OSError:  # the path itself is a symlink loop
+        return True
 
 
 def is_dir(project: ProjectFiles, rel: str) -> bool:

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, clean_text, jsonable
-from indexers.files import SourceError, UnlistedFolder, is_file, list_dirs, list_files, read_json
+from indexers.files import SourceError, UnlistedFolder, exists, is_file, list_dirs, list_files, read_json
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.scan_artifacts import ArtifactCache, table_key
@@ -124,7 +124,7 @@ class ScanIndexer(Indexer):
         base = f"raw-sources/{conn}/live-database"
         complete: list[str] = []
         for sync in sorted(list_dirs(project, base), reverse=True):
-            if is_file(project, f"{base}/{sync}/scan-report.json"):
+            if exists(project, f"{base}/{sync}/scan-report.json"):
                 complete.append(f"{base}/{sync}")
             else:
                 diagnostics.append(
@@ -139,7 +139,7 @@ class ScanIndexer(Indexer):
         profiles = tuple(
             f"{sync}/enrichment/relationship-profile.json"
             for sync in complete
-            if is_file(project, f"{sync}/enrichment/relationship-profile.json")
+            if exists(project, f"{sync}/enrichment/relationship-profile.json")
         )
         shards = tuple(list_files(project, f"semantic-layer/{conn}/_schema", (".yaml", ".yml")))
         chosen: dict[str, str] = {}

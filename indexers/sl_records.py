@@ -215,17 +215,21 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
         paths = connection_files(project, connection_id)
     except UnlistedFolder as exc:  # listed a moment ago: the builder keeps what the connection held
         return {}, exc.holding(f"semantic-layer/{connection_id}", "the semantic layer")
+    unread: list[str] = []  # files outside _schema that cannot be read or parsed: perhaps overlays of others
     for rel in paths:
         try:
             text = read_text(project, rel)
         except SourceError as exc:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
+            if not rel.startswith(prefix):
+                unread.append(rel)
             continue
         try:
             data = parse_yaml(text)
         except SourceError as exc:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
             if not rel.startswith(prefix):
+                unread.append(rel)
                 name = _declared_name(text) or rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
                 records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
             continue
@@ -285,6 +289,11 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
         base.data, problems = compose_overlay(base.data, overlay)
         base.overlays.append(rel)
         diagnostics.extend(Diagnostic(path=rel, message=p, code="warning") for p in problems)
+    if unread:  # what an unread overlay added to a source elsewhere (its measures, say) is kept, stale
+        folder = f"semantic-layer/{connection_id}"
+        names = ", ".join(rel.removeprefix(f"{folder}/") for rel in unread[:3]) + (" ..." if len(unread) > 3 else "")
+        message = f"{names} cannot be read: what the connection held is kept until it can (it may add to other sources)"
+        diagnostics.append(Diagnostic(path=folder, message=message, code="parse_error"))
     return dict(sorted(records.items())), diagnostics
 
 

@@ -46,3 +46,13 @@ class Stopped(KtxIndexError):
 class ClusterUnavailable(KtxIndexError):
     """``rebuild --ray``: Ray is not installed, its head cannot be reached, or the cluster was lost mid-build
     (what was committed stays; a plain ``rebuild`` embeds the rest on this machine)."""
+
+
+def refused_by_system(exc: OSError) -> str:
+    """What a file the system refused (the index folder's permissions, a full disk) means to a user: the path, the
+    reason and the next step, rather than a traceback or a bare "error executing tool"."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return (
+        f"{where}{exc.strerror or exc}; check the permissions of the project and its .ktx folder "
+        "(delete .ktx/index to build the index again)"
+    )

@@ -13,7 +13,7 @@ import click
 from pydantic import BaseModel
 
 from indexers.project import ProjectNotFound, find_project_root
-from ktx_index.errors import KtxIndexError
+from ktx_index.errors import KtxIndexError, refused_by_system
 from ktx_index.logs import LEVELS, configure
 from ktx_index.service import KtxIndex
 
@@ -66,11 +66,23 @@ def open_service(project_dir: str | None, **kwargs: Any) -> KtxIndex:
         return KtxIndex(find_project_root(project_dir), **kwargs)
     except (ProjectNotFound, KtxIndexError) as exc:
         raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise os_error(exc) from exc
+
+
+def os_error(exc: OSError) -> click.ClickException:
+    return click.ClickException(refused_by_system(exc))
 
 
 def echo_json(payload: BaseModel | dict[str, Any]) -> None:
     data = payload.model_dump(mode="json", by_alias=True) if isinstance(payload, BaseModel) else payload
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a file name that is not UTF-8 (its bytes kept as surrogates): escape them
+            text = json.dumps(data, indent=2)
+    click.echo(text)
 
 
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -81,6 +93,10 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except KtxIndexError as exc:
             raise click.ClickException(str(exc)) from exc
+        except BrokenPipeError:  # the reader went away (`| head`): not the project's fault
+            raise
+        except OSError as exc:
+            raise os_error(exc) from exc
 
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__

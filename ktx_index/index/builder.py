@@ -25,7 +25,7 @@ from ktx_index.embedding.embedder import EmbedBackend, Embedder, LocalEmbedding
 from ktx_index.errors import KtxIndexError, Stopped
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, embedding_fingerprint, format_stamp
-from ktx_index.index.planning import Planner, held_scopes, under_unlisted, unlisted_folders
+from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_folders, within
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.index.store.scopes import HELD
 from ktx_index.index.texts import embedding_texts, vocabulary_words
@@ -204,7 +204,7 @@ class Builder:
         diagnostics: list[Diagnostic] = project.diagnostics + plan.diagnostics
         report.scopes = len(plan.listed)
         report.files, report.targeted = plan.files, plan.targeted
-        held = held_scopes(plan.dropped, unlisted_folders(diagnostics), self.store.scopes.files)
+        held = held_scopes(self.root, plan.dropped, unlisted_folders(diagnostics), self.store.scopes.files)
         dropped = [key for key in plan.dropped if key not in held]
         newly_held = {key: reason for key, reason in held.items() if stored.get(key) != HELD}  # else done already
         if plan.todo or dropped or newly_held or force:
@@ -299,11 +299,15 @@ class Builder:
                 continue
             commit.put(doc, scope.key, uid in old)
         self.store.docs.mark_stale(fresh_again, None)
+        keeping = {**unlisted, **broken}  # a folder's reason keeps all it holds
+        reasons: dict[str, str | None] = {}  # per file: a file's documents vanish together
         for uid, (_hash, path, _stale) in old.items():
             if uid in new:
                 continue
             file = path.split("#", 1)[0]
-            reason = broken.get(file) or under_unlisted(file, unlisted)
+            if file not in reasons:
+                reasons[file] = broken.get(file) or within(file, keeping) or displaced(self.root, file)
+            reason = reasons[file]
             if reason is not None:  # last good version stays searchable until the file parses again
                 self.store.docs.mark_stale([uid], reason)
                 report.kept_stale += 1

@@ -9,16 +9,40 @@ the rebuild report and ``status``.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+from pathlib import Path
 
 import tantivy
 
 from indexers.models import SEARCH_KINDS
+from ktx_index.errors import IndexUnavailable
 from ktx_index.index.layout import IndexLayout
 from ktx_index.index.lexical import LexicalIndex
 from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
+
+
+def unusable(path: Path) -> str | None:
+    """Why the index cannot be used at ``path`` though nothing in it may be damaged (permissions, a folder
+    where a file belongs), or None: such an index is left alone and reported, never wiped as damaged."""
+    for part in (path.parent, path, *(path.iterdir() if path.is_dir() and os.access(path, os.R_OK) else ())):
+        if part == path.parent or part.exists():
+            wanted = os.R_OK | os.W_OK | (os.X_OK if part.is_dir() else 0)
+            if not os.access(part, wanted):
+                return f"{part}: permission denied"
+    if path.suffix and path.is_dir():
+        return f"{path}: a folder where the index keeps a file"
+    return None
+
+
+def _refuse(path: Path, exc: BaseException) -> None:
+    reason = unusable(path)
+    if reason is not None:
+        raise IndexUnavailable(
+            f"cannot open the index ({reason})", "fix its permissions, or delete .ktx/index to build it again"
+        ) from exc
 
 
 def open_store(layout: IndexLayout) -> tuple[DocStore, list[str]]:
@@ -30,6 +54,7 @@ def open_store(layout: IndexLayout) -> tuple[DocStore, list[str]]:
             raise sqlite3.DatabaseError(verdict)
         return store, []
     except sqlite3.DatabaseError as exc:
+        _refuse(layout.store, exc)
         layout.wipe(keep_vectors=True)  # they describe themselves (vectors.py): re-attached by check_vectors
         return DocStore(layout.store), [f"document store was damaged ({exc}); rebuilt from the project files"]
 
@@ -46,6 +71,7 @@ def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, li
         lexical.searcher.search(tantivy.Query.all_query(), 1)
         lexical.generation()
     except (ValueError, OSError, RuntimeError) as exc:
+        _refuse(layout.lexical, exc)
         shutil.rmtree(layout.lexical, ignore_errors=True)
         lexical = LexicalIndex(layout.lexical)
         repairs.append(f"lexical index could not be read ({exc}); re-derived from the document store")

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,25 +197,45 @@ def unlisted_folders(diagnostics: list[Diagnostic]) -> dict[str, str]:
     return {d.path: d.message for d in diagnostics if d.code == UNLISTED}
 
 
-def under_unlisted(rel: str, unlisted: dict[str, str]) -> str | None:
-    """Why rel was out of sight, when it lies in a folder that could not be listed."""
-    for folder, reason in unlisted.items():
-        if rel == folder or rel.startswith(f"{folder}/"):
-            return f"{folder}: {reason}"
+def within(rel: str, reasons: dict[str, str]) -> str | None:
+    """The reason given for the first path of ``reasons`` (a folder, or rel itself) that rel lies in, or None:
+    why a document of rel is kept (its folder could not be listed; its connection has a file that cannot be read)."""
+    for path, reason in reasons.items():
+        if rel == path or rel.startswith(f"{path}/"):
+            return f"{path}: {reason}"
     return None
 
 
 def held_scopes(
-    dropped: list[str], unlisted: dict[str, str], stored_files: Callable[[list[str]], dict[str, list[str]]]
+    root: Path,
+    dropped: list[str],
+    unlisted: dict[str, str],
+    stored_files: Callable[[list[str]], dict[str, list[str]]],
 ) -> dict[str, str]:
-    """The dropped scopes that read a file in a folder that could not be listed, each with the reason:
-    they are out of sight, not gone, so their documents are kept (stale) rather than deleted."""
-    if not unlisted or not dropped:
+    """The dropped scopes that read a file in a folder that could not be listed, or in one a file has taken the
+    place of, each with the reason: they are out of sight, not gone, so their documents are kept (stale) rather
+    than deleted."""
+    if not dropped:
         return {}
     files = stored_files(dropped)
     held: dict[str, str] = {}
     for key in dropped:
-        reason = next(filter(None, (under_unlisted(rel, unlisted) for rel in files.get(key, []))), None)
+        reason = next(filter(None, (within(rel, unlisted) or displaced(root, rel) for rel in files.get(key, []))), None)
         if reason is not None:
             held[key] = reason
     return held
+
+
+def displaced(root: Path, rel: str) -> str | None:
+    """Why rel is out of sight when a file now stands where one of its folders was (a folder deleted and a file
+    written under its name is not the folder's files deleted one by one), else None."""
+    parts = rel.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        try:
+            mode = os.stat(root / folder).st_mode
+        except OSError:
+            return None  # gone (or out of reach, which listing reports): not displaced
+        if not stat.S_ISDIR(mode):
+            return f"{folder}: a file where a folder was; what it held is kept until it is a folder again"
+    return None

@@ -29,7 +29,7 @@ def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) ->
     plan = plan_scopes(project, indexers, store.scopes.fingerprints())
     stored_files = store.scopes.files()
     held = held_scopes(
-        plan.dropped, unlisted_folders(project.diagnostics + plan.diagnostics), lambda _keys: stored_files
+        project.root, plan.dropped, unlisted_folders(project.diagnostics + plan.diagnostics), lambda _keys: stored_files
     )
     changed: set[str] = set()
     for _indexer, scope, _fingerprint in plan.todo:

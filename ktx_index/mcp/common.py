@@ -16,7 +16,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, PrivateAttr
 
-from ktx_index.errors import KtxIndexError
+from ktx_index.errors import KtxIndexError, refused_by_system
 
 T = TypeVar("T", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,6 +91,8 @@ async def call(
             result = await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
     except KtxIndexError as exc:
         return ToolFailure.of(str(exc), type(exc).__name__)
+    except OSError as exc:
+        return ToolFailure.of(refused_by_system(exc), type(exc).__name__)
     return envelope(result)
 
 

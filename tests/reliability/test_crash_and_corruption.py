@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from projects import DEMO
+from projects import DEMO, run_cli
 
 from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.errors import IndexUnavailable
 from ktx_index.index.layout import IndexLayout
 from ktx_index.service import KtxIndex
 
@@ -139,3 +140,23 @@ def test_damaged_index_is_detected_and_repaired_with_a_diagnostic(tmp_path, dama
     assert service.refreshed_engine().store.docs.hashes() == clean
     assert not [d for d in service.status().diagnostics if d.code == "repaired"]  # cleared by a clean rebuild
     service.close()
+
+
+def test_an_index_that_cannot_be_used_is_reported_not_wiped(tmp_path):
+    """A folder where the store belongs (as a store without permission, which root cannot simulate) is not damage:
+    the index is left as it is and the error names it, rather than wiping it and rebuilding over the user's files."""
+    root = copy_demo(tmp_path, "project")
+    documents(root)  # built
+    layout = IndexLayout(root)
+    layout.store.rename(root / "store-aside")
+    for suffix in ("-wal", "-shm"):
+        Path(str(layout.store) + suffix).unlink(missing_ok=True)
+    layout.store.mkdir()
+    segments = sorted(p.name for p in layout.lexical.iterdir())
+    with pytest.raises(IndexUnavailable, match=r"cannot open the index \(.*store.sqlite: a folder where"):
+        KtxIndex(root, embedder=HashEmbedder()).rebuild()
+    assert sorted(p.name for p in layout.lexical.iterdir()) == segments  # nothing wiped
+    (root / ".ktx").rename(root / "ktx-aside")
+    (root / ".ktx").write_text("not a folder")
+    out = run_cli("search", "fiscal", "--project", root)  # a build: .ktx must be a folder
+    assert out.exit_code == 1 and "check the permissions of the project and its .ktx folder" in out.output

@@ -2,6 +2,7 @@
 nothing, status lists what changed since."""
 
 import json
+import os
 
 from projects import run_cli
 
@@ -21,3 +22,9 @@ def test_status_reports_changed_files(project):
     report = json.loads(run_cli("status", "--project", project, "--json").output)
     assert report["changed_files"] == 1 and report["changed_paths"] == ["wiki/global/new-page.md"]
     assert report["ranker"] == learned.fingerprint()  # which learned order this install ranks with
+
+
+def test_json_stays_valid_when_a_file_name_is_not_utf8(project):
+    (project / "wiki/global").joinpath(os.fsdecode(b"bad\xff.md")).write_text("---\nsummary: x\n---\nbody\n")
+    report = json.loads(run_cli("rebuild", "--project", project, "--json").output)
+    assert "wiki/global/bad\udcff.md" in {d["path"] for d in report["diagnostics"]}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from projects import ORDERS_SOURCE as SOURCE
-from projects import column, profile_entry, scan_files
+from projects import SL_OVERLAY, SL_SHARD, column, profile_entry, scan_files
 
 from ktx_index.analysis import analyze
 from ktx_index.embedding.embedder import HashEmbedder
@@ -150,7 +150,8 @@ def test_a_folder_that_cannot_be_listed_keeps_its_documents_stale_until_it_can(p
         "raw-sources/warehouse/live-database/2026-02-01-000000-local-b",  # the newest snapshot
     ],
 )
-def test_a_looping_folder_anywhere_keeps_what_it_hides(make_project, looping):
+@pytest.mark.parametrize("how", ["symlink loop", "a file in its place"])
+def test_a_looping_folder_anywhere_keeps_what_it_hides(make_project, looping, how):
     sync = "2026-02-01-000000-local-b"
     table = {"db": "public", "name": "orders", "columns": [column("status"), column("region")]}
     files = {
@@ -165,10 +166,16 @@ def test_a_looping_folder_anywhere_keeps_what_it_hides(make_project, looping):
     before = service.status().counts
     root = service.project.root
     (root / looping).rename(root.parent / "aside")
-    os.symlink(Path(looping).name, root / looping)
+    if how == "symlink loop":
+        os.symlink(Path(looping).name, root / looping)
+    else:
+        (root / looping).write_text("not a folder")
     report = service.rebuild()
     assert report.deleted == 0 and report.kept_stale > 0, report
-    assert looping in {d.path for d in report.diagnostics if d.code == "unlisted"}
+    if how == "symlink loop":
+        assert looping in {d.path for d in report.diagnostics if d.code == "unlisted"}
+    else:  # a stray file is no error of its own; the stale documents say why they are kept
+        assert {s.reason.split(":")[0] for s in report.stale} == {looping}
     assert service.status().counts == before  # every document still there, stale
     service.close()
 
@@ -199,6 +206,22 @@ def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make
     assert report.deleted == 0 and report.kept_stale == 2
     assert [d.path for d in report.diagnostics] == [str(profile_path.relative_to(root))]
     assert [m.matchedValue for m in service.dictionary_search(["refunded"]).results[0].matches] == ["refunded"]
+    service.close()
+
+
+def test_an_overlay_that_no_longer_parses_keeps_what_it_added_to_its_base(make_project):
+    """The overlay's measure lives on its base's documents (the manifest entry's path): its own file's parse error
+    alone would not keep it; the connection-wide diagnostic does."""
+    root = make_project(
+        {"semantic-layer/warehouse/_schema/public.yaml": SL_SHARD, "semantic-layer/warehouse/orders.yaml": SL_OVERLAY}
+    )
+    service = service_for(root)
+    service.rebuild()
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY + "measures: [unterminated\n")
+    report = service.rebuild()
+    assert report.deleted == 0 and report.kept_stale >= 1
+    assert {d.path for d in report.diagnostics} == {"semantic-layer/warehouse", "semantic-layer/warehouse/orders.yaml"}
+    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
     service.close()
 
 
