@@ -110,8 +110,10 @@ class JudgedSet(BaseModel):
 def load_judged(path: str | Path) -> JudgedSet:
     """Read a YAML or JSON-lines file of judged questions; a bad file names the question and the fix."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InvalidInput(f"judged questions file {path} not found", "pass a .yaml or .jsonl file")
+    if not path.is_file():
+        raise InvalidInput(f"{path} is not a regular file", "pass a .yaml or .jsonl file")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -96,7 +96,7 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             blocked = blocked or exc
             continue
         except SourceError as exc:
-            raise InvalidInput(f"{rel}: {exc}", "fix the file; its last good version stays searchable") from exc
+            raise InvalidInput(f"{rel}: {exc}", "fix the file; wiki_search serves what the index holds of it") from exc
         as_list = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
         summary = meta.get("summary")
         return WikiPage(
