@@ -7,9 +7,10 @@ Two file shapes load into the same ``JudgedQuery`` list, so one scorer
   bare list). ``relevant`` is a map id → grade (2 = answers it, 1 = also useful) or a plain list
   (grade 1 each); an empty or absent ``relevant`` means nothing should come back.
 * JSON lines, one question per line, in the YAML's shape or in BIRD's (``bird-dev/judged-*.jsonl``):
-  ids ``<db>/<schema>.<table>[.<column>]``, ``relevant`` ordered most central first. Tables get grade 2 and columns grade 1: the table is
-  what an agent must find first, and a column is worth less alone than its table. The order
-  inside each group is not graded (the gold set is one correct SQL, not a ranking).
+  ids ``<db>/<schema>.<table>[.<column>]``, ``relevant`` ordered most central first. Tables get grade 2
+  and columns grade 1: the table is what an agent must find first, and a column is worth less alone
+  than its table. The order inside each group is not graded (the gold set is one correct SQL, not a
+  ranking).
 
 Ids are the ones the tools return (see ``ref_ids`` in ``ktx_index.evaluation.metrics``):
 ``wiki::<key>``, ``<kind>:<connection>:<id>`` for discover_data refs

@@ -27,11 +27,12 @@ from ktx_index.index.vectors import VectorFile
 def unusable(path: Path) -> str | None:
     """Why the index cannot be used at ``path`` though nothing in it may be damaged (permissions, a folder
     where a file belongs), or None: such an index is left alone and reported, never wiped as damaged."""
-    for part in (path.parent, path, *(path.iterdir() if path.is_dir() and os.access(path, os.R_OK) else ())):
-        if part == path.parent or part.exists():
-            wanted = os.R_OK | os.W_OK | (os.X_OK if part.is_dir() else 0)
-            if not os.access(part, wanted):
-                return f"{part}: permission denied"
+    parts = [path.parent, *([path] if path.exists() else [])]
+    if path.is_dir() and os.access(path, os.R_OK):
+        parts += path.iterdir()
+    for part in parts:
+        if not os.access(part, os.R_OK | os.W_OK | (os.X_OK if part.is_dir() else 0)):
+            return f"{part}: permission denied"
     if path.suffix and path.is_dir():
         return f"{path}: a folder where the index keeps a file"
     return None

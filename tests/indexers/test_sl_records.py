@@ -14,6 +14,11 @@ from indexers.sl_records import (
 )
 
 
+def warehouse_records(make_project, files: dict[str, str]):
+    """load_records of the ``warehouse`` connection of a project holding ``files``."""
+    return load_records(load_project(make_project(files)), "warehouse")
+
+
 def test_description_resolution_order():
     assert resolve_description({"db": "d", "ai": "a", "dbt": "b"}) == "a"
     assert resolve_description({"user": " u ", "ai": "a"}) == "u"
@@ -23,14 +28,14 @@ def test_description_resolution_order():
 
 
 def test_overlay_composes_onto_manifest_regardless_of_file_order(make_project):
-    root = make_project(
+    records, diagnostics = warehouse_records(
+        make_project,
         {
             "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
             "semantic-layer/warehouse/a-orders-overlay.yaml": SL_OVERLAY,  # sorts before nothing in particular
             "semantic-layer/warehouse/subscriptions.yaml": SL_STANDALONE,
-        }
+        },
     )
-    records, diagnostics = load_records(load_project(root), "warehouse")
     assert diagnostics == []
     orders = records["orders"]
     assert orders.path == "semantic-layer/warehouse/_schema/public.yaml#orders"
@@ -132,13 +137,13 @@ def test_fields_of_the_wrong_shape_are_named_one_by_one():
 
 
 def test_wrong_shapes_are_parse_errors_of_their_file_or_manifest_entry(make_project):
-    root = make_project(
+    records, diagnostics = warehouse_records(
+        make_project,
         {
             "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: public.orders\nmeasures: nope\n",
             "semantic-layer/warehouse/_schema/public.yaml": "tables:\n  customers:\n    columns: {id: 1}\n",
-        }
+        },
     )
-    records, diagnostics = load_records(load_project(root), "warehouse")
     assert set(records) == {"orders", "customers"}
     assert [(d.path.rsplit("/", 1)[1], d.code, d.message.split(":")[0]) for d in diagnostics] == [
         ("public.yaml", "parse_error", "tables.customers.columns"),
@@ -147,13 +152,13 @@ def test_wrong_shapes_are_parse_errors_of_their_file_or_manifest_entry(make_proj
 
 
 def test_a_numeric_name_is_read_as_text_and_a_list_name_falls_back_to_the_file_name(make_project):
-    root = make_project(
+    records, diagnostics = warehouse_records(
+        make_project,
         {
             "semantic-layer/warehouse/y2024.yaml": "name: 2024\ntable: public.y2024\n",
             "semantic-layer/warehouse/odd.yaml": "name: [a]\ntable: public.odd\n",
-        }
+        },
     )
-    records, diagnostics = load_records(load_project(root), "warehouse")
     assert set(records) == {"2024", "odd"}
     assert sorted(d.message for d in diagnostics) == [
         "'name: 2024' is a number; read as '2024' (quote it)",
