@@ -22,9 +22,11 @@ questions over scan-only projects other than the held-out ones:
 
 * ``tuning-business`` (``tests/benchmarks/judged/tuning-business/*.yaml``, 24 databases) is for tuning: the
   learned order trains on it, and a choice made for business questions is made on it;
-* ``validation-business`` (``tests/benchmarks/judged/validation-business/*.yaml``, 24 more) is trained and tuned
-  on by nothing: it checks a choice made on the tuning families before the held-out figures are looked at,
-  and may be read question by question (it is no acceptance set).
+* ``validation-business`` (``tests/benchmarks/judged/validation-business/*.yaml``, 47 more: 24 written on
+  2026-12-04, 23 on 2026-12-06) is trained and tuned on by nothing: it checks a choice made on the tuning
+  families before the held-out figures are looked at, and may be read question by question (it is no
+  acceptance set). A training database that is a judged project under another name (``movie_3`` is sakila)
+  is not among them.
 """
 
 from __future__ import annotations
