@@ -103,6 +103,13 @@ def lemma(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1 << 16)
+def english_word(word: str) -> bool:
+    """Whether ``word`` is in lemminflect's English lexicon, in any form ('renters', 'flagged', 'troublesome'):
+    unlike made-up words and most jargon ('zxqv', 'kubernetes'), it has a meaning the model can place."""
+    return word.isalpha() and bool(getAllLemmas(word.lower()))
+
+
 def expand(text: str) -> list[str]:
     """Raw tokens of a text with identifier parts (irregular forms lemmatised) and wholes, in order."""
     out: list[str] = []

@@ -4,13 +4,23 @@ A fixed score threshold does not transfer between projects: a scan of bare ident
 best cosine lower than a wiki written in prose does, and the same off-topic question comes closer to a big
 project than to a small one. So the evidence that a project holds *nothing* for a question is measured against
 the project itself: off-topic probe questions (below, about nothing a warehouse holds) are matched against the
-project's own vectors, and the 90th percentile of their best cosines is the project's noise level. A question
-whose best cosine does not clear it by a margin, and that matches the project's words no better than by chance,
-has no answer here; anything above that is answered (with ``confidence: "low"`` when the ranking's own rule is
-not sure, signals.confidence).
+project's own vectors, and a percentile of their best cosines is the project's noise level. A question whose
+best cosine does not clear it, and that matches the project's words no better than by chance, has no answer
+here; anything above that is answered (with ``confidence: "low"`` when the ranking's own rule is not sure,
+signals.confidence).
+
+Which percentile depends on the question's words. A question with an English word (``Query.in_english``) is
+answered once it comes closer than three probes in four: an answerable question asked in words
+far from the schema's (*discs brought back late* for a film rental's ``return_date``) sits below the 90th
+percentile as often as a no-answer one, and an empty answer is the worst one for an agent, while a no-answer
+question answered ``low`` is declined all the same. A question in no English word (*zxqv blorp*, *kubernetes*) must
+clear the 90th percentile: its cosine measures word pieces, not a meaning, and comes out higher than a real
+off-topic question's.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,13 +50,26 @@ PROBES = (
 #: Rows of the matrix the probes are matched against at most (evenly spaced beyond it): the noise level of a
 #: million-column project is read in milliseconds, and a sample can only place it lower, which answers more.
 MAX_ROWS = 16384
-NOISE_PERCENTILE = 90
+#: The percentile of the probes' best cosines a question must clear: one with an English word, one without.
+ENGLISH_PERCENTILE = 75
+NOT_ENGLISH_PERCENTILE = 90
 
 
-def noise_level(matrix: np.ndarray, probes: np.ndarray) -> float:
-    """The NOISE_PERCENTILE of the probes' best cosines over the rows of ``matrix`` (at most MAX_ROWS of them,
+@dataclass(frozen=True)
+class NoiseLevel:
+    english: float  # what a question with an English word must clear
+    not_english: float  # what a question in none must clear
+
+    def of(self, in_english: bool) -> float:
+        return self.english if in_english else self.not_english
+
+
+def noise_level(matrix: np.ndarray, probes: np.ndarray) -> NoiseLevel:
+    """The two percentiles of the probes' best cosines over the rows of ``matrix`` (at most MAX_ROWS of them,
     evenly spaced): how close a question about nothing here comes to the project's texts."""
     sample = matrix[:: max(1, -(-len(matrix) // MAX_ROWS))]
     if not len(sample) or not len(probes):
-        return 0.0
-    return float(np.percentile((sample @ probes.T).max(axis=0), NOISE_PERCENTILE))
+        return NoiseLevel(0.0, 0.0)
+    best = (sample @ probes.T).max(axis=0)
+    english, not_english = np.percentile(best, [ENGLISH_PERCENTILE, NOT_ENGLISH_PERCENTILE])
+    return NoiseLevel(float(english), float(not_english))

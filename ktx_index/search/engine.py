@@ -223,9 +223,10 @@ class Engine:
     def model_error(self) -> str | None:
         return self.vectors.error
 
-    def noise(self, snap: Snapshot, matrix: np.ndarray | None = None, key: str = "noise") -> float | None:
-        """The project's noise level over ``matrix`` (all its vectors by default), once per snapshot; None when
-        there are no vectors to calibrate on."""
+    def noise(self, snap: Snapshot, query: Query, matrix: np.ndarray | None = None, key: str = "noise") -> float | None:
+        """The noise level the question must clear over ``matrix`` (all the project's vectors by default): two
+        levels measured once per snapshot, the one that applies chosen by whether the question has an English
+        word (``Query.in_english``, search/calibration.py). None when there are no vectors to calibrate on."""
         matrix = snap.matrix if matrix is None else matrix
         if matrix is None or not len(matrix):
             return None
@@ -235,7 +236,7 @@ class Engine:
             if probes is None:
                 return None
             cached = snap.derived[key] = noise_level(matrix, probes)
-        return cached  # type: ignore[return-value]
+        return cached.of(query.in_english)  # type: ignore[attr-defined]
 
     def rank(
         self, query: str | Query, kinds: list[str], connection: str | None = None, pool: int | None = None

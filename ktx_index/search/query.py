@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ktx_index.analysis import RAW_TOKEN, STOPWORDS, analyze, asks_for_keys, identifier_key, question_terms
+from ktx_index.analysis import (
+    RAW_TOKEN,
+    STOPWORDS,
+    analyze,
+    asks_for_keys,
+    english_word,
+    identifier_key,
+    question_terms,
+)
 from ktx_index.search.shapes import Value, question_values
 
 QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
@@ -34,6 +42,9 @@ class Query:
     #: Nothing but question filler ('the of and'): ``terms`` then holds the filler itself, and what it matches
     #: it matches by chance (signals.confidence never answers it confidently).
     filler_only: bool = False
+    #: One of its words besides filler is English (analysis.english_word): its cosine then measures a meaning,
+    #: and it is held to the lower of the project's two noise levels (search/calibration.py).
+    in_english: bool = False
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -47,6 +58,9 @@ class Query:
             identifier=identifier_key(text),
             asks_keys=asks_for_keys(text),
             filler_only=filler_only,
+            in_english=any(
+                english_word(m.group(0)) for m in RAW_TOKEN.finditer(text) if m.group(0).lower() not in STOPWORDS
+            ),
         )
 
     @classmethod

@@ -66,7 +66,7 @@ def discover(
     q = Query.parse(query)
     ranked = engine.rank(q, wanted, connection_id)
     p = engine.params
-    level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap), p)
+    level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p)
     if level == "none":
         return DiscoverResult(refs=[])
     ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker)))

@@ -90,7 +90,9 @@ def matching_pages(
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))
     ranked = engine.rank(query, ["wiki"])
-    level = confidence(engine.lexical, query, ranked, "wiki_search", lambda: wiki_noise(engine, snap), engine.params)
+    level = confidence(
+        engine.lexical, query, ranked, "wiki_search", lambda: wiki_noise(engine, snap, query), engine.params
+    )
     if level == "none":
         return [], level
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
@@ -98,9 +100,10 @@ def matching_pages(
     return [c for c in ranked if c.score > 0 and _applies(snap, c.uid, connection_id)], level
 
 
-def wiki_noise(engine: Engine, snap: Snapshot) -> float | None:
-    """The noise level of the wiki's own vectors (search/calibration.py): pages alone, not the whole project."""
-    return engine.noise(snap, _wiki_vectors(snap)[0], "noise_wiki")
+def wiki_noise(engine: Engine, snap: Snapshot, query: Query) -> float | None:
+    """The question's noise level over the wiki's own vectors (search/calibration.py): pages alone, not the whole
+    project."""
+    return engine.noise(snap, query, _wiki_vectors(snap)[0], "noise_wiki")
 
 
 def _applies(snap: Snapshot, uid: str, connection_id: str | None) -> bool:

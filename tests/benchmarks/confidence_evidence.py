@@ -47,9 +47,9 @@ def evidence(engine: Engine, q: Query, tool: str, kinds: list[str] | None, conne
     """What a confidence rule can read once a question is ranked, and the shipped rule's verdict."""
     snap = engine.snapshot
     if tool == "wiki_search":
-        ranked, noise = engine.rank(q, ["wiki"]), wiki_noise(engine, snap)
+        ranked, noise = engine.rank(q, ["wiki"]), wiki_noise(engine, snap, q)
     else:
-        ranked, noise = engine.rank(q, normalize_kinds(kinds), connection), engine.noise(snap)
+        ranked, noise = engine.rank(q, normalize_kinds(kinds), connection), engine.noise(snap, q)
     scores = sorted((c.score for c in ranked), reverse=True) or [0.0]
     cosines = sorted((c.cosine for c in ranked if c.cosine is not None), reverse=True) or [0.0]
     return {

@@ -3,6 +3,7 @@ import pytest
 from ktx_index.analysis import (
     analyze,
     asks_for_keys,
+    english_word,
     expand,
     fold,
     identifier_key,
@@ -77,3 +78,8 @@ def test_a_question_asks_for_keys_by_an_id_word_or_a_named_key() -> None:
     assert asks_for_keys("customer id of each order") and asks_for_keys("orders by customer_id")
     assert asks_for_keys("the primary key of invoices") and asks_for_keys("orderID")
     assert not asks_for_keys("the key drivers of churn") and not asks_for_keys("idle accounts")
+
+
+def test_english_words_are_known_in_any_form_and_made_up_ones_are_not():
+    assert all(english_word(w) for w in ("renters", "flagged", "troublesome", "brought", "Discs"))
+    assert not any(english_word(w) for w in ("zxqv", "blorp", "kubernetes", "sku", "42", "on-time"))

@@ -9,6 +9,7 @@ from projects import column, scan_files, write_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.search.engine import Engine
+from ktx_index.search.query import Query
 from ktx_index.service import KtxIndex
 
 ORDERS = {"catalog": None, "db": "main", "name": "orders", "columns": [column("id", "int"), column("total")]}
@@ -31,6 +32,20 @@ def test_what_a_tool_derives_is_built_once_per_generation(make_project):
     service.rebuild()
     assert service.refreshed_engine() is engine and engine.per_generation("counts", build) == 3  # a new commit
     assert built[0] < built[2] == engine.snapshot.generation
+    service.close()
+
+
+def test_the_noise_level_a_question_must_clear_depends_on_its_words(make_project):
+    """One probe measurement per snapshot, two levels: English words the lower (search/calibration.py)."""
+    service = KtxIndex(
+        make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", [ORDERS])), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    engine = service.refreshed_engine()
+    snap = engine.snapshot
+    english, gibberish = engine.noise(snap, Query.parse("late returns")), engine.noise(snap, Query.parse("zxqv blorp"))
+    level = snap.derived["noise"]
+    assert (english, gibberish) == (level.english, level.not_english) and english <= gibberish
     service.close()
 
 
