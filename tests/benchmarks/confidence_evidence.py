@@ -1,6 +1,7 @@
 """Is there more in the confidence rule's evidence than the rule reads? A learned rule against the shipped one.
 
     python tests/benchmarks/confidence_evidence.py [--work /tmp/ktx-index-quality] [--features top_score,...]
+    python tests/benchmarks/confidence_evidence.py --noise-levels 90/90,75/90,50/90
 
 Run quality.py first over the families named below: it builds the indexes read here. For every judged
 discover_data and wiki_search question this collects what a confidence rule can see at answer time (the best
@@ -31,6 +32,7 @@ from heldout import heldout_corpora, training_corpora  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora, project_path  # noqa: E402
 from wiki_corpora import wiki_corpora  # noqa: E402
 
+from ktx_index.search import calibration  # noqa: E402
 from ktx_index.search.engine import Engine  # noqa: E402
 from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.search.signals import concept_coverage, confidence, vocabulary  # noqa: E402
@@ -159,11 +161,28 @@ def report(rows: list[dict[str, Any]], names: list[str]) -> None:
             )
 
 
+def emptied_by_noise_level(work: Path, settings: list[str]) -> None:
+    """Per pair of noise-level percentiles (a question with an English word / without, search/calibration.py):
+    how many answerable and no-answer questions of every family come back with nothing."""
+    print(f"{'percentiles':<12} {'answerable emptied':>19} {'no-answer emptied':>18}")
+    for setting in settings:
+        english, not_english = (int(v) for v in setting.split("/"))
+        calibration.ENGLISH_PERCENTILE, calibration.NOT_ENGLISH_PERCENTILE = english, not_english
+        emptied = Counter(r["answerable"] for r in collect(work) if r["level"] == "none")
+        print(f"{setting:<12} {emptied[True]:>19} {emptied[False]:>18}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's --work")
     parser.add_argument("--features", default=FEATURES, help="comma-separated evidence the learned rule reads")
+    parser.add_argument(
+        "--noise-levels", help="instead: questions emptied per pair of noise percentiles, e.g. '90/90,75/90'"
+    )
     args = parser.parse_args()
+    if args.noise_levels:
+        emptied_by_noise_level(args.work, args.noise_levels.split(","))
+        return
     report(collect(args.work), args.features.split(","))
 
 
