@@ -22,7 +22,8 @@ from indexers.project import Project
 from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
 from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
-from ktx_index.index.builder import Builder, Progress, _noop
+from ktx_index.index.backlog import Progress, _noop
+from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status
 from ktx_index.logs import log_event

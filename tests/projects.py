@@ -13,7 +13,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from ktx_index.cli import cli
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.search.engine import Engine
+from ktx_index.service import KtxIndex
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo"
@@ -92,6 +94,24 @@ def corpus(name: str) -> Path:
 
 
 #: A standalone semantic-layer source: 5 documents (source, measure, dimension, two enum values).
+#: A wiki page with frontmatter (``PAGE.format(summary=..., body=...)``).
+PAGE = "---\nsummary: {summary}\ntags: [finance]\n---\n# Title\n\n{body}\n"
+
+
+def finance_files() -> dict[str, str]:
+    """Two wiki pages and a semantic-layer source: the small project the builder's tests write."""
+    return {
+        "wiki/global/revenue.md": PAGE.format(summary="Revenue definition", body="Revenue is net of refunds."),
+        "wiki/global/churn.md": PAGE.format(summary="Churn definition", body="Churn counts cancellations."),
+        "semantic-layer/warehouse/orders.yaml": ORDERS_SOURCE,
+    }
+
+
+def service_for(root: Path, embedder: HashEmbedder | None = None) -> KtxIndex:
+    """A service on ``root`` with the fake embedder (a fresh one unless given)."""
+    return KtxIndex(root, embedder=embedder or HashEmbedder())
+
+
 ORDERS_SOURCE = """name: orders
 table: public.orders
 descriptions: {user: Customer orders}

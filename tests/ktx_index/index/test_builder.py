@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from projects import ORDERS_SOURCE as SOURCE
-from projects import SL_OVERLAY, SL_SHARD, column, profile_entry, scan_files
+from projects import PAGE, SL_OVERLAY, SL_SHARD, column, profile_entry, scan_files, service_for
 
 from ktx_index.analysis import analyze
 from ktx_index.embedding.embedder import HashEmbedder
@@ -14,23 +14,6 @@ from ktx_index.errors import IndexBusy
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout
 from ktx_index.service import KtxIndex
-
-PAGE = "---\nsummary: {summary}\ntags: [finance]\n---\n# Title\n\n{body}\n"
-
-
-@pytest.fixture
-def project(make_project):
-    return make_project(
-        {
-            "wiki/global/revenue.md": PAGE.format(summary="Revenue definition", body="Revenue is net of refunds."),
-            "wiki/global/churn.md": PAGE.format(summary="Churn definition", body="Churn counts cancellations."),
-            "semantic-layer/warehouse/orders.yaml": SOURCE,
-        }
-    )
-
-
-def service_for(root, embedder=None):
-    return KtxIndex(root, embedder=embedder or HashEmbedder())
 
 
 def test_first_build_then_noop_then_one_file(project):
@@ -303,36 +286,6 @@ def test_broken_model_leaves_a_working_lexical_index(project):
     service.close()
 
 
-def test_lexical_first_then_embeddings_catch_up(project):
-    """A large first build is searchable lexically at once; the semantic lane says it is catching up."""
-    service = service_for(project)
-    report = service.rebuild(embed=False)
-    assert report.embedding_status == "pending" and report.embedded == 0
-    status = service.status()
-    assert status.chunks > 0 and status.chunks_embedded == 0 and status.semantic == "skipped"
-    assert service.wiki_search("refunds").results[0].key == "revenue"
-    done, state = service.embed_pending()
-    assert done > 0 and state == "ready"
-    status = service.status()
-    assert status.chunks_embedded == status.chunks and status.semantic == "available"
-    service.close()
-
-
-def test_searches_stay_consistent_while_embeddings_catch_up(project):
-    """Per-snapshot caches (which embedded documents a search may return) follow each slice of new vectors."""
-    service = service_for(project)
-    service.rebuild(embed=False)
-    service.embed_pending(limit=3)
-    partial = service.refreshed_engine().snapshot.embedded_docs
-    assert 1 < partial < len(service.refreshed_engine().snapshot.doc_uids)
-    assert service.discover_data("churn cancellations").refs
-    service.embed_pending()
-    assert service.refreshed_engine().snapshot.embedded_docs > partial
-    refs = service.discover_data("churn cancellations").refs
-    assert refs and refs[0].id == "churn"
-    service.close()
-
-
 def test_queries_during_commits_and_embedding_never_fail(project):
     """A reader answering while a writer commits and embeds (the watcher's life): each query ranks against one
     snapshot, even when a commit swaps in another one mid-query."""
@@ -368,40 +321,6 @@ def test_queries_during_commits_and_embedding_never_fail(project):
         for thread in threads:
             thread.join()
     assert not errors, repr(errors[0])
-
-
-def test_embedding_under_a_time_budget_stops_after_a_small_batch(project):
-    """The watcher embeds a backlog in slices bounded by time, so a file event waits one small batch at most."""
-    from ktx_index.index.builder import BUDGETED_BATCH
-
-    for i in range(BUDGETED_BATCH):
-        (project / f"wiki/global/extra-{i}.md").write_text(PAGE.format(summary=f"Extra {i}", body="More text."))
-    service = service_for(project)
-    service.rebuild(embed=False)
-    done, state = service.embed_pending(budget_s=0.0)  # the budget is spent at once: one batch, then stop
-    assert (done, state) == (BUDGETED_BATCH, "pending")
-    done, state = service.embed_pending()
-    assert done > 0 and state == "ready"
-    service.close()
-
-
-def test_vectors_catching_up_are_reloaded_at_a_bounded_rate(project):
-    """While a backlog is embedded in slices, a reader whose last vector load was slow waits before the next
-    one; the slice that finishes the backlog is always loaded."""
-    for i in range(20):
-        (project / f"wiki/global/extra-{i}.md").write_text(PAGE.format(summary=f"Extra {i}", body="More text."))
-    service = service_for(project)
-    service.rebuild(embed=False)
-    engine = service.refreshed_engine()
-    service.embed_pending(limit=5)
-    first = engine.snapshot.embedded_docs
-    engine._next_vector_load = time.monotonic() + 60  # as if loading vectors had taken seconds
-    service.embed_pending(limit=5)
-    assert engine.embedding_status == "pending" and engine.snapshot.embedded_docs == first  # not yet
-    service.embed_pending()  # the backlog is done: loaded at once
-    assert engine.embedding_status == "ready"
-    assert engine.snapshot.embedded_docs == len(engine.snapshot.doc_uids)
-    service.close()
 
 
 def test_a_build_interrupted_between_scopes_leaves_the_last_commit_intact(project, monkeypatch):
@@ -446,64 +365,4 @@ def test_files_read_again_without_a_document_change_keep_the_generation(project)
     assert (report.scopes_read, report.updated) == (1, 0)
     assert service.refreshed_engine().store.meta.generation() == generation
     assert service.rebuild().scopes_read == 0  # its new fingerprint was stored
-    service.close()
-
-
-def test_once_every_text_has_a_vector_only_changed_documents_are_checked(project, monkeypatch):
-    """A commit's embedding step reads the chunks of the documents changed since every text last had a vector,
-    not every chunk; a forgotten vector (a repaired vector file) sends it over every chunk again."""
-    from ktx_index.index.store import DocStore
-
-    scanned: list[int | None] = []
-    whole = DocStore.missing_vector_keys
-
-    def counted(self, among=None):
-        scanned.append(None if among is None else len(among))
-        return whole(self, among)
-
-    monkeypatch.setattr(DocStore, "missing_vector_keys", counted)
-    embedder = HashEmbedder()
-    service = service_for(project, embedder)
-    service.rebuild()
-    (project / "wiki/global/new.md").write_text(PAGE.format(summary="Deliveries", body="Late boxes."))
-    scanned.clear()
-    report = service.rebuild()
-    assert scanned == [1] and report.embedding_status == "ready" and report.embedded > 0
-    status = service.status()
-    assert status.chunks_embedded == status.chunks
-    writer = service.acquire_writer()
-    writer.store.vectors.forget_from(0)  # as a repair that lost the vector file would
-    scanned.clear()
-    done, state = service.embed_pending()
-    assert scanned[0] is None and state == "ready" and done > 0
-    assert service.status().chunks_embedded == status.chunks
-    service.close()
-
-
-def test_a_failed_rechunk_leaves_no_transaction_open(project, monkeypatch):
-    """A new embedding fingerprint re-keys every chunk in one transaction; when that fails, it is rolled back,
-    so the next commit (and the next try) can begin its own."""
-    from ktx_index.index.store.words import Words
-
-    service_for(project).rebuild()
-    service_for(project).close()
-    calls = []
-    rekey = Words.rekey
-
-    def failing_once(self, key_of):
-        calls.append(1)
-        if len(calls) == 1:
-            raise OSError("disk full")
-        return rekey(self, key_of)
-
-    monkeypatch.setattr(Words, "rekey", failing_once)
-    service = service_for(project, HashEmbedder(dim=256))  # another fingerprint: every chunk is re-keyed
-    service.acquire_writer()  # held across both tries, as a watcher holds it
-    with pytest.raises(OSError):
-        service.rebuild()
-    (project / "wiki/global/new.md").write_text(PAGE.format(summary="Deliveries", body="Late boxes."))
-    report = service.rebuild()
-    assert report.embedding_status == "ready" and len(calls) == 2
-    assert service.wiki_search("late boxes").results[0].key == "new"
-    service.release_writer()
     service.close()
