@@ -10,12 +10,12 @@ here; anything above that is answered (with ``confidence: "low"`` when the ranki
 signals.confidence).
 
 Which percentile depends on the question's words. A question with an English word (``Query.in_english``) is
-answered once it comes closer than three probes in four: an answerable question asked in words
-far from the schema's (*discs brought back late* for a film rental's ``return_date``) sits below the 90th
-percentile as often as a no-answer one, and an empty answer is the worst one for an agent, while a no-answer
-question answered ``low`` is declined all the same. A question in no English word (*zxqv blorp*, *kubernetes*) must
-clear the 90th percentile: its cosine measures word pieces, not a meaning, and comes out higher than a real
-off-topic question's.
+answered once it comes closer than three probes in four: an answerable question asked in words far from the
+schema's (*renters flagged as troublesome* for a ``good_or_bad_customer`` column) can sit below the 90th
+percentile, and an empty answer is the worst one for an agent, while a no-answer question answered ``low`` is
+declined all the same. A question in no English word (*zxqv blorp*, *kubernetes*) must clear the 90th
+percentile: its cosine measures word pieces, not a meaning, and comes out higher than a real off-topic
+question's.
 """
 
 from __future__ import annotations
