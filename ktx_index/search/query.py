@@ -16,6 +16,7 @@ from ktx_index.analysis import (
     analyze,
     asks_for_keys,
     english_word,
+    expand,
     identifier_key,
     question_terms,
 )
@@ -42,8 +43,9 @@ class Query:
     #: Nothing but question filler ('the of and'): ``terms`` then holds the filler itself, and what it matches
     #: it matches by chance (signals.confidence never answers it confidently).
     filler_only: bool = False
-    #: One of its words besides filler is English (analysis.english_word): its cosine then measures a meaning,
-    #: and it is held to the lower of the project's two noise levels (search/calibration.py).
+    #: One of its words besides filler, or a part of an identifier it names (``monthly_revenue``), is English
+    #: (analysis.english_word): its cosine then measures a meaning, and it is held to the lower of the project's
+    #: two noise levels (search/calibration.py).
     in_english: bool = False
 
     @classmethod
@@ -58,9 +60,7 @@ class Query:
             identifier=identifier_key(text),
             asks_keys=asks_for_keys(text),
             filler_only=filler_only,
-            in_english=any(
-                english_word(m.group(0)) for m in RAW_TOKEN.finditer(text) if m.group(0).lower() not in STOPWORDS
-            ),
+            in_english=any(english_word(token) for token in expand(text) if token.lower() not in STOPWORDS),
         )
 
     @classmethod

@@ -32,7 +32,9 @@ def test_a_question_in_english_words_is_held_to_the_lower_level():
     level = NoiseLevel(english=0.2, not_english=0.3)
     assert Query.parse("discs brought back late").in_english
     assert level.of(Query.parse("renters flagged as troublesome").in_english) == 0.2
+    assert Query.parse("monthly_revenue").in_english  # an identifier's parts are words too
     assert not Query.parse("zxqv blorp frobnicate").in_english
+    assert not Query.parse("zxqv_blorp").in_english
     assert not Query.parse("the of and").in_english  # filler is no word of the question's own
     assert level.of(Query.parse("zxqv blorp").in_english) == 0.3
 
