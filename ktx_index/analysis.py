@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import NamedTuple
 
 import tantivy
 from lemminflect import getAllLemmas
@@ -161,14 +162,21 @@ def squash(text: str) -> str:
 
 def query_terms(query: str) -> list[str]:
     """Distinct analyzed terms of a query, question filler dropped (before stemming) unless nothing else is left."""
-    return question_terms(query)[0]
+    return question_terms(query).terms
 
 
-def question_terms(query: str) -> tuple[list[str], bool]:
-    """query_terms, and whether the query held nothing but filler (its terms are then the filler itself)."""
+class QuestionTerms(NamedTuple):
+    terms: list[str]  # query_terms
+    filler_only: bool  # the query held nothing but filler (its terms are then the filler itself)
+    in_english: bool  # one of its words besides filler, or a part of an identifier, is English (english_word)
+
+
+def question_terms(query: str) -> QuestionTerms:
+    """What a question's words are, from one pass over its tokens."""
     tokens = expand(query)
     content = [t for t in tokens if t.lower() not in STOPWORDS]
-    return list(dict.fromkeys(s for s in (stem(t) for t in content or tokens) if s)), not content
+    terms = list(dict.fromkeys(s for s in (stem(t) for t in content or tokens) if s))
+    return QuestionTerms(terms, not content, any(english_word(t) for t in content))
 
 
 def identifier_key(text: str) -> str:

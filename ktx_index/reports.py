@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
 from indexers.models import Diagnostic
+
+#: How far a long operation is: (stage, done, total), e.g. ("embed", 512, 1407); the CLI draws it, MCP reports it.
+Progress = Callable[[str, int, int], None]
+
+
+def no_progress(_stage: str, _done: int, _total: int) -> None:
+    """The progress callback of a caller that shows none."""
 
 
 class ConnectionInfo(BaseModel):

@@ -22,12 +22,11 @@ from indexers.project import Project
 from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
 from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
-from ktx_index.index.backlog import Progress, _noop
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status
 from ktx_index.logs import log_event
-from ktx_index.reports import ConnectionInfo, InspectReport, RebuildReport, StatusReport
+from ktx_index.reports import ConnectionInfo, InspectReport, Progress, RebuildReport, StatusReport, no_progress
 from ktx_index.search import learned
 from ktx_index.search.engine import Engine
 from ktx_index.search.scoring import PARAMS, Params
@@ -172,7 +171,7 @@ class KtxIndex:
     def rebuild(
         self,
         force: bool = False,
-        on_progress: Progress = _noop,
+        on_progress: Progress = no_progress,
         embed: bool = True,
         changed: Collection[str] | None = None,
         created: Collection[str] = (),
@@ -197,7 +196,7 @@ class KtxIndex:
             return report
 
     def embed_pending(
-        self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
+        self, on_progress: Progress = no_progress, limit: int | None = None, budget_s: float | None = None
     ) -> tuple[int, str]:
         """Embed what rebuilds left pending (at most limit texts, within budget_s when given; status
         "pending" when more remain)."""
@@ -287,7 +286,7 @@ class KtxIndex:
         if not self.layout.exists():
             with self._engine_lock:
                 if not self.layout.exists():
-                    self.rebuild(on_progress=on_progress or _noop)
+                    self.rebuild(on_progress=on_progress or no_progress)
         return self.refreshed_engine()
 
     def answers_at_once(self, tool: str) -> bool:

@@ -93,7 +93,6 @@ def corpus(name: str) -> Path:
     return path
 
 
-#: A standalone semantic-layer source: 5 documents (source, measure, dimension, two enum values).
 #: A wiki page with frontmatter (``PAGE.format(summary=..., body=...)``).
 PAGE = "---\nsummary: {summary}\ntags: [finance]\n---\n# Title\n\n{body}\n"
 
@@ -112,6 +111,7 @@ def service_for(root: Path, embedder: HashEmbedder | None = None) -> KtxIndex:
     return KtxIndex(root, embedder=embedder or HashEmbedder())
 
 
+#: A standalone semantic-layer source: 5 documents (source, measure, dimension, two enum values).
 ORDERS_SOURCE = """name: orders
 table: public.orders
 descriptions: {user: Customer orders}

@@ -22,8 +22,8 @@ from ktx_index.index.layout import IndexLayout, embedding_fingerprint
 from ktx_index.index.store import DocStore
 from ktx_index.index.texts import embedding_texts
 from ktx_index.index.vectors import VectorFile, vector_key
+from ktx_index.reports import Progress
 
-Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 256
 #: Texts read from the store at a time for embedding (their documents are loaded to get the texts).
 EMBED_GROUP = 8192
@@ -31,16 +31,12 @@ EMBED_GROUP = 8192
 BUDGETED_BATCH = 8
 
 
-def _noop(_stage: str, _done: int, _total: int) -> None:
-    pass
-
-
 @dataclass
 class Backlog:
     store: DocStore
     layout: IndexLayout
     embedder: Embedder | None
-    backend: EmbedBackend | None  # where texts are embedded: this process or a Ray pool
+    backend: EmbedBackend | None  # where texts are embedded: a Ray pool, or None for this process
     should_stop: Callable[[], bool]  # checked between batches
 
     def fingerprint(self) -> str:
@@ -49,8 +45,8 @@ class Backlog:
         return embedding_fingerprint(model or "none")
 
     def embed(self, on_progress: Progress, limit: int | None, budget_s: float | None) -> tuple[int, str]:
-        """Embed at most ``limit`` missing texts (all by default), within ``budget_s`` when given; (texts
-        embedded, status: ready, pending, disabled or why the model is unavailable)."""
+        """Embed at most ``limit`` missing texts (None: all), within ``budget_s`` when given; (texts embedded,
+        status: ready, pending, disabled or why the model is unavailable)."""
         if self.embedder is None:
             return 0, "disabled"
         fingerprint = self.fingerprint()

@@ -20,9 +20,9 @@ from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, ScopeResult, safe_read
 from indexers.models import SEARCH_KINDS, Diagnostic, Document
 from indexers.project import Project
-from ktx_index.embedding.embedder import EmbedBackend, Embedder, LocalEmbedding
+from ktx_index.embedding.embedder import EmbedBackend, Embedder
 from ktx_index.errors import Stopped
-from ktx_index.index.backlog import Backlog, Progress, _noop
+from ktx_index.index.backlog import Backlog
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, format_stamp
 from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_folders, within
@@ -31,7 +31,7 @@ from ktx_index.index.store.scopes import HELD
 from ktx_index.index.texts import embedding_texts, vocabulary_words
 from ktx_index.index.vectors import VectorFile, vector_key
 from ktx_index.logs import timestamp
-from ktx_index.reports import RebuildReport, StaleFile
+from ktx_index.reports import Progress, RebuildReport, StaleFile, no_progress
 
 #: Time a rebuild that does not embed (serve's and the watcher's catch-up) still spends re-embedding what a
 #: repair lost, before its commit is served; the rest, if any, follows in the background.
@@ -133,8 +133,8 @@ class Builder:
         self.should_stop = should_stop  # checked between parsed scopes and between embedded batches
         self.layout = layout
         self.embedder = embedder
-        #: where texts are embedded: this process, or a Ray pool (``rebuild --ray``); the writer is this one
-        self.embed_backend = embed_backend or (LocalEmbedding(embedder) if embedder is not None else None)
+        #: where texts are embedded: a Ray pool (``rebuild --ray``), or None for this process; the writer is this one
+        self.embed_backend = embed_backend
         self.indexers = indexers or default_indexers()
         self.store, self.repairs = open_store(layout)
         self._check_format()
@@ -173,7 +173,7 @@ class Builder:
     def rebuild(
         self,
         force: bool = False,
-        on_progress: Progress = _noop,
+        on_progress: Progress = no_progress,
         embed: bool = True,
         changed: Collection[str] | None = None,
         created: Collection[str] = (),
@@ -314,7 +314,7 @@ class Builder:
         return Backlog(self.store, self.layout, self.embedder, self.embed_backend, self.should_stop)
 
     def embed_pending(
-        self, on_progress: Progress = _noop, limit: int | None = None, budget_s: float | None = None
+        self, on_progress: Progress = no_progress, limit: int | None = None, budget_s: float | None = None
     ) -> tuple[int, str]:
         """Embed chunk texts that have no vector yet: at most limit of them, and when a time budget is
         given, in small batches until it is spent (the watcher works in such slices so file events are

@@ -15,8 +15,6 @@ from ktx_index.analysis import (
     STOPWORDS,
     analyze,
     asks_for_keys,
-    english_word,
-    expand,
     identifier_key,
     question_terms,
 )
@@ -50,17 +48,17 @@ class Query:
 
     @classmethod
     def parse(cls, text: str) -> Query:
-        terms, filler_only = question_terms(text)
+        words = question_terms(text)
         return cls(
             text=text,
-            terms=tuple(terms),
+            terms=tuple(words.terms),
             data_words=frozenset(value_like(text)),
             named=frozenset(named_keys(text)),
             values=tuple(question_values(text)),
             identifier=identifier_key(text),
             asks_keys=asks_for_keys(text),
-            filler_only=filler_only,
-            in_english=any(english_word(token) for token in expand(text) if token.lower() not in STOPWORDS),
+            filler_only=words.filler_only,
+            in_english=words.in_english,
         )
 
     @classmethod

@@ -70,8 +70,8 @@ def confidence(
     the best refs are returned, flagged.
 
     A vocabulary rule alone emptied answerable questions asked in words the schema does not use (*patrons* for
-    ``customer``); here it only decides between high and low. ``noise`` gives the project's noise level (None
-    without vectors), asked for only when the words leave the answer in doubt."""
+    ``customer``); here it only decides between high and low. ``noise`` gives the noise level this question must
+    clear (search/calibration.py; None without vectors), asked for only when the words leave the answer in doubt."""
     if not ranked:
         return "none"
     top = max(ranked, key=lambda c: c.score)

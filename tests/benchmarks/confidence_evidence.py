@@ -5,7 +5,7 @@
 
 Run quality.py first over the families named below: it builds the indexes read here. For every judged
 discover_data and wiki_search question this collects what a confidence rule can see at answer time (the best
-fused score, the best cosine and lexical score, the project's noise level, concept coverage, how far the best
+fused score, the best cosine and lexical score, the noise level it must clear, concept coverage, how far the best
 cosine stands out of the ten best, how many candidates score near the best, …) and the shipped rule's verdict
 (``signals.confidence``). A logistic regression over those figures is fitted per tool on the tuning families
 (each family, and in it the answerable and the no-answer questions, weighed equally), its threshold set so that
@@ -163,13 +163,15 @@ def report(rows: list[dict[str, Any]], names: list[str]) -> None:
 
 def emptied_by_noise_level(work: Path, settings: list[str]) -> None:
     """Per pair of noise-level percentiles (a question with an English word / without, search/calibration.py):
-    how many answerable and no-answer questions of every family come back with nothing."""
-    print(f"{'percentiles':<12} {'answerable emptied':>19} {'no-answer emptied':>18}")
+    how many answerable and no-answer questions come back with nothing, the answerable ones per family."""
+    print(f"{'percentiles':<12} {'no-answer emptied':>18}   answerable emptied")
     for setting in settings:
         english, not_english = (int(v) for v in setting.split("/"))
         calibration.ENGLISH_PERCENTILE, calibration.NOT_ENGLISH_PERCENTILE = english, not_english
-        emptied = Counter(r["answerable"] for r in collect(work) if r["level"] == "none")
-        print(f"{setting:<12} {emptied[True]:>19} {emptied[False]:>18}")
+        emptied = [r for r in collect(work) if r["level"] == "none"]
+        families = Counter(r["family"] for r in emptied if r["answerable"])
+        where = ", ".join(f"{family} {n}" for family, n in sorted(families.items()))
+        print(f"{setting:<12} {sum(not r['answerable'] for r in emptied):>18}   {sum(families.values())} ({where})")
 
 
 def main() -> None:
