@@ -11,6 +11,7 @@ import json
 import sqlite3
 
 from indexers.models import Diagnostic
+from ktx_index.index.store.sql import select_in
 
 HELD = "held"  # the fingerprint of a scope kept while its folder cannot be listed
 
@@ -79,11 +80,6 @@ class Scopes:
 
     def files(self, keys: list[str] | None = None) -> dict[str, list[str]]:
         """Scope key → the project files it was read from (of ``keys`` only, when given)."""
-        if keys is None:
-            return {key: json.loads(files) for key, files in self._db.execute("SELECT key, files FROM scopes")}
-        out: dict[str, list[str]] = {}
-        for start in range(0, len(keys), 500):  # under SQLite's limit on bound parameters
-            batch = keys[start : start + 500]
-            sql = f"SELECT key, files FROM scopes WHERE key IN ({','.join('?' * len(batch))})"
-            out.update((key, json.loads(files)) for key, files in self._db.execute(sql, batch))
-        return out
+        sql = "SELECT key, files FROM scopes"
+        rows = self._db.execute(sql) if keys is None else select_in(self._db, sql + " WHERE key IN ({marks})", keys)
+        return {key: json.loads(files) for key, files in rows}
