@@ -36,7 +36,6 @@ from ktx_index.reports import BatchSummary, RebuildReport, WatcherError, Watcher
 from ktx_index.service import KtxIndex
 from ktx_index.watcher.states import Action, Inputs, Outcome, Phase, decide
 
-TREES = PROJECT_TREES
 #: Work per idle wake-up on an embedding backlog: at most this many texts and about this long, so an
 #: event waits little behind it. A slice also has fixed costs that grow with the index (finding the
 #: pending texts, reloading the vectors readers see); the budget grows to twice them, so about two
@@ -73,7 +72,7 @@ def relevant(root: Path, path: str) -> bool:
     name = parts[-1]
     if name.endswith(TEMP_SUFFIXES) or name.startswith("#") or name.isdigit():  # vim's 4913 probe, emacs #x#
         return False
-    return parts[0] in TREES or rel.as_posix() == CONFIG_FILE
+    return parts[0] in PROJECT_TREES or rel.as_posix() == CONFIG_FILE
 
 
 def _relative(root: Path, path: str) -> str | None:
@@ -224,7 +223,7 @@ class Watcher:
         return self._stop.is_set() or self.service.stopping
 
     def _trees(self) -> list[Path]:
-        return [self.root / t for t in TREES if (self.root / t).is_dir()]
+        return [self.root / t for t in PROJECT_TREES if (self.root / t).is_dir()]
 
     def _run(self, action: Action) -> Outcome:
         if action is Action.COMMIT:
