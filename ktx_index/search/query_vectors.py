@@ -32,6 +32,7 @@ class QueryVectors:
         #: Why the model gave no vector for the last question (None when it did).
         self.error: str | None = None
         self._cached = functools.lru_cache(maxsize=512)(self._encode)
+        self._cached_many = functools.lru_cache(maxsize=128)(self._encode_many)
         self._last_encode_s: float | None = None  # how long the latest embedding that ran took (None: none yet)
         #: Embeds a question on the other core while its lexical lane runs (``ahead``); its thread starts
         #: with the first question.
@@ -57,6 +58,19 @@ class QueryVectors:
         self._last_encode_s = time.perf_counter() - started
         return vector
 
+    def _encode_many(self, texts: tuple[str, ...]) -> np.ndarray:
+        """Half the texts on the worker, half on this thread, side by side (onnxruntime releases the GIL): each
+        short text costs about as much as a question, so two cores halve the wait."""
+        half = (len(texts) + 1) // 2
+        rest: Future[np.ndarray] | None = None
+        if len(texts) > 1:
+            with contextlib.suppress(RuntimeError):  # closed: all of them here
+                rest = self._worker.submit(self.embedder.encode, list(texts[half:]))  # type: ignore[union-attr]
+        mine = self.embedder.encode(list(texts[:half] if rest is not None else texts))  # type: ignore[union-attr]
+        vectors = np.asarray(mine if rest is None else np.vstack([mine, rest.result()]), dtype=np.float32)
+        vectors.flags.writeable = False
+        return vectors
+
     def word(self, word: str) -> np.ndarray | None:
         """A word's embedding for the bridge: from the model's word table when this machine has built it
         (embedding/word_table.py; the same vector, without the ~1.4 ms encode), else embedded like a question."""
@@ -80,6 +94,16 @@ class QueryVectors:
             return None
         self.error = None
         return vector
+
+    def get_many(self, texts: tuple[str, ...]) -> np.ndarray | None:
+        """Several texts' embeddings, one row each (cached by the texts); None when there is no model or it
+        fails (the question's own vector reports why)."""
+        if self.embedder is None or not texts:
+            return None
+        try:
+            return self._cached_many(texts)
+        except Exception:
+            return None
 
     def ahead(self, text: str) -> Future[np.ndarray | None]:
         """The text's embedding, started on the worker thread so the asking thread goes on meanwhile

@@ -23,6 +23,10 @@ def _answerable() -> dict[str, tuple[float, float, float]]:
     return {"discover_data": (0.36, 0.15, 0.55), "wiki_search": (0.2, 0.7, 0.45)}
 
 
+def _carried() -> dict[str, tuple[float, float]]:
+    return {"discover_data": (-0.025, 0.06)}
+
+
 def _kind_prior() -> dict[str, float]:
     return {"wiki": 1.0, "sl_source": 1.0, "sl_measure": 1.0, "table": 0.97, "sl_dimension": 0.92, "column": 0.88}
 
@@ -92,6 +96,12 @@ class Params:
     #: Nothing is returned only when no document matches the question's words beyond ``chance_lexical`` and its
     #: best cosine stays below the project's noise level (search/calibration.py).
     chance_lexical: float = 0.2
+    #: Per tool, (drop under which a confident answer turns low, drop from which a low one turns confident): how
+    #: far the best answers' cosine falls when the question loses its least-carried word (search/carried.py).
+    #: Not for wiki_search: a page's cosine barely moves with one word of the question.
+    carried: dict[str, tuple[float, float]] = field(default_factory=_carried)
+    #: How many of the best answers may carry a question's words.
+    carried_top: int = 10
     #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs.
     max_per_container: int = 5
     #: The dense lane keeps its this many nearest documents whatever their cosine (scoring nothing unless another

@@ -61,17 +61,20 @@ def confidence(
     tool: str,
     noise: Callable[[], float | None],
     p: Params = PARAMS,
+    carried: Callable[[], float | None] = lambda: None,
 ) -> Confidence:
     """How sure the ranking is that the project answers the question: ``none`` only when the evidence says the
     project holds nothing for it (its best cosine does not clear the project's own noise level, search/calibration.py,
-    and no document matches its words beyond ``chance_lexical``), ``high`` when an identifier
-    is named, the best score alone is confident, or it clears the answer floor with the question's concepts in
-    the project's vocabulary (concept_coverage), ``low`` otherwise, and always for a question of filler alone:
-    the best refs are returned, flagged.
+    and no document matches its words beyond ``chance_lexical``), ``high`` when an identifier is named, ``low``
+    for a question of filler alone; otherwise ``high`` when the best score alone is confident, or it clears the
+    answer floor with the question's concepts in the project's vocabulary (concept_coverage), ``low`` if not, and
+    then (for the tools ``Params.carried`` names) turned by whether the best answers carry every word of the
+    question: ``carried`` gives how far their cosine drops without its least-carried word (search/carried.py).
 
     A vocabulary rule alone emptied answerable questions asked in words the schema does not use (*patrons* for
     ``customer``); here it only decides between high and low. ``noise`` gives the noise level this question must
-    clear (search/calibration.py; None without vectors), asked for only when the words leave the answer in doubt."""
+    clear (search/calibration.py; None without vectors), asked for only when the words leave the answer in doubt;
+    ``carried`` is asked for only when a tool turns on it (None: not known, the level stands)."""
     if not ranked:
         return "none"
     top = max(ranked, key=lambda c: c.score)
@@ -86,11 +89,15 @@ def confidence(
     if Query.of(query).filler_only:  # 'the of and': whatever matched, matched by chance
         return "low"
     floor, coverage, confident = p.answerable[tool]
-    if top.score >= confident:
-        return "high"
-    if top.score >= floor and concept_coverage(vocabulary(lexical), lexical.idf, query) >= coverage:
-        return "high"
-    return "low"
+    sure = top.score >= confident or (
+        top.score >= floor and concept_coverage(vocabulary(lexical), lexical.idf, query) >= coverage
+    )
+    if tool in p.carried:
+        drop = carried()
+        if drop is not None:
+            below, above = p.carried[tool]
+            sure = drop >= below if sure else drop >= above
+    return "high" if sure else "low"
 
 
 def answer_order(ranked: list[Candidate]) -> list[Candidate]:

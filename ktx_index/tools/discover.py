@@ -6,7 +6,7 @@ import re
 
 from indexers.models import SEARCH_KINDS, Document
 from ktx_index.errors import InvalidInput
-from ktx_index.search import learned
+from ktx_index.search import carried, learned
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, confidence
@@ -66,7 +66,10 @@ def discover(
     q = Query.parse(query)
     ranked = engine.rank(q, wanted, connection_id)
     p = engine.params
-    level = confidence(engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p)
+    level = confidence(
+        engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,
+        lambda: carried.weakest(engine, snap, q, ranked),
+    )  # fmt: skip
     if level == "none":
         return DiscoverResult(refs=[])
     ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker)))

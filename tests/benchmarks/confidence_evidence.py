@@ -2,6 +2,7 @@
 
     python tests/benchmarks/confidence_evidence.py [--work /tmp/ktx-index-quality] [--features top_score,...]
     python tests/benchmarks/confidence_evidence.py --noise-levels 90/90,75/90,50/90
+    python tests/benchmarks/confidence_evidence.py --carried 'below=-0.04,-0.025,-0.01;above=0.04,0.06,0.1'
 
 Run quality.py first over the families named below: it builds the indexes read here. For every judged
 discover_data and wiki_search question this collects what a confidence rule can see at answer time (the best
@@ -18,6 +19,8 @@ shipping only if no held-out family declines fewer no-answer questions.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import itertools
 import sys
 from collections import Counter
 from pathlib import Path
@@ -32,9 +35,10 @@ from heldout import heldout_corpora, training_corpora  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora, project_path  # noqa: E402
 from wiki_corpora import wiki_corpora  # noqa: E402
 
-from ktx_index.search import calibration  # noqa: E402
+from ktx_index.search import calibration, carried  # noqa: E402
 from ktx_index.search.engine import Engine  # noqa: E402
 from ktx_index.search.query import Query  # noqa: E402
+from ktx_index.search.scoring import PARAMS, Params  # noqa: E402
 from ktx_index.search.signals import concept_coverage, confidence, vocabulary  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 from ktx_index.tools.discover import normalize_kinds  # noqa: E402
@@ -45,17 +49,26 @@ TUNING = {"discover_data": ("judged", "tuning-business"), "wiki_search": ("judge
 FEATURES = "top_score,best_cosine,best_lexical,coverage,noise,cos_lift,score_lift,near_best,terms"
 
 
-def evidence(engine: Engine, q: Query, tool: str, kinds: list[str] | None, connection: str | None) -> dict[str, Any]:
-    """What a confidence rule can read once a question is ranked, and the shipped rule's verdict."""
+def evidence(
+    engine: Engine,
+    q: Query,
+    tool: str,
+    kinds: list[str] | None,
+    connection: str | None,
+    settings: dict[str, Params] | None = None,
+) -> dict[str, Any]:
+    """What a confidence rule can read once a question is ranked, the shipped rule's verdict, and its verdict
+    under each of ``settings`` (other ranking constants, the ranking itself unchanged)."""
     snap = engine.snapshot
     if tool == "wiki_search":
         ranked, noise = engine.rank(q, ["wiki"]), wiki_noise(engine, snap, q)
     else:
         ranked, noise = engine.rank(q, normalize_kinds(kinds), connection), engine.noise(snap, q)
+    words = carried.weakest(engine, snap, q, ranked) if tool in engine.params.carried else None
     scores = sorted((c.score for c in ranked), reverse=True) or [0.0]
     cosines = sorted((c.cosine for c in ranked if c.cosine is not None), reverse=True) or [0.0]
     return {
-        "level": confidence(engine.lexical, q, ranked, tool, lambda: noise, engine.params),
+        "level": confidence(engine.lexical, q, ranked, tool, lambda: noise, engine.params, lambda: words),
         "top_score": scores[0],
         "best_cosine": cosines[0],
         "best_lexical": max((c.lexical for c in ranked), default=0.0),
@@ -65,6 +78,10 @@ def evidence(engine: Engine, q: Query, tool: str, kinds: list[str] | None, conne
         "score_lift": scores[0] - float(np.mean(scores[:10])),
         "near_best": sum(s >= 0.9 * scores[0] for s in scores),
         "terms": len([t for t in q.terms if t not in q.data_words]),
+        "verdicts": {
+            name: confidence(engine.lexical, q, ranked, tool, lambda: noise, p, lambda: words)
+            for name, p in (settings or {}).items()
+        },
     }
 
 
@@ -83,7 +100,7 @@ def corpora(work: Path) -> list[tuple[str, str, list, Path]]:
     return out
 
 
-def collect(work: Path) -> list[dict[str, Any]]:
+def collect(work: Path, settings: dict[str, Params] | None = None) -> list[dict[str, Any]]:
     rows = []
     for name, family, questions, source in corpora(work):
         path = work / name  # quality.py's copy: an index is never built inside the vendored corpora
@@ -95,7 +112,8 @@ def collect(work: Path) -> list[dict[str, Any]]:
             engine = service.refreshed_engine()
             for jq in questions:
                 if jq.tool in TUNING:
-                    row = evidence(engine, Query.parse(jq.query or ""), jq.tool, jq.kinds, jq.connection)
+                    q = Query.parse(jq.query or "")
+                    row = evidence(engine, q, jq.tool, jq.kinds, jq.connection, settings)
                     rows.append(row | {"family": family, "tool": jq.tool, "answerable": bool(jq.relevant)})
         finally:
             service.close()
@@ -174,6 +192,35 @@ def emptied_by_noise_level(work: Path, settings: list[str]) -> None:
         print(f"{setting:<12} {sum(not r['answerable'] for r in emptied):>18}   {sum(families.values())} ({where})")
 
 
+def carried_grid(work: Path, belows: list[float], aboves: list[float]) -> None:
+    """Per pair of ``Params.carried`` thresholds for discover_data (search/carried.py), and with the rule off:
+    per family, no-answer questions declined and answerable questions flagged low. The pair kept is the one that
+    declines at least 80 % of the no-answer questions of every tuning family while flagging the fewest of their
+    answerable questions low (the tuning families weighed equally); the other families only report."""
+    settings = {"off": dataclasses.replace(PARAMS, carried={})}
+    for below, above in itertools.product(belows, aboves):
+        settings[f"{below}/{above}"] = dataclasses.replace(PARAMS, carried={"discover_data": (below, above)})
+    rows = [r for r in collect(work, settings) if r["tool"] == "discover_data"]
+    families = list(dict.fromkeys(r["family"] for r in rows))
+
+    def rates(name: str, family: str) -> tuple[float, float]:
+        rs = [r for r in rows if r["family"] == family]
+        declined = [r["verdicts"][name] != "high" for r in rs if not r["answerable"]]
+        low = [r["verdicts"][name] != "high" for r in rs if r["answerable"]]
+        return (float(np.mean(declined)) if declined else float("nan")), float(np.mean(low))
+
+    table = {name: {family: rates(name, family) for family in families} for name in settings}
+    tuning = TUNING["discover_data"]
+    eligible = [n for n in settings if n != "off" and all(table[n][f][0] >= 0.8 for f in tuning)]
+    kept = min(eligible, key=lambda n: np.mean([table[n][f][1] for f in tuning]), default=None)
+    print(f"{'below/above':<14}" + "".join(f" {f[:20]:>21}" for f in families))
+    print(f"{'':<14}" + "".join(f" {'declined  low':>21}" for _ in families))
+    for name in settings:
+        mark = " <- kept" if name == kept else ""
+        cells = "".join(f" {table[name][f][0]:>10.2f} {table[name][f][1]:>10.2f}" for f in families)
+        print(f"{name:<14}{cells}{mark}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's --work")
@@ -181,7 +228,15 @@ def main() -> None:
     parser.add_argument(
         "--noise-levels", help="instead: questions emptied per pair of noise percentiles, e.g. '90/90,75/90'"
     )
+    parser.add_argument(
+        "--carried",
+        help="instead: the carried-words rule per pair of thresholds, e.g. 'below=-0.03,-0.025;above=0.04,0.06'",
+    )
     args = parser.parse_args()
+    if args.carried:
+        grid = dict(part.split("=", 1) for part in args.carried.split(";"))
+        carried_grid(args.work, *([float(v) for v in grid[k].split(",")] for k in ("below", "above")))
+        return
     if args.noise_levels:
         emptied_by_noise_level(args.work, args.noise_levels.split(","))
         return

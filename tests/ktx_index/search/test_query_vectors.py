@@ -99,3 +99,23 @@ def test_quick_only_once_an_embedding_came_back_fast():
     assert not failing.quick
     failing.close()
     assert QueryVectors(None).quick  # no model: nothing to wait for
+
+
+def test_many_texts_are_embedded_on_both_threads_cached_and_in_line_once_closed():
+    embedder = Flaky()
+    vectors = QueryVectors(embedder)
+    texts = ("of each patient", "age of each", "age patient")
+    many = vectors.get_many(texts)
+    assert many.shape == (3, embedder.dim) and not many.flags.writeable
+    threads = {embedder.threads[t] for t in texts}
+    assert all((many[i] == embedder.encode([t])[0]).all() for i, t in enumerate(texts))  # rows in order
+    assert threading.current_thread().name in threads and any(t.startswith("ktx-index-query-vector") for t in threads)
+    calls = embedder.calls
+    assert vectors.get_many(texts) is many and embedder.calls == calls  # cached
+    embedder.broken = True
+    assert vectors.get_many(("refunds", "late refunds")) is None
+    embedder.broken = False
+    assert vectors.get_many(()) is None
+    vectors.close()
+    assert vectors.get_many(("after", "close")).shape == (2, embedder.dim)  # no worker left: all here
+    assert embedder.threads["close"] == threading.current_thread().name

@@ -81,3 +81,37 @@ def test_an_answer_keeps_every_scored_candidate_then_the_nearest_of_the_rest():
     ranked += [_cand("d", 0.0, cosine=0.12), _cand("parent", 0.0)]  # a container never lifted has no cosine
     assert [c.uid for c in answer_order(ranked)] == ["a", "b", "d", "c"]
     assert answer_order([]) == []
+
+
+def test_whether_the_answers_carry_every_word_turns_discover_answers():
+    below, above = scoring.PARAMS.carried["discover_data"]
+    confident = scoring.PARAMS.answerable["discover_data"][2]
+    strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
+    weak = [_cand("a", 0.2, lexical=0.5, cosine=0.5)]
+    asked: list[str] = []
+
+    def drop(value: float | None):
+        return lambda: asked.append("carried") or value
+
+    # a confident answer that leaves a word of the question uncarried turns low, and the reverse
+    assert (
+        confidence(None, "age of each patient", strong, "discover_data", lambda: 0.25, carried=drop(below - 0.01))
+        == "low"
+    )  # type: ignore[arg-type]
+    assert confidence(None, "age of each patient", strong, "discover_data", lambda: 0.25, carried=drop(below)) == "high"  # type: ignore[arg-type]
+    assert confidence(None, "ward of each patient", weak, "discover_data", lambda: 0.25, carried=drop(above)) == "high"  # type: ignore[arg-type]
+    assert (
+        confidence(None, "ward of each patient", weak, "discover_data", lambda: 0.25, carried=drop(above - 0.01))
+        == "low"
+    )  # type: ignore[arg-type]
+    assert confidence(None, "ward of each patient", weak, "discover_data", lambda: 0.25, carried=drop(None)) == "low"  # type: ignore[arg-type]
+    assert len(asked) == 5
+    # never asked where it cannot turn the answer: an identifier, nothing found, filler, a tool it does not apply to
+    assert (
+        confidence(None, "q", [_cand("a", 0.2, exact=True)], "discover_data", lambda: 0.25, carried=drop(-1.0))
+        == "high"
+    )  # type: ignore[arg-type]
+    assert confidence(None, "q", [], "discover_data", lambda: 0.25, carried=drop(1.0)) == "none"  # type: ignore[arg-type]
+    assert confidence(None, "the of and", strong, "discover_data", lambda: 0.25, carried=drop(1.0)) == "low"  # type: ignore[arg-type]
+    assert confidence(None, "age of each patient", strong, "wiki_search", lambda: 0.25, carried=drop(-1.0)) == "high"  # type: ignore[arg-type]
+    assert len(asked) == 5
