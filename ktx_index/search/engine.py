@@ -30,13 +30,14 @@ from ktx_index.search.bridge import Bridge, load_bridge, question_words
 from ktx_index.search.calibration import noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
+from ktx_index.search.lexical_lane import lexical_lane
 from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
 from ktx_index.search.query import Query
 from ktx_index.search.query_vectors import QueryVectors
 from ktx_index.search.scope import scope_mask
-from ktx_index.search.scoring import PARAMS, Params, fuse, prior, semantic_score, term_score
+from ktx_index.search.scoring import PARAMS, Params, fuse, prior, semantic_score
 from ktx_index.search.shapes import closed_values, column_shape
-from ktx_index.search.spelling import edit_budget, indexed_term
+from ktx_index.search.spelling import edit_budget
 from ktx_index.snapshot.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
 from ktx_index.snapshot.snapshot import Snapshot, load_documents, load_vectors, nearest_key
 
@@ -248,7 +249,7 @@ class Engine:
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
         vector = self.vector_ahead(snap, q.text, kinds)
-        self._lexical(q, kinds, connection, pool, candidates)
+        lexical_lane(self.lexical, q, kinds, connection, pool, candidates, p, self.bridged)
         for uid in self._exact_uids(snap, q):
             candidates.setdefault(uid, Candidate(uid)).exact = True
         cosines = self._dense(snap, vector, kinds, connection, pool, candidates)
@@ -298,42 +299,6 @@ class Engine:
                     shapes.append((i, shape, closed_values(doc.sample_values, doc.attrs.get("distinctCount"))))
             cache[container] = shapes
         return shapes
-
-    def _lexical(
-        self, query: Query, kinds: list[str], connection: str | None, pool: int, out: dict[str, Candidate]
-    ) -> None:
-        """Per query term, the share of it each document matches (saturating per term, idf-weighted). A term in
-        no field is looked for as its typo correction, else as the project word nearest in meaning (bridge.py)."""
-        p = self.params
-        weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
-        unknown: list[str] = []
-        for term in query.terms:
-            fixed = indexed_term(self.lexical, term)
-            if fixed is None:
-                unknown.append(term)
-                continue
-            idf = self.lexical.idf(fixed)
-            weighted.append((fixed, idf, 1.0 if fixed == term else p.corrected_term, idf))
-        # Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
-        # costs an embedding per word, so a wiki-only search does not bridge.
-        bridging = p.bridged_term > 0 and set(kinds) != {"wiki"}
-        bridged = self.bridged(query.text, unknown) if unknown and bridging else {}
-        for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns most of it back
-            near = bridged.get(term)
-            if near is not None and near[1] >= p.bridge_min:
-                weighted.append((near[0], self.lexical.idf(term), p.bridged_term, self.lexical.idf(near[0])))
-            else:
-                weighted.append((term, self.lexical.idf(term), 0.0, 0.0))
-        total = sum(weight for _, weight, _, _ in weighted)
-        for term, weight, factor, idf in weighted:
-            if factor == 0.0:
-                continue
-            norm = idf * p.reference_boost
-            for hit in self.lexical.search([term], kinds, connection, pool):
-                cand = out.setdefault(hit.uid, Candidate(hit.uid))
-                share = weight * factor * term_score(hit.score, norm, p) / total
-                cand.lexical += share
-                cand.terms[term] = cand.terms.get(term, 0.0) + share
 
     def bridged(self, query: str, terms: list[str]) -> dict[str, tuple[str, float]]:
         """Terms of the question that no field holds → the nearest project term the index holds, with the

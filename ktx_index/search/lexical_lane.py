@@ -1,0 +1,63 @@
+"""The lexical lane: per question term, the share of it each document matches, the terms no field holds looked
+for as their typo correction, else as the project word nearest in meaning (search/bridge.py).
+
+A function over the lexical index and the question, so the lane reads the same in a test as in ranking; the
+engine hands in its bridge (which needs the model and the project's embedded vocabulary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ktx_index.index.lexical import LexicalIndex
+from ktx_index.search.candidate import Candidate
+from ktx_index.search.query import Query
+from ktx_index.search.scoring import Params, term_score
+from ktx_index.search.spelling import indexed_term
+
+#: Question text and its unknown terms → per term, the nearest project term and the two words' cosine.
+Bridged = Callable[[str, list[str]], dict[str, tuple[str, float]]]
+
+
+def lexical_lane(
+    lexical: LexicalIndex,
+    query: Query,
+    kinds: list[str],
+    connection: str | None,
+    pool: int,
+    out: dict[str, Candidate],
+    p: Params,
+    bridged: Bridged,
+) -> None:
+    """Add to ``out`` (a candidate per document found) each document's share of every question term it matches
+    (saturating per term, idf-weighted): ``Candidate.lexical`` and, per term, ``Candidate.terms``. A term in no
+    field counts against the shares at its own idf whether or not a correction or a bridge earns it back."""
+    weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
+    unknown: list[str] = []
+    for term in query.terms:
+        fixed = indexed_term(lexical, term)
+        if fixed is None:
+            unknown.append(term)
+            continue
+        idf = lexical.idf(fixed)
+        weighted.append((fixed, idf, 1.0 if fixed == term else p.corrected_term, idf))
+    # Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
+    # costs an embedding per word, so a wiki-only search does not bridge.
+    bridging = p.bridged_term > 0 and set(kinds) != {"wiki"}
+    near_terms = bridged(query.text, unknown) if unknown and bridging else {}
+    for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns most of it back
+        near = near_terms.get(term)
+        if near is not None and near[1] >= p.bridge_min:
+            weighted.append((near[0], lexical.idf(term), p.bridged_term, lexical.idf(near[0])))
+        else:
+            weighted.append((term, lexical.idf(term), 0.0, 0.0))
+    total = sum(weight for _, weight, _, _ in weighted)
+    for term, weight, factor, idf in weighted:
+        if factor == 0.0:
+            continue
+        norm = idf * p.reference_boost
+        for hit in lexical.search([term], kinds, connection, pool):
+            cand = out.setdefault(hit.uid, Candidate(hit.uid))
+            share = weight * factor * term_score(hit.score, norm, p) / total
+            cand.lexical += share
+            cand.terms[term] = cand.terms.get(term, 0.0) + share

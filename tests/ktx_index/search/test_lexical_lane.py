@@ -1,0 +1,57 @@
+"""The lexical lane (search/lexical_lane.py) over a real lexical index: shares per term, a typo corrected at a
+discount, a term no field holds bridged through the callable handed in, and no bridge for a wiki-only search."""
+
+from __future__ import annotations
+
+import pytest
+from projects import column, scan_files
+
+from ktx_index.analysis import stem
+from ktx_index.search.candidate import Candidate
+from ktx_index.search.lexical_lane import lexical_lane
+from ktx_index.search.query import Query
+from ktx_index.search.scoring import PARAMS
+from ktx_index.service import KtxIndex
+
+FILMS = {"catalog": None, "db": "main", "name": "films", "columns": [column("film_id", "int"), column("rating")]}
+
+
+@pytest.fixture
+def lexical(make_project):
+    files = scan_files("warehouse", "2026-01-01-000000-aaaa", [FILMS]) | {
+        "wiki/global/ratings.md": "How ratings work.\n"
+    }
+    service = KtxIndex(make_project(files), embedder=None)
+    service.rebuild()
+    yield service.refreshed_engine().lexical
+    service.close()
+
+
+def run(lexical, question: str, kinds: list[str], bridged=lambda text, terms: {}) -> dict[str, Candidate]:
+    out: dict[str, Candidate] = {}
+    lexical_lane(lexical, Query.parse(question), kinds, None, 50, out, PARAMS, bridged)
+    return out
+
+
+def test_each_document_gets_its_share_of_the_terms_it_matches(lexical):
+    found = run(lexical, "film rating", ["table", "column"])
+    rating = found["column:warehouse:main.films.rating"]
+    assert set(rating.terms) == {stem("film"), stem("rating")} and rating.lexical == pytest.approx(
+        sum(rating.terms.values())
+    )
+    assert 0 < found["column:warehouse:main.films.film_id"].lexical < rating.lexical  # matches the film only
+    typo = run(lexical, "fiml rating", ["table", "column"])["column:warehouse:main.films.rating"]
+    assert 0 < typo.terms[stem("film")] < rating.terms[stem("film")]  # corrected, at a discount
+
+
+def test_a_term_no_field_holds_is_bridged_except_for_a_wiki_only_search(lexical):
+    asked: list[list[str]] = []
+
+    def bridged(text: str, terms: list[str]) -> dict[str, tuple[str, float]]:
+        asked.append(terms)
+        return {stem("movie"): (stem("film"), 0.9)}
+
+    found = run(lexical, "movie", ["table", "column"], bridged)
+    assert asked == [[stem("movie")]] and stem("film") in found["table:warehouse:main.films"].terms
+    assert run(lexical, "movie", ["table", "column"]) == {}  # nothing bridged: the term matches nothing
+    assert run(lexical, "movie", ["wiki"], bridged) == {} and len(asked) == 1  # a wiki-only search never bridges
