@@ -7,16 +7,14 @@ date). Its best score is an answer's, and no question-level figure tells it from
 question *better*, since nothing among them was carrying it. So the question is embedded once more per content
 word that no best answer matches by its terms, each time without that word, and a word is carried by the
 answer whose cosine drops most without it. The weakest word's drop says how well the answers cover the whole
-question. Each variant costs about one question's embedding, spread over both cores (QueryVectors.get_many):
-+1.7 ms p50 on orbit's questions (docs/benchmarks.md, twenty-seventh session).
+question. A misspelt or bridged word is embedded again too: its answers match its correction, not the word.
 
-Not for wiki_search: one word barely moves a page's cosine, and there the drop ranks answerable questions
-*below* no-answer ones.
+Each variant costs about one question's embedding, spread over both cores (QueryVectors.get_many). Not for
+wiki_search: one word barely moves a page's cosine. docs/benchmarks.md (twenty-seventh session) has the figures.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,28 +23,39 @@ from ktx_index.analysis import RAW_TOKEN, STOPWORDS, question_terms
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order
+from ktx_index.snapshot.snapshot import group_rows
 
 if TYPE_CHECKING:
     from ktx_index.search.engine import Engine
     from ktx_index.snapshot.snapshot import Snapshot
 
-#: What a word some best answer matches by its terms counts as: carried, whatever its cosine.
+#: What a question counts as when the best answers match every content word of it by its terms: carried.
 CARRIED = 1.0
 #: At most this many words of a question are left out one by one (each costs about one question's embedding).
 MOST_WORDS = 8
 
 
-def left_out(text: str, carried: Callable[[str], bool] = lambda word: False, most: int = MOST_WORDS) -> list[str]:
-    """The question once per content word (a word with a letter, not filler) not known to be ``carried``,
-    without that word; its first ``most`` content words only."""
-    out = []
+def content_words(text: str) -> list[str]:
+    """The question's words that name something (a letter in them, not filler), each once (first spelling)."""
+    words: dict[str, str] = {}
     for match in RAW_TOKEN.finditer(text):
         word = match.group(0)
-        if word.casefold() in STOPWORDS or not any(ch.isalpha() for ch in word) or carried(word):
-            continue
-        out.append(" ".join(f"{text[: match.start()]} {text[match.end() :]}".split()))
-        if len(out) == most:
-            break
+        if word.casefold() not in STOPWORDS and any(ch.isalpha() for ch in word):
+            words.setdefault(word.casefold(), word)
+    return list(words.values())
+
+
+def left_out(text: str, words: list[str]) -> list[str]:
+    """The question once per word of ``words``, without every occurrence of that word (in any case)."""
+    tokens = [(m.group(0).casefold(), m.start(), m.end()) for m in RAW_TOKEN.finditer(text)]
+    out = []
+    for word in words:
+        kept, at = [], 0
+        for token, start, end in tokens:
+            if token == word.casefold():
+                kept.append(text[at:start])
+                at = end
+        out.append(" ".join(" ".join([*kept, text[at:]]).split()))
     return out
 
 
@@ -69,32 +78,36 @@ def answer_rows(snap: Snapshot, docs: list[int]) -> tuple[np.ndarray, np.ndarray
     """The matrix rows of the given documents' chunks, and which document each row belongs to (documents
     without a vector have none)."""
     rows, owners = [], []
-    ends = np.r_[snap.chunk_starts[1:], len(snap.chunk_rows)]
     for doc in docs:
         group = int(snap.doc_group[doc])
-        if group < 0:
-            continue
-        chunk_rows = snap.chunk_rows[snap.chunk_starts[group] : ends[group]]
-        rows.append(chunk_rows)
-        owners.append(np.full(len(chunk_rows), doc))
+        if group >= 0:
+            chunk_rows = group_rows(snap, group)
+            rows.append(chunk_rows)
+            owners.append(np.full(len(chunk_rows), doc))
     if not rows:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     return np.concatenate(rows), np.concatenate(owners)
 
 
 def weakest(engine: Engine, snap: Snapshot, q: Query, ranked: list[Candidate]) -> float | None:
-    """``weakest_carried`` over the best answers (``Params.carried_top`` of them, in answer order). A word one
-    of them matches by its terms is carried, and not embedded again: only the others are left out."""
-    vector = engine.query_vector(q.text)
+    """``weakest_carried`` over the best answers (``Params.carried_top`` of them, in the fused order the
+    confidence rule reads) for the first MOST_WORDS content words no answer matches by every term the word
+    yields; CARRIED when the answers match them all; None when there is nothing to measure (no vectors, no
+    content word, no answer with a vector)."""
+    if snap.matrix is None or not len(snap.matrix) or snap.doc_group is None:
+        return None
     top = answer_order(ranked)[: engine.params.carried_top]
-    if vector is None or snap.matrix is None or not top:
+    docs = [i for c in top if (i := snap.uid_index.get(c.uid, -1)) >= 0]  # ``snap``'s positions: a commit may race
+    rows, owners = answer_rows(snap, docs)
+    words = content_words(q.text)
+    if not len(rows) or not words:
         return None
     matched = {term for c in top for term, share in c.terms.items() if share > 0}
-    variants = left_out(q.text, lambda word: any(t in matched for t in question_terms(word).terms))
-    if not variants:
+    unmatched = [w for w in words if not set(question_terms(w).terms) <= matched][:MOST_WORDS]
+    if not unmatched:
         return CARRIED
-    rows, owners = answer_rows(snap, [c.idx for c in top if c.idx >= 0])
-    embedded = engine.vectors.get_many(tuple(variants))
-    if embedded is None or not len(rows):
+    vector = engine.query_vector(q.text)
+    variants = engine.vectors.get_many(tuple(left_out(q.text, unmatched))) if vector is not None else None
+    if variants is None:
         return None
-    return weakest_carried(snap.matrix[rows] @ np.vstack([vector, embedded]).T, owners)
+    return weakest_carried(snap.matrix[rows] @ np.vstack([vector, variants]).T, owners)

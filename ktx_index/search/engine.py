@@ -249,7 +249,7 @@ class Engine:
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
         vector = self.vector_ahead(snap, q.text, kinds)
-        lexical_lane(self.lexical, q, kinds, connection, pool, candidates, p, self.bridged)
+        lexical_lane(self.lexical, q, kinds, connection, pool, candidates, p=p, bridged=self.bridged)
         for uid in self._exact_uids(snap, q):
             candidates.setdefault(uid, Candidate(uid)).exact = True
         cosines = self._dense(snap, vector, kinds, connection, pool, candidates)

@@ -26,12 +26,14 @@ def lexical_lane(
     connection: str | None,
     pool: int,
     out: dict[str, Candidate],
+    *,
     p: Params,
     bridged: Bridged,
 ) -> None:
     """Add to ``out`` (a candidate per document found) each document's share of every question term it matches
-    (saturating per term, idf-weighted): ``Candidate.lexical`` and, per term, ``Candidate.terms``. A term in no
-    field counts against the shares at its own idf whether or not a correction or a bridge earns it back."""
+    (saturating per term, idf-weighted): ``Candidate.lexical`` and, per term, ``Candidate.terms``. A term no field
+    holds and no correction finds weighs its own idf in the shares, bridged or not: a bridge earns most of it
+    back, an unknown term none."""
     weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
     unknown: list[str] = []
     for term in query.terms:

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ktx_index.embedding import word_table
-from ktx_index.embedding.embedder import Embedder
+from ktx_index.embedding.embedder import SINGLE_THREAD_BATCH, Embedder
 from ktx_index.embedding.word_table import WordTable
 from ktx_index.search.calibration import PROBES
 
+T = TypeVar("T")
+R = TypeVar("R")
 #: How often a missing word table is looked for again (serve builds it after its catch-up, while answering).
 WORDS_RECHECK_S = 10.0
 #: A question's embedding that took longer than this says the model is not answering at its usual speed (being
@@ -33,6 +38,8 @@ class QueryVectors:
         self.error: str | None = None
         self._cached = functools.lru_cache(maxsize=512)(self._encode)
         self._cached_many = functools.lru_cache(maxsize=128)(self._encode_many)
+        self._busy = 0  # jobs on the worker not yet done (_submit)
+        self._busy_lock = threading.Lock()
         self._last_encode_s: float | None = None  # how long the latest embedding that ran took (None: none yet)
         #: Embeds a question on the other core while its lexical lane runs (``ahead``); its thread starts
         #: with the first question.
@@ -60,16 +67,34 @@ class QueryVectors:
 
     def _encode_many(self, texts: tuple[str, ...]) -> np.ndarray:
         """Half the texts on the worker, half on this thread, side by side (onnxruntime releases the GIL): each
-        short text costs about as much as a question, so two cores halve the wait."""
+        short text costs about as much as a question, so two cores halve the wait. All of them here when the
+        worker is busy with other questions (under load it would only queue them) or closed. Each call embeds at
+        most SINGLE_THREAD_BATCH texts, so it runs on the query session, never loads the bulk one."""
+        encode = self.embedder.encode  # type: ignore[union-attr]  # get_many asks only with a model
         half = (len(texts) + 1) // 2
         rest: Future[np.ndarray] | None = None
-        if len(texts) > 1:
+        if len(texts) > 1 and not self._busy:
             with contextlib.suppress(RuntimeError):  # closed: all of them here
-                rest = self._worker.submit(self.embedder.encode, list(texts[half:]))  # type: ignore[union-attr]
-        mine = self.embedder.encode(list(texts[:half] if rest is not None else texts))  # type: ignore[union-attr]
-        vectors = np.asarray(mine if rest is None else np.vstack([mine, rest.result()]), dtype=np.float32)
+                rest = self._submit(encode, list(texts[half:]))
+        mine = texts[:half] if rest is not None else texts
+        parts = [encode(list(mine[i : i + SINGLE_THREAD_BATCH])) for i in range(0, len(mine), SINGLE_THREAD_BATCH)]
+        if rest is not None:
+            parts.append(rest.result())
+        vectors = np.asarray(np.vstack(parts), dtype=np.float32)
         vectors.flags.writeable = False
         return vectors
+
+    def _submit(self, job: Callable[[T], R], arg: T) -> Future[R]:
+        """``job(arg)`` on the worker, counted in ``_busy`` until done (RuntimeError once closed)."""
+        with self._busy_lock:
+            started = self._worker.submit(job, arg)
+            self._busy += 1
+        started.add_done_callback(self._done)
+        return started
+
+    def _done(self, _finished: Future[Any]) -> None:
+        with self._busy_lock:
+            self._busy -= 1
 
     def word(self, word: str) -> np.ndarray | None:
         """A word's embedding for the bridge: from the model's word table when this machine has built it
@@ -87,30 +112,32 @@ class QueryVectors:
         """The text's embedding (cached), or None when there is no model or it fails (lexical-only then)."""
         if self.embedder is None:
             return None
-        try:
-            vector = self._cached(text)
-        except Exception as exc:  # not cached: the next question tries the model again
-            self.error = f"embedding model unavailable ({type(exc).__name__}: {exc}); searching lexically"
-            return None
-        self.error = None
-        return vector
+        return self._reported(self._cached, text)
 
     def get_many(self, texts: tuple[str, ...]) -> np.ndarray | None:
         """Several texts' embeddings, one row each (cached by the texts); None when there is no model or it
-        fails (the question's own vector reports why)."""
+        fails (said in ``error``, as for a question; never cached)."""
         if self.embedder is None or not texts:
             return None
+        return self._reported(self._cached_many, texts)
+
+    def _reported(self, cached: Callable[[T], np.ndarray], arg: T) -> np.ndarray | None:
+        """``cached(arg)``, a failure said in ``error`` and returned as None (not cached: the next question
+        tries the model again)."""
         try:
-            return self._cached_many(texts)
-        except Exception:
+            vectors = cached(arg)
+        except Exception as exc:
+            self.error = f"embedding model unavailable ({type(exc).__name__}: {exc}); searching lexically"
             return None
+        self.error = None
+        return vectors
 
     def ahead(self, text: str) -> Future[np.ndarray | None]:
         """The text's embedding, started on the worker thread so the asking thread goes on meanwhile
         (onnxruntime releases the GIL; docs/benchmarks.md, thirteenth session); once closed (a question racing
         a close), computed here and handed back done."""
         with contextlib.suppress(RuntimeError):
-            started = self._worker.submit(self.get, text)
+            started = self._submit(self.get, text)
             # Hand the GIL over now, so the worker starts the embedding at once instead of at the next
             # forced switch (up to 5 ms later): p50 4.3 -> 4.1 ms, p95 6.3 -> 5.3 ms on orbit's questions.
             time.sleep(0)

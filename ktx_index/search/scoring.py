@@ -97,10 +97,10 @@ class Params:
     #: best cosine stays below the project's noise level (search/calibration.py).
     chance_lexical: float = 0.2
     #: Per tool, (drop under which a confident answer turns low, drop from which a low one turns confident): how
-    #: far the best answers' cosine falls when the question loses its least-carried word (search/carried.py).
-    #: Not for wiki_search: a page's cosine barely moves with one word of the question.
+    #: far the best answers' cosine falls when the question loses its least-carried word (search/carried.py; a tool
+    #: not named here is not checked).
     carried: dict[str, tuple[float, float]] = field(default_factory=_carried)
-    #: How many of the best answers may carry a question's words.
+    #: How many of the best answers may carry a question's words (0: the check is off).
     carried_top: int = 10
     #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs.
     max_per_container: int = 5

@@ -61,7 +61,7 @@ def confidence(
     tool: str,
     noise: Callable[[], float | None],
     p: Params = PARAMS,
-    carried: Callable[[], float | None] = lambda: None,
+    least_carried: Callable[[], float | None] = lambda: None,
 ) -> Confidence:
     """How sure the ranking is that the project answers the question: ``none`` only when the evidence says the
     project holds nothing for it (its best cosine does not clear the project's own noise level, search/calibration.py,
@@ -69,12 +69,12 @@ def confidence(
     for a question of filler alone; otherwise ``high`` when the best score alone is confident, or it clears the
     answer floor with the question's concepts in the project's vocabulary (concept_coverage), ``low`` if not, and
     then (for the tools ``Params.carried`` names) turned by whether the best answers carry every word of the
-    question: ``carried`` gives how far their cosine drops without its least-carried word (search/carried.py).
+    question: ``least_carried`` gives how far their cosine drops without its least-carried word (search/carried.py).
 
     A vocabulary rule alone emptied answerable questions asked in words the schema does not use (*patrons* for
     ``customer``); here it only decides between high and low. ``noise`` gives the noise level this question must
     clear (search/calibration.py; None without vectors), asked for only when the words leave the answer in doubt;
-    ``carried`` is asked for only when a tool turns on it (None: not known, the level stands)."""
+    ``least_carried`` is asked for only when a tool turns on it (None: not known, the level stands)."""
     if not ranked:
         return "none"
     top = max(ranked, key=lambda c: c.score)
@@ -93,7 +93,7 @@ def confidence(
         top.score >= floor and concept_coverage(vocabulary(lexical), lexical.idf, query) >= coverage
     )
     if tool in p.carried:
-        drop = carried()
+        drop = least_carried()
         if drop is not None:
             below, above = p.carried[tool]
             sure = drop >= below if sure else drop >= above

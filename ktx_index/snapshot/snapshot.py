@@ -251,6 +251,13 @@ def group_chunks(snap: Snapshot, chunk_docs: np.ndarray, chunk_rows: np.ndarray)
     snap.doc_group[snap.chunk_docs] = np.arange(len(starts))
 
 
+def group_rows(snap: Snapshot, group: int) -> np.ndarray:
+    """The matrix rows of one embedded document's chunks (``group``: its position in ``chunk_docs``)."""
+    starts = snap.chunk_starts
+    end = starts[group + 1] if group + 1 < len(starts) else len(snap.chunk_rows)
+    return snap.chunk_rows[starts[group] : end]
+
+
 def load_vectors(store: DocStore, vectors: VectorFile, snap: Snapshot) -> str | None:
     """The matrix of unique vectors and the chunk → row → document maps; an error when the file does not
     match the store (the snapshot is then left without vectors: never rank with inconsistent parts)."""

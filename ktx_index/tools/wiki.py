@@ -25,7 +25,7 @@ from ktx_index.search.query import Query
 from ktx_index.search.signals import Confidence, confidence
 from ktx_index.search.snippets import snippet
 from ktx_index.search.spelling import indexed_term
-from ktx_index.snapshot.snapshot import Snapshot
+from ktx_index.snapshot.snapshot import Snapshot, group_rows
 from ktx_index.tools.results import WikiLane, WikiResult, WikiSearchResult
 
 MAX_LIMIT = 50
@@ -134,11 +134,10 @@ def _wiki_vectors(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
     cached = snap.derived.get("wiki_vectors")
     if cached is None:
         groups = np.flatnonzero(snap.doc_kind[snap.chunk_docs] == WIKI) if snap.chunk_docs is not None else []
-        ends = np.append(snap.chunk_starts[1:], len(snap.chunk_rows)) if len(groups) else []
         rows, starts = [], []
         for g in groups:
             starts.append(len(rows))
-            rows.extend(snap.chunk_rows[snap.chunk_starts[g] : ends[g]])
+            rows.extend(group_rows(snap, int(g)))
         matrix = snap.matrix[np.array(rows, dtype=np.int64)] if rows else np.zeros((0, 1), dtype=np.float32)
         cached = snap.derived["wiki_vectors"] = (matrix, np.array(starts, dtype=np.int64))
     return cached  # type: ignore[return-value]

@@ -78,7 +78,7 @@ def evidence(
         "score_lift": scores[0] - float(np.mean(scores[:10])),
         "near_best": sum(s >= 0.9 * scores[0] for s in scores),
         "terms": len([t for t in q.terms if t not in q.data_words]),
-        "carried": words if words is not None else 0.0,
+        "carried": words if words is not None else 0.0,  # None: no vectors, never so in these families
         "verdicts": {
             name: confidence(engine.lexical, q, ranked, tool, lambda: noise, p, lambda: words)
             for name, p in (settings or {}).items()

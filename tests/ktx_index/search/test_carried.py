@@ -1,26 +1,38 @@
-"""Whether the best answers carry every word of a question (search/carried.py): the variants left out, the
-weakest word's drop, and the whole measure over a real index with the hashing embedder, where a word carried
-by an answer is one its text holds."""
+"""Whether the best answers carry every word of a question (search/carried.py): the words left out, the weakest
+word's drop, and the whole measure over a real index with the hashing embedder, where a word carried by an
+answer is one its text holds; and a discover answer it turns low."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 from projects import column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.search import carried
-from ktx_index.search.carried import CARRIED, left_out, weakest_carried
+from ktx_index.search.carried import CARRIED, content_words, left_out, weakest_carried
 from ktx_index.search.query import Query
+from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
 from ktx_index.tools.discover import normalize_kinds
 
+PATIENTS = {
+    "catalog": None, "db": "main", "name": "patients",
+    "columns": [column("patient_id", "int"), column("ward"), column("admitted_on", "date")],
+}  # fmt: skip
 
-def test_each_content_word_is_left_out_once():
-    assert left_out("age of each patient") == ["of each patient", "age of each"]
-    assert left_out("orders in 2019") == ["in 2019"]  # a number is data, not a concept
-    assert left_out("the of and") == []
-    assert left_out("patient age", carried=lambda word: word == "patient") == ["patient"]
-    assert len(left_out("a b c d e f g h i j", most=3)) == 3
+
+def test_each_content_word_is_left_out_once_wherever_it_occurs():
+    question = "Age of each patient, and the patient's age in 2019"
+    assert content_words(question) == ["Age", "patient"]  # filler, numbers and repeats dropped; first spelling kept
+    assert left_out(question, ["Age", "patient"]) == [
+        "of each patient, and the patient's in 2019",
+        "Age of each , and the 's age in 2019",
+    ]
+    assert content_words("the of and") == [] and content_words("2019") == []
+    assert left_out("revenue", ["revenue"]) == [""]
 
 
 def test_the_weakest_word_is_the_one_no_answer_carries():
@@ -33,28 +45,44 @@ def test_the_weakest_word_is_the_one_no_answer_carries():
         ]
     )
     owners = np.array([7, 7, 9])
-    assert abs(weakest_carried(cosines, owners) + 0.02) < 1e-9
+    assert weakest_carried(cosines, owners) == pytest.approx(-0.02)
     assert weakest_carried(cosines[:, :1], owners) is None  # no word left out
     assert weakest_carried(np.empty((0, 3)), np.empty(0)) is None
 
 
-def test_a_word_the_answers_do_not_hold_is_not_carried(make_project):
-    patients = {
-        "catalog": None, "db": "main", "name": "patients",
-        "columns": [column("patient_id", "int"), column("ward"), column("admitted_on", "date")],
-    }  # fmt: skip
-    service = KtxIndex(
-        make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", [patients])), embedder=HashEmbedder()
-    )
-    service.rebuild()
+@pytest.fixture
+def patients(make_project):
+    def service(embedder: HashEmbedder | None = None, **params) -> KtxIndex:
+        root = make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", [PATIENTS]))
+        built = KtxIndex(root, embedder=embedder, params=dataclasses.replace(PARAMS, **params))
+        built.rebuild()
+        return built
+
+    return service
+
+
+def weakest(service: KtxIndex, question: str) -> float | None:
     engine = service.refreshed_engine()
-    snap = engine.snapshot
+    q = Query.parse(question)
+    return carried.weakest(engine, engine.snapshot, q, engine.rank(q, normalize_kinds(None)))
 
-    def weakest(question: str) -> float | None:
-        q = Query.parse(question)
-        return carried.weakest(engine, snap, q, engine.rank(q, normalize_kinds(None)))
 
-    assert weakest("ward of each patient") == CARRIED  # every word matched by the answers' terms: nothing embedded
-    assert weakest("hospital ward of each patient") is not None
-    assert weakest("hospital ward of each patient") < 0 <= weakest("ward of each patient")  # 'hospital' is held nowhere
+def test_a_word_the_answers_do_not_hold_is_not_carried(patients):
+    service = patients(HashEmbedder())
+    assert weakest(service, "ward of each patient") == CARRIED  # every word matched by the answers' terms
+    assert weakest(service, "hospital ward of each patient") < 0  # 'hospital' is held nowhere
+    assert weakest(service, "2019") is None  # no word that names something: nothing to measure
     service.close()
+    lexical_only = patients(None)
+    assert weakest(lexical_only, "hospital ward of each patient") is None
+    lexical_only.close()
+
+
+def test_a_confident_answer_that_carries_no_word_of_the_question_turns_low(patients):
+    service = patients(HashEmbedder(), carried={"discover_data": (0.0, 0.06)})
+    assert service.discover_data("hospital ward of each patient").confidence == "low"
+    assert service.discover_data("ward of each patient").confidence is None  # confident
+    service.close()
+    unchecked = patients(HashEmbedder(), carried={})
+    assert unchecked.discover_data("hospital ward of each patient").confidence is None
+    unchecked.close()

@@ -29,7 +29,7 @@ def lexical(make_project):
 
 def run(lexical, question: str, kinds: list[str], bridged=lambda text, terms: {}) -> dict[str, Candidate]:
     out: dict[str, Candidate] = {}
-    lexical_lane(lexical, Query.parse(question), kinds, None, 50, out, PARAMS, bridged)
+    lexical_lane(lexical, Query.parse(question), kinds, None, 50, out, p=PARAMS, bridged=bridged)
     return out
 
 

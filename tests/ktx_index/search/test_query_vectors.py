@@ -113,9 +113,22 @@ def test_many_texts_are_embedded_on_both_threads_cached_and_in_line_once_closed(
     calls = embedder.calls
     assert vectors.get_many(texts) is many and embedder.calls == calls  # cached
     embedder.broken = True
-    assert vectors.get_many(("refunds", "late refunds")) is None
+    assert vectors.get_many(("refunds", "late refunds")) is None and "model gone" in vectors.error
     embedder.broken = False
+    assert vectors.get_many(("refunds", "late refunds")) is not None and vectors.error is None  # not cached
     assert vectors.get_many(()) is None
     vectors.close()
     assert vectors.get_many(("after", "close")).shape == (2, embedder.dim)  # no worker left: all here
     assert embedder.threads["close"] == threading.current_thread().name
+
+
+def test_many_texts_are_embedded_here_alone_while_the_worker_is_busy():
+    embedder = Flaky()
+    vectors = QueryVectors(embedder)
+    release = threading.Event()
+    vectors._submit(lambda _: release.wait(5), None)  # another question's embedding holds the worker
+    texts = ("of each patient", "age of each", "age patient", "patient", "age", "each")
+    many = vectors.get_many(texts)
+    release.set()
+    assert many.shape == (6, embedder.dim) and {embedder.threads[t] for t in texts} == {threading.current_thread().name}
+    vectors.close()

@@ -88,30 +88,25 @@ def test_whether_the_answers_carry_every_word_turns_discover_answers():
     confident = scoring.PARAMS.answerable["discover_data"][2]
     strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
     weak = [_cand("a", 0.2, lexical=0.5, cosine=0.5)]
-    asked: list[str] = []
+    asked: list[float | None] = []
 
-    def drop(value: float | None):
-        return lambda: asked.append("carried") or value
+    def level(question: str, ranked: list[Candidate], drop: float | None, tool: str = "discover_data") -> str:
+        def least_carried() -> float | None:
+            asked.append(drop)
+            return drop
+
+        return confidence(None, question, ranked, tool, lambda: 0.25, least_carried=least_carried)  # type: ignore[arg-type]
 
     # a confident answer that leaves a word of the question uncarried turns low, and the reverse
-    assert (
-        confidence(None, "age of each patient", strong, "discover_data", lambda: 0.25, carried=drop(below - 0.01))
-        == "low"
-    )  # type: ignore[arg-type]
-    assert confidence(None, "age of each patient", strong, "discover_data", lambda: 0.25, carried=drop(below)) == "high"  # type: ignore[arg-type]
-    assert confidence(None, "ward of each patient", weak, "discover_data", lambda: 0.25, carried=drop(above)) == "high"  # type: ignore[arg-type]
-    assert (
-        confidence(None, "ward of each patient", weak, "discover_data", lambda: 0.25, carried=drop(above - 0.01))
-        == "low"
-    )  # type: ignore[arg-type]
-    assert confidence(None, "ward of each patient", weak, "discover_data", lambda: 0.25, carried=drop(None)) == "low"  # type: ignore[arg-type]
+    assert level("age of each patient", strong, below - 0.01) == "low"
+    assert level("age of each patient", strong, below) == "high"
+    assert level("ward of each patient", weak, above) == "high"
+    assert level("ward of each patient", weak, above - 0.01) == "low"
+    assert level("ward of each patient", weak, None) == "low"  # not known: the level stands
     assert len(asked) == 5
     # never asked where it cannot turn the answer: an identifier, nothing found, filler, a tool it does not apply to
-    assert (
-        confidence(None, "q", [_cand("a", 0.2, exact=True)], "discover_data", lambda: 0.25, carried=drop(-1.0))
-        == "high"
-    )  # type: ignore[arg-type]
-    assert confidence(None, "q", [], "discover_data", lambda: 0.25, carried=drop(1.0)) == "none"  # type: ignore[arg-type]
-    assert confidence(None, "the of and", strong, "discover_data", lambda: 0.25, carried=drop(1.0)) == "low"  # type: ignore[arg-type]
-    assert confidence(None, "age of each patient", strong, "wiki_search", lambda: 0.25, carried=drop(-1.0)) == "high"  # type: ignore[arg-type]
+    assert level("q", [_cand("a", 0.2, exact=True)], -1.0) == "high"
+    assert level("q", [], 1.0) == "none"
+    assert level("the of and", strong, 1.0) == "low"
+    assert level("age of each patient", strong, -1.0, tool="wiki_search") == "high"
     assert len(asked) == 5
