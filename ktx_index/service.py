@@ -324,6 +324,7 @@ class KtxIndex:
         return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store.docs.ids("wiki"))
 
     def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
+        reads.check_connection_form(connection_id, self.project.connection_ids)
         try:
             self.require_connection(connection_id)
         except NotFound as exc:  # upstream: the source is not found; the hint says why

@@ -20,6 +20,20 @@ def _as_list(value: object) -> object:
     return [value] if isinstance(value, str) else value
 
 
+def _integral(value: object) -> object:
+    """A whole number sent as a float (``5.0``) is the integer JSON Schema's ``integer`` admits; strings and
+    fractions still fail (the limit stays strict: ``"5"`` is not a number)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+RefLimit = Annotated[
+    int, Field(description="Maximum refs to return.", ge=1, le=50, strict=True), BeforeValidator(_integral)
+]
+PageLimit = Annotated[
+    int, Field(description="Maximum wiki pages to return.", ge=1, le=50, strict=True), BeforeValidator(_integral)
+]
+
+
 def _none_if_blank(value: object) -> object:
     return None if isinstance(value, str) and not value.strip() else value
 
@@ -77,7 +91,7 @@ def tools(service: KtxIndex) -> ToolSet:
             BeforeValidator(_as_list),
             Field(description="Optional kind filter (a single kind string is read as a list of one)."),
         ] = None,
-        limit: Annotated[int, Field(description="Maximum refs to return.", ge=1, le=50, strict=True)] = 10,
+        limit: RefLimit = 10,
     ) -> Annotated[CallToolResult, DiscoverResult]:
         return await call(
             ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None, at_once=discover_at_once
@@ -90,7 +104,7 @@ def tools(service: KtxIndex) -> ToolSet:
             Field(description='Natural-language wiki search query, e.g. "revenue recognition policy".', min_length=1),
         ],
         ctx: Context,
-        limit: Annotated[int, Field(description="Maximum wiki pages to return.", ge=1, le=50, strict=True)] = 10,
+        limit: PageLimit = 10,
         connectionId: WikiConnectionArg = None,
     ) -> Annotated[CallToolResult, WikiSearchResult]:
         return await call(

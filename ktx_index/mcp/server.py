@@ -184,8 +184,9 @@ def build_server(service: KtxIndex, gateway: Gateway | None = None) -> KtxMCPSer
     """The server; with a gateway (``serve --upstream``) it also lists and forwards upstream KTX's tools."""
     tools = [*search_tools.tools(service), *read_tools.tools(service)]
     for tool in tools:  # FuncMetadata's fields are public and read live (the SDK documents reassigning them)
+        tool.parameters = without_null_defaults(tool.parameters)
         if tool.fn_metadata.output_schema is not None:
-            tool.fn_metadata.output_schema = flat_schema(tool.fn_metadata.output_schema)
+            tool.fn_metadata.output_schema = without_null_defaults(flat_schema(tool.fn_metadata.output_schema))
     fronting: dict[str, Any] = {}
     if gateway is not None:
         fronting = {"lifespan": gateway.lifespan, "subscriptions": gateway.bus, "middleware": gateway.middleware}
@@ -205,6 +206,28 @@ def build_server(service: KtxIndex, gateway: Gateway | None = None) -> KtxMCPSer
         # only as _lowlevel_server.
         advertise_list_changed(server._lowlevel_server)
     return server
+
+
+def without_null_defaults(schema: Any) -> Any:
+    """The same schema without ``"default": null`` where the field's own type refuses null: an optional argument
+    (``connectionId``, ``kinds``) or an output field left out when empty is advertised by its type alone, as
+    upstream advertises it, rather than with a default its type rejects (a client that fills in defaults would
+    then send an argument its own validator refuses). Defaults a node's type admits are kept."""
+    if isinstance(schema, list):
+        return [without_null_defaults(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: without_null_defaults(value) for key, value in schema.items()}
+    if "default" in out and out["default"] is None and not _admits_null(out):
+        del out["default"]
+    return out
+
+
+def _admits_null(node: dict[str, Any]) -> bool:
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(isinstance(o, dict) and _admits_null(o) for o in node.get("anyOf", []))
 
 
 def flat_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -200,6 +200,16 @@ def _resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str]
     return suffix or [t for t in tables if fold(t.name) == fold(_strip(wanted))]
 
 
+def check_connection_form(connection_id: str, known: list[str]) -> None:
+    """Upstream's sl_read_source checks the id's form before anything else (a path never reaches a folder)."""
+    if not SAFE_ID.fullmatch(connection_id):
+        raise InvalidInput(
+            f"Unsafe connection id: {connection_id}",
+            "send a connection id of letters, digits, '_' and '-' that starts with a letter or digit "
+            f"(configured: {', '.join(known) or 'none'})",
+        )
+
+
 def check_entity_count(entities: list[Any]) -> None:
     if not 1 <= len(entities) <= MAX_ENTITIES:
         raise InvalidInput(f"{len(entities)} entities sent", f"send 1 to {MAX_ENTITIES} per call")
@@ -226,6 +236,8 @@ def entity_details(
             )
             if connection_id not in known:
                 message += f" Configured connections: {', '.join(known) or '(none configured)'}."
+            else:
+                message += _read_elsewhere(store, connection_id, table, known)
             out.append(failed("scan_missing", message))
             continue
         try:
@@ -246,6 +258,25 @@ def entity_details(
         else:
             out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo))
     return EntityDetailsResult(results=out)
+
+
+def _read_elsewhere(store: DocStore, connection_id: str, table: Any, known: list[str]) -> str:
+    """Where a table of a connection with no scan (a dbt project, say: dictionary_search names its enum values)
+    can be read instead: the connections whose scan holds it, and this connection's semantic-layer source on it."""
+    try:
+        wanted = parse_table_input(table)
+    except InvalidInput:
+        return ""
+    scanned = [
+        c for c in known if c != connection_id and _resolve([TableName(*r) for r in store.docs.table_refs(c)], wanted)
+    ]
+    name = wanted if isinstance(wanted, str) else wanted[2]
+    source = store.docs.get(make_uid("sl_source", connection_id, name.rsplit(".", 1)[-1]))
+    quoted = " or ".join(f'"{c}"' for c in scanned)
+    steps = [f"entity_details with connectionId {quoted}"] if scanned else []
+    if source is not None:
+        steps.append(f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{source.id}"}}')
+    return f" This table can be read with {', or '.join(steps)}." if steps else ""
 
 
 def _failed(

@@ -440,6 +440,8 @@ async def test_ambiguous_table_as_upstream(federated) -> None:
         ("wiki_read", {"key": "no-such-page"}, 'Wiki page "no-such-page" was not found.'),
         ("sl_read_source", {"connectionId": "warehouse", "sourceName": "nope"}, 'Semantic-layer source "nope" was not found.'),
         ("sl_read_source", {"connectionId": "nope", "sourceName": "orders"}, 'Semantic-layer source "orders" was not found.'),
+        ("sl_read_source", {"connectionId": "../../etc", "sourceName": "passwd"}, "Unsafe connection id: ../../etc"),
+        ("sl_read_source", {"connectionId": "_ktx_federated", "sourceName": "x"}, "Unsafe connection id: _ktx_federated"),
         (
             "wiki_search",
             {"query": "refunds", "connectionId": "nope"},
@@ -494,6 +496,34 @@ async def test_bad_argument_is_answered_in_band_naming_the_field(client, kind, n
     assert result.is_error and not result.structured_content
     text = result.content[0].text
     assert text.startswith(f"Invalid arguments for tool {name}: ") and problem in text, text
+
+
+@pytest.mark.parametrize("name", ["discover_data", "wiki_search"])
+async def test_a_whole_number_sent_as_a_float_is_a_limit(client, name) -> None:
+    """JSON Schema's ``integer`` admits 5.0, and so does upstream's zod ``int()`` (JavaScript has one number)."""
+    result = await client.call_tool(name, {"query": "orders", "limit": 2.0})
+    assert not result.is_error, result.content[0].text
+    assert len(result.structured_content["refs" if name == "discover_data" else "results"]) <= 2
+
+
+def null_defaults_refused_by_their_type(node: Any, at: str = "") -> Iterator[str]:
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from null_defaults_refused_by_their_type(item, f"{at}[{i}]")
+    elif isinstance(node, dict):
+        kinds = types_of(node)
+        if "default" in node and node["default"] is None and kinds and "null" not in kinds:
+            yield at
+        for key, value in node.items():
+            yield from null_defaults_refused_by_their_type(value, f"{at}/{key}")
+
+
+async def test_no_schema_advertises_a_default_its_type_refuses(client) -> None:
+    """An optional argument is advertised by its type alone, as upstream does: ``"default": null`` on a string
+    would have a client that fills in defaults send what its own validator refuses."""
+    for tool in (await client.list_tools()).tools:
+        for schema in (tool.input_schema, tool.output_schema):
+            assert not list(null_defaults_refused_by_their_type(schema)), tool.name
 
 
 async def test_unknown_keys_are_dropped_as_upstream_does(client) -> None:

@@ -391,9 +391,30 @@ async def test_entity_details_connection_without_scan(client, tools) -> None:
     (item,) = (await call_ok(client, tools, "entity_details", args))["results"]
     assert (item["ok"], item["error"]["code"], item["table"]) == (False, "scan_missing", "fct_orders")
     assert item["error"]["message"] == (
-        'No live-database scan found for connection "dbt"; run `ktx ingest dbt` or `ktx scan dbt`.'
+        'No live-database scan found for connection "dbt"; run `ktx ingest dbt` or `ktx scan dbt`. This table can be '
+        'read with entity_details with connectionId "warehouse", or sl_read_source {connectionId: "dbt", '
+        'sourceName: "fct_orders"}.'
     )
     assert "snapshot" not in item
+
+
+async def test_a_dbt_value_match_leads_to_a_readable_table(client, tools) -> None:
+    """dictionary_search names dbt enum values under the dbt connection, which has no scan: the entity_details
+    answer its tableRef gets names the connection whose scan reads it, and that call answers."""
+    found = await call_ok(client, tools, "dictionary_search", {"values": ["CAD"]})
+    match = next(m for r in found["results"] for m in r["matches"] if m["connectionId"] == "dbt")
+    entity = {"table": match["tableRef"], "columns": [match["columnName"]]}
+    (missing,) = (await call_ok(client, tools, "entity_details", entity_args(entity, connection="dbt")))["results"]
+    assert missing["error"]["code"] == "scan_missing" and 'connectionId "warehouse"' in missing["error"]["message"]
+    (item,) = (await call_ok(client, tools, "entity_details", entity_args(entity, connection="warehouse")))["results"]
+    assert item["ok"] and [c["name"] for c in item["columns"]] == [match["columnName"]]
+
+
+async def test_a_table_no_connection_scans_gets_no_next_step(client, tools) -> None:
+    (item,) = (await call_ok(client, tools, "entity_details", entity_args({"table": "nope"}, connection="dbt")))[
+        "results"
+    ]
+    assert item["error"]["message"].endswith("`ktx scan dbt`.")
 
 
 async def test_entity_details_unknown_connection_is_answered_per_entity(client, tools) -> None:
@@ -586,7 +607,7 @@ async def test_wiki_read_traversal_never_reads_outside(client, outside_files, ke
 )
 async def test_sl_read_source_traversal_never_reads_outside(client, outside_files, connection, name) -> None:
     text = tool_error(await client.call_tool("sl_read_source", {"connectionId": connection, "sourceName": name}))
-    assert SENTINEL not in text and "not found" in text
+    assert SENTINEL not in text and ("not found" in text or text.startswith("Unsafe connection id"))
 
 
 # ------------------------------------------------------------------ a small project for the edge cases
