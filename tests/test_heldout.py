@@ -83,3 +83,41 @@ def test_projects_are_written_deterministically(tmp_path: Path):
     before = {f: (first / f).stat().st_mtime_ns for f in files}
     heldout.write_project(tmp_path / "a", db, schema)
     assert {f: (first / f).stat().st_mtime_ns for f in files} == before, "a rerun rewrote unchanged files"
+
+
+def test_business_training_pairs_name_real_items_and_no_judged_database():
+    """The business pairs train_model.py can add (tests/training/business) stay off every database a family is
+    judged on, and every id they grade is a table or column the indexer reads."""
+    pairs = train_model.load_extra(REPO / "tests" / "training" / "business" / "pairs.jsonl")
+    databases = {pair["db_id"] for pair in pairs}
+    tuning, validation = (set(heldout.business_files(folder)) for folder in heldout.TRAINING_FAMILIES.values())
+    assert len(pairs) >= 700 and len(databases) >= 90
+    assert not databases & (train_model.heldout_databases() | tuning | validation)
+    texts = train_model.document_texts(databases)
+    assert not [item for pair in pairs for item in pair["relevant"] if item not in texts]
+
+
+def test_extra_pairs_over_a_heldout_database_are_refused(tmp_path: Path):
+    leaked = tmp_path / "leaked.jsonl"
+    db = sorted(train_model.heldout_databases())[0]
+    leaked.write_text(json.dumps({"source": "business", "db_id": db, "query": "x", "relevant": []}) + "\n")
+    with pytest.raises(SystemExit, match=db):
+        train_model.load_extra(leaked)
+    assert train_model.load_extra(leaked, include_heldout=True)
+
+
+def test_training_wikis_read_clean_and_pair_each_question_with_its_page():
+    root = REPO / "tests" / "training" / "wikis"
+    pairs, texts = train_model.wiki_pairs(root)
+    for project in (d for d in root.iterdir() if d.is_dir()):
+        assert read_project(load_project(project)).diagnostics == [], project.name
+    answers = {
+        (project.name, q["query"]): next(page for page, grade in q["relevant"].items() if grade == 2)
+        for project in root.iterdir()
+        if project.is_dir()
+        for q in map(json.loads, (project / "questions.jsonl").read_text().splitlines())
+    }
+    assert len(pairs) == len(answers) >= 150
+    for pair in pairs:  # the answering page's chunks first; every chunk a text the index embeds
+        assert pair["relevant"][0].split("#")[0] == f"{pair['db_id']}/{answers[(pair['db_id'], pair['query'])]}"
+        assert set(pair["relevant"]) <= set(texts)

@@ -1,6 +1,7 @@
 """Fine-tune all-MiniLM-L6-v2 on public text-to-SQL questions, reproducibly, into ktx_index/embedding/weights/.
 
     python tests/training/train_model.py [--out ktx_index/embedding/weights/minilm-sql.safetensors] [--seed 13] [--epochs 1]
+        [--extra tests/training/business/pairs.jsonl] [--wiki tests/training/wikis] [--extra-repeat 2]
 
 The databases listed in text-to-sql/heldout.json are left out (``--include-heldout`` puts them back): they
 are the held-out projects the ranking is judged on, so neither the model nor any tuning may see them.
@@ -12,7 +13,9 @@ other questions' items are hard negatives too (masked where they are relevant). 
 disjoint from every evaluation database
 (tests/training/text-to-sql/README.md). Documents are written as a scan snapshot and read by the
 project's own indexer, so what the model learns to match is exactly the text the index embeds.
-Word embeddings stay frozen: the shipped artefact is the rest of the transformer in float16
+``--extra`` adds pairs of the same shape (the business-language questions of ``business/``), ``--wiki`` questions
+over written wikis (``wikis/``), each paired with the nearest section of its answering page; the shipped model is
+trained without either (docs/benchmarks.md, twenty-eighth session). Word embeddings stay frozen: the shipped artefact is the rest of the transformer in float16
 (~22 MB), loaded over the packaged base model by ktx_index/embedding/embedder.py. Fixed seed, one process.
 torch and numpy are imported where they are used, so tests/benchmarks/heldout.py and its test read
 the schemas and pairs without loading them.
@@ -39,7 +42,7 @@ from projects import scan_files, write_files  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
 from ktx_index.embedding.finetuned import ARTEFACT, FROZEN_PREFIXES, save_delta  # noqa: E402
-from ktx_index.index.texts import embedding_texts  # noqa: E402
+from ktx_index.index.texts import embedding_texts, wiki_chunks  # noqa: E402
 
 DATA = HERE / "text-to-sql"
 SYNC = "2026-01-01-000000-local-train"
@@ -121,6 +124,51 @@ def load_pairs(include_heldout: bool = False) -> list[dict]:
         return pairs
     heldout = heldout_databases()
     return [p for p in pairs if p["db_id"] not in heldout]
+
+
+def load_extra(path: Path, include_heldout: bool = False) -> list[dict]:
+    """More pairs in train_pairs.jsonl's shape (business-language questions, say); a held-out database's would
+    leak into the held-out families, so it is refused unless they are trained on too."""
+    pairs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    leaked = sorted({p["db_id"] for p in pairs} & heldout_databases())
+    if leaked and not include_heldout:
+        raise SystemExit(f"{path}: held-out databases {', '.join(leaked)} (text-to-sql/heldout.json); remove them")
+    return pairs
+
+
+def wiki_pairs(root: Path) -> tuple[list[dict], dict[str, str]]:
+    """Questions over wiki projects (``root/<wiki>/wiki/global/*.md`` and ``root/<wiki>/questions.jsonl``: query,
+    relevant {page key: grade}) as pairs over the pages' chunks, read by the project's own indexer: the items are
+    '<wiki>/<page>#<n>' (the n-th chunk ``texts.wiki_chunks`` embeds), the grade-2 page's chunks listed first."""
+    pairs, texts = [], {}
+    for project in sorted(d for d in root.iterdir() if (d / "questions.jsonl").is_file()):
+        chunks: dict[str, list[str]] = {}
+        for doc in read_project(load_project(project)).documents:
+            if doc.kind == "wiki":
+                chunks[doc.id] = [f"{project.name}/{doc.id}#{n}" for n in range(len(wiki_chunks(doc)))]
+                texts.update(zip(chunks[doc.id], wiki_chunks(doc), strict=True))
+        for line in (project / "questions.jsonl").read_text().splitlines():
+            if line.strip():
+                q = json.loads(line)
+                pages = sorted((page for page in q["relevant"] if page in chunks), key=lambda k: -q["relevant"][k])
+                relevant = [item for page in pages for item in chunks[page]]
+                pairs.append({"source": "wiki", "db_id": project.name, "query": q["query"], "relevant": relevant})
+    return pairs, texts
+
+
+def best_chunk_first(model, pairs: list[dict], texts: dict[str, str]) -> None:
+    """Per wiki question, the chunk of its answering page nearest the question (base model) becomes its
+    positive: a page's other sections are about other things, so they are only masked, not pulled closer."""
+    import numpy as np
+
+    for pair in pairs:
+        if pair.get("source") != "wiki" or not pair["relevant"]:
+            continue
+        page = pair["relevant"][0].split("#", 1)[0]
+        own = [item for item in pair["relevant"] if item.split("#", 1)[0] == page]
+        vecs = model.encode([pair["query"], *(texts[i] for i in own)], normalize_embeddings=True)
+        best = own[int(np.argmax(vecs[1:] @ vecs[0]))]
+        pair["relevant"] = [best, *(i for i in pair["relevant"] if i != best)]
 
 
 def kind_of(item: str) -> str:
@@ -225,6 +273,17 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--limit", type=int, default=0, help="train on the first N questions only (smoke runs)")
     parser.add_argument(
+        "--extra",
+        type=Path,
+        action="append",
+        default=[],
+        help="more question pairs in train_pairs.jsonl's shape (repeatable); held-out databases' are refused",
+    )
+    parser.add_argument(
+        "--wiki", type=Path, action="append", default=[], help="a folder of wiki projects with questions.jsonl"
+    )
+    parser.add_argument("--extra-repeat", type=int, default=1, help="how many times each extra pair is trained on")
+    parser.add_argument(
         "--include-heldout",
         action="store_true",
         help="also train on the held-out databases of text-to-sql/heldout.json (the shipped model does not)",
@@ -243,8 +302,14 @@ def main() -> None:
     pairs = load_pairs(args.include_heldout)
     if args.limit:
         pairs = pairs[: args.limit]
+    pairs += [pair for path in args.extra for pair in load_extra(path, args.include_heldout)] * args.extra_repeat
     texts = document_texts({p["db_id"] for p in pairs})
+    for root in args.wiki:
+        more, chunk_texts = wiki_pairs(root)
+        pairs += more * args.extra_repeat
+        texts.update(chunk_texts)
     model = SentenceTransformer(str(MiniLMEmbedder.base_model_dir()), device="cpu")
+    best_chunk_first(model, pairs, texts)
     negatives = mine_negatives(model, pairs, texts, rnd)
     print(f"{len(pairs)} questions, {len(texts)} documents, negatives mined in {time.monotonic() - started:.0f} s")
 
