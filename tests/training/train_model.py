@@ -15,10 +15,10 @@ disjoint from every evaluation database
 project's own indexer, so what the model learns to match is exactly the text the index embeds.
 ``--extra`` adds pairs of the same shape (the business-language questions of ``business/``), ``--wiki`` questions
 over written wikis (``wikis/``), each paired with the nearest section of its answering page; the shipped model is
-trained without either (docs/benchmarks.md, twenty-eighth session). Word embeddings stay frozen: the shipped artefact is the rest of the transformer in float16
-(~22 MB), loaded over the packaged base model by ktx_index/embedding/embedder.py. Fixed seed, one process.
-torch and numpy are imported where they are used, so tests/benchmarks/heldout.py and its test read
-the schemas and pairs without loading them.
+trained without either (docs/benchmarks.md, twenty-eighth session). Word embeddings stay frozen: the shipped
+artefact is the rest of the transformer in float16 (~22 MB), loaded over the packaged base model by
+ktx_index/embedding/embedder.py. Fixed seed, one process. torch and numpy are imported where they are used, so
+tests/benchmarks/heldout.py and its test read the schemas and pairs without loading them.
 """
 
 from __future__ import annotations
@@ -145,8 +145,9 @@ def wiki_pairs(root: Path) -> tuple[list[dict], dict[str, str]]:
         chunks: dict[str, list[str]] = {}
         for doc in read_project(load_project(project)).documents:
             if doc.kind == "wiki":
-                chunks[doc.id] = [f"{project.name}/{doc.id}#{n}" for n in range(len(wiki_chunks(doc)))]
-                texts.update(zip(chunks[doc.id], wiki_chunks(doc), strict=True))
+                sections = wiki_chunks(doc)
+                chunks[doc.id] = [f"{project.name}/{doc.id}#{n}" for n in range(len(sections))]
+                texts.update(zip(chunks[doc.id], sections, strict=True))
         for line in (project / "questions.jsonl").read_text().splitlines():
             if line.strip():
                 q = json.loads(line)
@@ -282,7 +283,7 @@ def main() -> None:
     parser.add_argument(
         "--wiki", type=Path, action="append", default=[], help="a folder of wiki projects with questions.jsonl"
     )
-    parser.add_argument("--extra-repeat", type=int, default=1, help="how many times each extra pair is trained on")
+    parser.add_argument("--extra-repeat", type=int, default=1, help="times each --extra or --wiki pair is trained on")
     parser.add_argument(
         "--include-heldout",
         action="store_true",
