@@ -221,9 +221,15 @@ def entity_details(
     """One item per entity, in order, in upstream's shapes and message templates. An unknown connection is not
     an error of the call (upstream does not check it either): each item says there is no scan, and which
     connections there are. The count is checked by the service first."""
-    tables = [TableName(*row) for row in store.docs.table_refs(connection_id)]
+    tables = _scanned_tables(store, connection_id)
     snapshot_doc = store.docs.get(make_uid("snapshot", connection_id, connection_id)) if tables else None
     latest = _snapshot(snapshot_doc.attrs) if snapshot_doc is not None else None
+    # A known connection with no scan: the other connections' scans, read once for every entity's next step.
+    elsewhere = (
+        {c: _scanned_tables(store, c) for c in known if c != connection_id}
+        if not tables and connection_id in known
+        else {}
+    )
     out: list[EntityFound | EntityFailed] = []
     for entity in entities:
         table = entity.get("table") if isinstance(entity, dict) else entity
@@ -237,7 +243,7 @@ def entity_details(
             if connection_id not in known:
                 message += f" Configured connections: {', '.join(known) or '(none configured)'}."
             else:
-                message += _read_elsewhere(store, connection_id, table, known)
+                message += _read_elsewhere(store, connection_id, table, elsewhere)
             out.append(failed("scan_missing", message))
             continue
         try:
@@ -260,16 +266,19 @@ def entity_details(
     return EntityDetailsResult(results=out)
 
 
-def _read_elsewhere(store: DocStore, connection_id: str, table: Any, known: list[str]) -> str:
+def _scanned_tables(store: DocStore, connection_id: str) -> list[TableName]:
+    return [TableName(*row) for row in store.docs.table_refs(connection_id)]
+
+
+def _read_elsewhere(store: DocStore, connection_id: str, table: Any, elsewhere: dict[str, list[TableName]]) -> str:
     """Where a table of a connection with no scan (a dbt project, say: dictionary_search names its enum values)
-    can be read instead: the connections whose scan holds it, and this connection's semantic-layer source on it."""
+    can be read instead: the connections whose scan (``elsewhere``) holds it, and this connection's semantic-layer
+    source on it."""
     try:
         wanted = parse_table_input(table)
     except InvalidInput:
         return ""
-    scanned = [
-        c for c in known if c != connection_id and _resolve([TableName(*r) for r in store.docs.table_refs(c)], wanted)
-    ]
+    scanned = [c for c, tables in elsewhere.items() if _resolve(tables, wanted)]
     name = wanted if isinstance(wanted, str) else wanted[2]
     source = store.docs.get(make_uid("sl_source", connection_id, name.rsplit(".", 1)[-1]))
     quoted = " or ".join(f'"{c}"' for c in scanned)
