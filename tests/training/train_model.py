@@ -1,7 +1,10 @@
-"""Fine-tune all-MiniLM-L6-v2 on public text-to-SQL questions, reproducibly, into ktx_index/embedding/weights/.
+"""Fine-tune all-MiniLM-L6-v2 on public questions over databases and wikis, reproducibly, into
+ktx_index/embedding/weights/.
 
     python tests/training/train_model.py [--out ktx_index/embedding/weights/minilm-sql.safetensors] [--seed 13] [--epochs 1]
-        [--extra tests/training/business/pairs.jsonl] [--wiki tests/training/wikis] [--extra-repeat 2]
+        [--extra tests/training/business/pairs.jsonl] [--wiki tests/training/wikis] [--extra-repeat 2] [--sql-only]
+
+With no option it writes the shipped model, byte for byte (sha256 57353bb2…, ~25 min on two cores).
 
 The databases listed in text-to-sql/heldout.json are left out (``--include-heldout`` puts them back): they
 are the held-out projects the ranking is judged on, so neither the model nor any tuning may see them.
@@ -13,9 +16,10 @@ other questions' items are hard negatives too (masked where they are relevant). 
 disjoint from every evaluation database
 (tests/training/text-to-sql/README.md). Documents are written as a scan snapshot and read by the
 project's own indexer, so what the model learns to match is exactly the text the index embeds.
-``--extra`` adds pairs of the same shape (the business-language questions of ``business/``), ``--wiki`` questions
-over written wikis (``wikis/``), each paired with the nearest section of its answering page; the shipped model is
-trained without either (docs/benchmarks.md, twenty-eighth session). Word embeddings stay frozen: the shipped
+``--extra`` adds pairs of the same shape (by default the business-language questions of ``business/``), ``--wiki``
+questions over written wikis (by default ``wikis/``), each paired with the nearest section of its answering page,
+each of them ``--extra-repeat`` times; ``--sql-only`` trains without them, as the model shipped until the
+twenty-ninth session was (docs/benchmarks.md, twenty-eighth and twenty-ninth sessions). Word embeddings stay frozen: the shipped
 artefact is the rest of the transformer in float16 (~22 MB), loaded over the packaged base model by
 ktx_index/embedding/embedder.py. Fixed seed, one process. torch and numpy are imported where they are used, so
 tests/benchmarks/heldout.py and its test read the schemas and pairs without loading them.
@@ -45,6 +49,8 @@ from ktx_index.embedding.finetuned import ARTEFACT, FROZEN_PREFIXES, save_delta 
 from ktx_index.index.texts import embedding_texts, wiki_chunks  # noqa: E402
 
 DATA = HERE / "text-to-sql"
+BUSINESS = HERE / "business" / "pairs.jsonl"
+WIKIS = HERE / "wikis"
 SYNC = "2026-01-01-000000-local-train"
 TYPES = {"number": "integer", "text": "text", "time": "timestamp", "boolean": "boolean", "others": "text"}
 
@@ -277,19 +283,30 @@ def main() -> None:
         "--extra",
         type=Path,
         action="append",
-        default=[],
-        help="more question pairs in train_pairs.jsonl's shape (repeatable); held-out databases' are refused",
+        help=f"question pairs in train_pairs.jsonl's shape (repeatable; default {BUSINESS.relative_to(REPO)});"
+        " held-out databases' are refused",
     )
     parser.add_argument(
-        "--wiki", type=Path, action="append", default=[], help="a folder of wiki projects with questions.jsonl"
+        "--wiki",
+        type=Path,
+        action="append",
+        help=f"a folder of wiki projects with questions.jsonl (repeatable; default {WIKIS.relative_to(REPO)})",
     )
-    parser.add_argument("--extra-repeat", type=int, default=1, help="times each --extra or --wiki pair is trained on")
+    parser.add_argument("--extra-repeat", type=int, default=2, help="times each --extra or --wiki pair is trained on")
+    parser.add_argument(
+        "--sql-only",
+        action="store_true",
+        help="train on the text-to-SQL pairs alone, without --extra and --wiki (the model shipped until the "
+        "twenty-ninth session)",
+    )
     parser.add_argument(
         "--include-heldout",
         action="store_true",
         help="also train on the held-out databases of text-to-sql/heldout.json (the shipped model does not)",
     )
     args = parser.parse_args()
+    args.extra = [] if args.sql_only else args.extra or [BUSINESS]
+    args.wiki = [] if args.sql_only else args.wiki or [WIKIS]
 
     import torch
     from sentence_transformers import SentenceTransformer
