@@ -49,7 +49,8 @@ class IndexSettings(BaseModel):
     embeddings: bool = Field(True, description="`false` keeps the index lexical-only; no model is loaded")
     model: Literal["tuned", "base"] = Field(
         "tuned",
-        description="`tuned`: all-MiniLM-L6-v2 fine-tuned on public text-to-SQL questions, shipped in "
+        description="`tuned`: all-MiniLM-L6-v2 fine-tuned on public text-to-SQL questions and written business and "
+        "wiki questions, shipped in "
         "`ktx_index/embedding/weights/` (see [ranking.md](ranking.md#the-fine-tuned-model)); `base`: the model as "
         "packaged. Changing it re-embeds once. Without the shipped file the base model is used and `status` says "
         "why",
