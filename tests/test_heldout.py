@@ -97,6 +97,16 @@ def test_business_training_pairs_name_real_items_and_no_judged_database():
     assert not [item for pair in pairs for item in pair["relevant"] if item not in texts]
 
 
+def test_the_default_training_run_is_the_shipped_recipe(tmp_path: Path):
+    """With no option train_model.py trains on the business pairs and the written wikis (the shipped model);
+    named sources replace them, and --sql-only drops both."""
+    extra, wikis = train_model.training_sources(None, None)
+    assert extra == [REPO / "tests" / "training" / "business" / "pairs.jsonl"] and extra[0].is_file()
+    assert wikis == [REPO / "tests" / "training" / "wikis"] and wikis[0].is_dir()
+    assert train_model.training_sources([tmp_path / "mine.jsonl"], None) == ([tmp_path / "mine.jsonl"], wikis)
+    assert train_model.training_sources(None, None, sql_only=True) == ([], [])
+
+
 def test_extra_pairs_over_a_heldout_database_are_refused(tmp_path: Path):
     leaked = tmp_path / "leaked.jsonl"
     db = sorted(train_model.heldout_databases())[0]

@@ -269,6 +269,16 @@ def encode(model, texts: list[str]):
     return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
 
 
+def training_sources(
+    extra: list[Path] | None, wiki: list[Path] | None, sql_only: bool = False
+) -> tuple[list[Path], list[Path]]:
+    """The pair files and wiki folders trained on beside the public pairs: those named, else the shipped model's
+    (the business pairs and the written wikis), none with ``sql_only``."""
+    if sql_only:
+        return [], []
+    return extra or [BUSINESS], wiki or [WIKIS]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ARTEFACT)
@@ -305,8 +315,7 @@ def main() -> None:
         help="also train on the held-out databases of text-to-sql/heldout.json (the shipped model does not)",
     )
     args = parser.parse_args()
-    args.extra = [] if args.sql_only else args.extra or [BUSINESS]
-    args.wiki = [] if args.sql_only else args.wiki or [WIKIS]
+    args.extra, args.wiki = training_sources(args.extra, args.wiki, args.sql_only)
 
     import torch
     from sentence_transformers import SentenceTransformer
