@@ -4,7 +4,7 @@ ktx_index/embedding/weights/.
     python tests/training/train_model.py [--out ktx_index/embedding/weights/minilm-sql.safetensors] [--seed 13] [--epochs 1]
         [--extra tests/training/business/pairs.jsonl] [--wiki tests/training/wikis] [--extra-repeat 2] [--sql-only]
 
-With no option it writes the shipped model, byte for byte (sha256 57353bb2…, ~25 min on two cores).
+With no option it writes the shipped model, byte for byte (sha256 57353bb2…, ~27 min on two cores).
 
 The databases listed in text-to-sql/heldout.json are left out (``--include-heldout`` puts them back): they
 are the held-out projects the ranking is judged on, so neither the model nor any tuning may see them.
