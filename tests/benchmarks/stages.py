@@ -2,10 +2,12 @@
 
     python tests/benchmarks/stages.py [--work /tmp/ktx-index-quality] [--only judged,bird-dev,heldout-sql]
 
-Run quality.py first (with ``--only heldout-sql,heldout-business`` too): it builds the indexes read here. Each
-row switches one step off through search/scoring.py's ``Params`` (its share set to 0, or the kind prior made
+Run quality.py first (with ``--only heldout-sql,heldout-business,validation-business`` too): it builds the indexes
+read here. Each row switches one step off through search/scoring.py's ``Params`` (its share set to 0, or the kind prior made
 flat) and scores every answerable and no-answer judged discover_data question of each family: the judged
-KTX-style projects, the bird-dev databases, and the held-out projects no constant was chosen on. Switching a
+KTX-style projects, the bird-dev databases, the held-out projects no constant was chosen on, and the business
+families over training databases (``tuning-business``, ``validation-business``). The learned order is on, as
+shipped, and is not retrained without the step: a row says what removing the step alone would cost. Switching a
 step on or off chooses no constant per fold, so each family's figure is held out for the step itself. A step
 earns its place when switching it off loses on some family and gains on none.
 """
@@ -22,7 +24,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from heldout import FAMILIES, heldout_corpora  # noqa: E402
+from heldout import FAMILIES, TRAINING_FAMILIES, heldout_corpora, training_corpora  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
 
 from ktx_index.evaluation.metrics import evaluate_index  # noqa: E402
@@ -51,10 +53,12 @@ def corpora(work: Path, families: set[str]) -> list[tuple[str, Path, list]]:
         family = "judged" if table == JUDGED_TABLE else table
         if family in families and (work / name / ".ktx").is_dir():
             out.append((family, work / name, [q for q in queries if q.tool == "discover_data"]))
-    if families & set(FAMILIES):
-        for name, _path, queries, family in heldout_corpora(work / "heldout"):
-            if family in families and (work / name / ".ktx").is_dir():
-                out.append((family, work / name, [q for q in queries if q.tool == "discover_data"]))
+    found = heldout_corpora(work / "heldout") if families & set(FAMILIES) else []
+    for family in families & set(TRAINING_FAMILIES):
+        found += training_corpora(work / "tuning", family)
+    for name, _path, queries, family in found:
+        if family in families and (work / name / ".ktx").is_dir():
+            out.append((family, work / name, [q for q in queries if q.tool == "discover_data"]))
     return out
 
 
@@ -76,16 +80,18 @@ def family_ndcg(items: list[tuple[str, Path, list]], changes: dict[str, Any]) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
-    parser.add_argument("--only", default="judged,bird-dev,heldout-sql,heldout-business", help="families")
+    parser.add_argument(
+        "--only", default="judged,bird-dev,heldout-sql,heldout-business,validation-business", help="families"
+    )
     args = parser.parse_args()
     items = corpora(args.work, set(args.only.split(",")))
     base = family_ndcg(items, {})
     families = sorted(base)
-    print(f"{'switched off':<28}" + "".join(f"{f:>18}" for f in families) + "   verdict")
-    print(f"{'(nothing: the pipeline)':<28}" + "".join(f"{base[f]:>18.3f}" for f in families))
+    print(f"{'switched off':<28}" + "".join(f"{f:>21}" for f in families) + "   verdict")
+    print(f"{'(nothing: the pipeline)':<28}" + "".join(f"{base[f]:>21.3f}" for f in families))
     for step, changes in OFF.items():
         off = family_ndcg(items, changes)
-        cells = "".join(f"{off[f]:>11.3f} {off[f] - base[f]:+.3f}" for f in families)
+        cells = "".join(f"{off[f]:>14.3f} {off[f] - base[f]:+.3f}" for f in families)
         losses = [f for f in families if off[f] < base[f] - 5e-4]
         gains = [f for f in families if off[f] > base[f] + 5e-4]
         verdict = "earns its place" if losses and not gains else "no family moves" if not gains else "mixed"
