@@ -98,9 +98,11 @@ def test_business_training_pairs_name_real_items_and_no_judged_database():
 
 
 def test_the_default_training_run_is_the_shipped_recipe(tmp_path: Path):
-    """With no option train_model.py trains on the business pairs and the written wikis (the shipped model);
-    named sources replace them, and --sql-only drops both."""
-    extra, wikis = train_model.training_sources(None, None)
+    """With no option train_model.py trains the shipped model's recipe: seed 13, one epoch, the business pairs and
+    the written wikis twice each; named sources replace them, and --sql-only drops both."""
+    args = train_model.build_parser().parse_args([])
+    assert (args.seed, args.epochs, args.extra_repeat, args.limit, args.sql_only) == (13, 1, 2, 0, False)
+    extra, wikis = train_model.training_sources(args.extra, args.wiki, args.sql_only)
     assert extra == [REPO / "tests" / "training" / "business" / "pairs.jsonl"] and extra[0].is_file()
     assert wikis == [REPO / "tests" / "training" / "wikis"] and wikis[0].is_dir()
     assert train_model.training_sources([tmp_path / "mine.jsonl"], None) == ([tmp_path / "mine.jsonl"], wikis)

@@ -1,8 +1,9 @@
 """The fine-tuned MiniLM shipped with ktx-index: a float16 delta over the packaged base model.
 
 Trained by ``tests/training/train_model.py`` on public text-to-SQL questions (question ↔ the
-tables and columns its SQL uses), it matches business questions to schema items better than
-the base model. Word embeddings were frozen, so the artefact holds only the rest of the
+tables and columns its SQL uses), business-language questions over other databases and questions over
+written wikis (question ↔ the section that answers it), it matches business questions to schema items and
+pages better than the base model. Word embeddings were frozen, so the artefact holds only the rest of the
 transformer (~22 MB); loading it over the base weights gives the fine-tuned model. Its
 content hash is part of the embedding fingerprint, so a retrained artefact re-embeds.
 """

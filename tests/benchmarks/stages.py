@@ -1,15 +1,15 @@
 """What each step of the declared ranking pipeline earns, per family: the step switched off against all on.
 
-    python tests/benchmarks/stages.py [--work /tmp/ktx-index-quality] [--only judged,bird-dev,heldout-sql]
+    python tests/benchmarks/stages.py [--work /tmp/ktx-index-quality] [--only judged,bird-dev,tuning-business]
 
 Run quality.py first (with ``--only heldout-sql,heldout-business,validation-business`` too): it builds the indexes
-read here. Each row switches one step off through search/scoring.py's ``Params`` (its share set to 0, or the kind prior made
-flat) and scores every answerable and no-answer judged discover_data question of each family: the judged
-KTX-style projects, the bird-dev databases, the held-out projects no constant was chosen on, and the business
-families over training databases (``tuning-business``, ``validation-business``). The learned order is on, as
-shipped, and is not retrained without the step: a row says what removing the step alone would cost. Switching a
-step on or off chooses no constant per fold, so each family's figure is held out for the step itself. A step
-earns its place when switching it off loses on some family and gains on none.
+read here. Each row switches one step off through search/scoring.py's ``Params`` (its share set to 0, or the kind
+prior made flat) and scores every answerable and no-answer judged discover_data question of each family: the
+judged KTX-style projects, the bird-dev databases, the held-out projects no constant was chosen on, and
+``validation-business`` (``tuning-business`` with ``--only``). The learned order is on, as shipped, and is not
+retrained without the step: a row says what removing the step alone would cost. Switching a step on or off
+chooses no constant per fold, so each family's figure is held out for the step itself. A step earns its place when
+switching it off loses on some family and gains on none.
 """
 
 from __future__ import annotations

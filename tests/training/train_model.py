@@ -279,7 +279,8 @@ def training_sources(
     return extra or [BUSINESS], wiki or [WIKIS]
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; its defaults are the shipped model's recipe."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ARTEFACT)
     parser.add_argument("--seed", type=int, default=13)
@@ -288,7 +289,9 @@ def main() -> None:
     parser.add_argument("--per-db", type=int, default=4, help="questions of one database next to each other in a batch")
     parser.add_argument("--max-tokens", type=int, default=128, help="training sequence length (serving keeps 256)")
     parser.add_argument("--lr", type=float, default=3e-5)
-    parser.add_argument("--limit", type=int, default=0, help="train on the first N questions only (smoke runs)")
+    parser.add_argument(
+        "--limit", type=int, default=0, help="train on the first N text-to-SQL questions alone (smoke runs)"
+    )
     parser.add_argument(
         "--extra",
         type=Path,
@@ -314,8 +317,15 @@ def main() -> None:
         action="store_true",
         help="also train on the held-out databases of text-to-sql/heldout.json (the shipped model does not)",
     )
+    return parser
+
+
+def main() -> None:
+    parser = build_parser()
     args = parser.parse_args()
-    args.extra, args.wiki = training_sources(args.extra, args.wiki, args.sql_only)
+    if args.sql_only and (args.extra or args.wiki):
+        parser.error("--sql-only trains without --extra and --wiki: drop one or the other")
+    args.extra, args.wiki = training_sources(args.extra, args.wiki, args.sql_only or bool(args.limit))
 
     import torch
     from sentence_transformers import SentenceTransformer
