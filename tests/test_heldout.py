@@ -88,7 +88,7 @@ def test_projects_are_written_deterministically(tmp_path: Path):
 def test_business_training_pairs_name_real_items_and_no_judged_database():
     """The business pairs train_model.py can add (tests/training/business) stay off every database a family is
     judged on, and every id they grade is a table or column the indexer reads."""
-    pairs = train_model.load_extra(REPO / "tests" / "training" / "business" / "pairs.jsonl")
+    pairs = train_model.load_extra(train_model.BUSINESS)
     databases = {pair["db_id"] for pair in pairs}
     tuning, validation = (set(heldout.business_files(folder)) for folder in heldout.TRAINING_FAMILIES.values())
     assert len(pairs) >= 700 and len(databases) >= 90
@@ -119,7 +119,7 @@ def test_extra_pairs_over_a_heldout_database_are_refused(tmp_path: Path):
 
 
 def test_training_wikis_read_clean_and_pair_each_question_with_its_page():
-    root = REPO / "tests" / "training" / "wikis"
+    root = train_model.WIKIS
     pairs, texts = train_model.wiki_pairs(root)
     for project in (d for d in root.iterdir() if d.is_dir()):
         assert read_project(load_project(project)).diagnostics == [], project.name

@@ -168,7 +168,7 @@ def best_chunk_first(model, pairs: list[dict], texts: dict[str, str]) -> None:
     positive: a page's other sections are about other things, so they are only masked, not pulled closer."""
     import numpy as np
 
-    for pair in pairs:
+    for pair in {id(pair): pair for pair in pairs}.values():  # a pair repeated (--extra-repeat) is one object
         if pair.get("source") != "wiki" or not pair["relevant"]:
             continue
         page = pair["relevant"][0].split("#", 1)[0]
