@@ -24,7 +24,7 @@ from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
 from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
-from ktx_index.index.status import build_status
+from ktx_index.index.status import build_status, connection_infos
 from ktx_index.logs import log_event
 from ktx_index.reports import ConnectionInfo, InspectReport, Progress, RebuildReport, StatusReport, no_progress
 from ktx_index.search import learned
@@ -342,7 +342,12 @@ class KtxIndex:
         return connection_list(self.connections(), policies)
 
     def wiki_search(
-        self, query: str, limit: int = 10, on_progress: Progress | None = None, connection_id: str | None = None
+        self,
+        query: str,
+        limit: int = 10,
+        on_progress: Progress | None = None,
+        connection_id: str | None = None,
+        explain: bool = False,
     ) -> WikiSearchResult:
         """Pages for a query; with connection_id, pages tagged with no connection or with this one (KTX's rule)."""
         engine = self.ensure_index(on_progress)
@@ -351,7 +356,7 @@ class KtxIndex:
             if connection_id not in tagged:
                 self.require_connection(connection_id)  # neither declared nor named by a page: say which are
         answered_at = engine.snapshot_key
-        result = wiki_search(engine, query, limit, connection_id)
+        result = wiki_search(engine, query, limit, connection_id, explain)
         self._answered["wiki_search"] = answered_at
         return result
 
@@ -378,22 +383,7 @@ class KtxIndex:
         )
 
     def connections(self, by_conn: dict[str, dict[str, int]] | None = None) -> list[ConnectionInfo]:
-        if by_conn is None:
-            by_conn = {}
-            if self.layout.exists():
-                for kind, conn, n in self.refreshed_engine().store.docs.counts():
-                    by_conn.setdefault(conn or "(wiki)", {})[kind] = n
-        drivers = self._scan_drivers() if self.layout.exists() else {}
-        return [
-            ConnectionInfo(
-                id=c.id, driver=c.driver or drivers.get(c.id), declared=c.declared, counts=by_conn.get(c.id, {})
-            )
-            for c in sorted(self.project.connections.values(), key=lambda c: c.id)
-        ]
-
-    def _scan_drivers(self) -> dict[str, str]:
-        snapshots = self.refreshed_engine().store.docs.snapshot_attrs()
-        return {conn: attrs["driver"] for conn, attrs in snapshots.items() if attrs.get("driver")}
+        return connection_infos(self.project, self.refreshed_engine().store if self.layout.exists() else None, by_conn)
 
     def status(self) -> StatusReport:
         engine = self.refreshed_engine() if self.layout.exists() else None

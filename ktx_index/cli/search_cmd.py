@@ -8,7 +8,7 @@ import click
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.cli.common import json_option, open_service, project_option, user_errors
-from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, WikiSearchResult
+from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, LaneScores, WikiSearchResult
 
 
 def render_discover(result: DiscoverResult, explain: bool) -> None:
@@ -16,31 +16,42 @@ def render_discover(result: DiscoverResult, explain: bool) -> None:
         click.echo("no refs: the project holds nothing for this question")
     elif result.confidence == "low":
         click.echo("confidence low: the project may not hold this; these are its nearest matches")
+    render_reason(result.confidenceReason, bool(result.refs) and result.confidence is None)
     for i, ref in enumerate(result.refs, 1):
         where = f" [{ref.connectionId}]" if ref.connectionId else ""
         click.echo(f"{i:>2}. {ref.score:.3f}  {ref.kind:<12} {ref.id}{where}  (matched on {ref.matchedOn})")
         if ref.summary:
             click.echo(f"      {ref.summary[:150]}")
         if explain and ref.lanes:
-            sem = "-" if ref.lanes.semantic is None else f"{ref.lanes.semantic:.3f}"
-            prior = "-" if ref.lanes.prior is None else f"{ref.lanes.prior:.3f}"
-            steps = "".join(f"  {stage} {change:+.3f}" for stage, change in ref.lanes.steps.items())
-            click.echo(
-                f"      lexical {ref.lanes.lexical:.3f}  semantic {sem}  exact {ref.lanes.exact}"
-                f"  prior {prior}  fused {ref.lanes.fused:.3f}{steps}"
-            )
+            click.echo(f"      {render_lanes(ref.lanes)}")
+
+
+def render_reason(reason: str | None, confident: bool) -> None:
+    """The confidence verdict's reason (only with --explain), under the line that says the verdict."""
+    if reason:
+        click.echo(f"{'confidence high' if confident else '  '}  because {reason}")
+
+
+def render_lanes(lanes: LaneScores) -> str:
+    sem = "-" if lanes.semantic is None else f"{lanes.semantic:.3f}"
+    prior = "-" if lanes.prior is None else f"{lanes.prior:.3f}"
+    steps = "".join(f"  {stage} {change:+.3f}" for stage, change in lanes.steps.items())
+    return f"lexical {lanes.lexical:.3f}  semantic {sem}  exact {lanes.exact}  prior {prior}  fused {lanes.fused:.3f}{steps}"
 
 
 def render_wiki(result: WikiSearchResult, explain: bool) -> None:
     click.echo(f"{result.totalFound} page(s) found")
     if result.confidence == "low":
         click.echo("confidence low: no page may answer this; read them before relying on them")
+    render_reason(result.confidenceReason, bool(result.results) and result.confidence is None)
     for i, page in enumerate(result.results, 1):
         click.echo(f"{i:>2}. {page.score:.3f}  {page.key} ({page.scope.lower()})  {', '.join(page.matchReasons)}")
         if page.summary:
             click.echo(f"      {page.summary[:150]}")
         if explain and page.snippet:
             click.echo(f"      {page.snippet}")
+        if explain and page.laneScores:
+            click.echo(f"      {render_lanes(page.laneScores)}")
 
 
 def render_dictionary(result: DictionarySearchResult) -> None:
@@ -80,7 +91,7 @@ def render_dictionary(result: DictionarySearchResult) -> None:
 )
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
 @json_option
-@click.option("--explain", is_flag=True, help="Add each result's lane scores.")
+@click.option("--explain", is_flag=True, help="Add each result's lane scores and why the answer is (not) confident.")
 @user_errors
 def search_command(
     words: tuple[str, ...],
@@ -102,7 +113,7 @@ def search_command(
         if tool == "dictionary_search":
             result = service.dictionary_search(list(words), connection_id)
         elif tool == "wiki_search":
-            result = service.wiki_search(" ".join(words), limit, connection_id=connection_id)
+            result = service.wiki_search(" ".join(words), limit, connection_id=connection_id, explain=explain)
         else:
             result = service.discover_data(" ".join(words), connection_id, list(kinds) or None, limit, explain)
     finally:

@@ -121,3 +121,20 @@ def build_status(
     report.diagnostics = dedupe_diagnostics(project.diagnostics + listing + repairs + store.scopes.diagnostics())
     report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.docs.stale()]
     return report
+
+
+def connection_infos(
+    project: Project, store: DocStore | None, by_conn: dict[str, dict[str, int]] | None = None
+) -> list[ConnectionInfo]:
+    """Each configured connection with its driver (as declared, else as its scan says) and its documents per
+    kind: ``by_conn`` when given (a project just read), else the index's counts (none without an index)."""
+    if by_conn is None:
+        by_conn = {}
+        for kind, conn, n in store.docs.counts() if store is not None else ():
+            by_conn.setdefault(conn or "(wiki)", {})[kind] = n
+    snapshots = store.docs.snapshot_attrs() if store is not None else {}
+    drivers = {conn: attrs["driver"] for conn, attrs in snapshots.items() if attrs.get("driver")}
+    return [
+        ConnectionInfo(id=c.id, driver=c.driver or drivers.get(c.id), declared=c.declared, counts=by_conn.get(c.id, {}))
+        for c in sorted(project.connections.values(), key=lambda c: c.id)
+    ]

@@ -7,7 +7,7 @@ the project itself: off-topic probe questions (below, about nothing a warehouse 
 project's own vectors, and a percentile of their best cosines is the project's noise level. A question whose
 best cosine does not clear it, and that matches the project's words no better than by chance, has no answer
 here; anything above that is answered (with ``confidence: "low"`` when the ranking's own rule is not sure,
-signals.confidence).
+signals.assess).
 
 Which percentile depends on the question's words. A question with an English word (``Query.in_english``) is
 answered once it comes closer than three probes in four: an answerable question asked in words far from the

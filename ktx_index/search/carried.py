@@ -1,4 +1,4 @@
-"""Whether the best answers carry every concept of a question: the per-concept evidence of signals.confidence.
+"""Whether the best answers carry every concept of a question: the per-concept evidence of signals.assess.
 
 A question the project cannot answer often names its entity in the project's own words and asks for an
 attribute the project does not hold (*age of each patient* over a ``patient`` table without an age or birth

@@ -39,7 +39,7 @@ class Query:
     #: It asks for identifiers (analysis.asks_for_keys): key columns then keep their full weight (Params.key_member).
     asks_keys: bool = False
     #: Nothing but question filler ('the of and'): ``terms`` then holds the filler itself, and what it matches
-    #: it matches by chance (signals.confidence never answers it confidently).
+    #: it matches by chance (signals.assess never answers it confidently).
     filler_only: bool = False
     #: One of its words besides filler, or a part of an identifier it names (``monthly_revenue``), is English
     #: (analysis.english_word): its cosine then measures a meaning, and it is held to the lower of the project's

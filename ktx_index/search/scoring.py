@@ -91,7 +91,7 @@ class Params:
     coherence: float = 0.3
     coherence_top: int = 10
     #: Per tool, (best score under which an answer is not confident, concept coverage needed, best score confident
-    #: alone): below it the refs come back with ``confidence: "low"`` (signals.confidence).
+    #: alone): below it the refs come back with ``confidence: "low"`` (signals.assess).
     answerable: dict[str, tuple[float, float, float]] = field(default_factory=_answerable)
     #: Nothing is returned only when no document matches the question's words beyond ``chance_lexical`` and its
     #: best cosine stays below the project's noise level (search/calibration.py).

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from indexers.models import SEARCH_KINDS
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from ktx_index.snapshot.snapshot import Snapshot
 
 WIKI = SEARCH_KINDS.index("wiki")
-#: How sure a search is that the project answers it (signals.confidence).
+#: How sure a search is that the project answers it (signals.assess).
 Confidence = Literal["high", "low", "none"]
 
 
@@ -54,6 +55,14 @@ def concept_coverage(known: Callable[[str], bool], idf: Callable[[str], float], 
     return sum(w for w, known in weights if known) / total if total else 1.0
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """How sure a search is (``level``) and why, in a sentence with the figures it was read from (``--explain``)."""
+
+    level: Confidence
+    reason: str
+
+
 def confidence(
     lexical: LexicalIndex,
     query: str | Query,
@@ -63,6 +72,19 @@ def confidence(
     p: Params = PARAMS,
     least_carried: Callable[[], float | None] = lambda: None,
 ) -> Confidence:
+    """``assess``'s level alone."""
+    return assess(lexical, query, ranked, tool, noise, p, least_carried).level
+
+
+def assess(
+    lexical: LexicalIndex,
+    query: str | Query,
+    ranked: list[Candidate],
+    tool: str,
+    noise: Callable[[], float | None],
+    p: Params = PARAMS,
+    least_carried: Callable[[], float | None] = lambda: None,
+) -> Verdict:
     """How sure the ranking is that the project answers the question: ``none`` only when the evidence says the
     project holds nothing for it (its best cosine does not clear the project's own noise level, search/calibration.py,
     and no document matches its words beyond ``chance_lexical``), ``high`` when an identifier is named, ``low``
@@ -76,28 +98,47 @@ def confidence(
     clear (search/calibration.py; None without vectors), asked for only when the words leave the answer in doubt;
     ``least_carried`` is asked for only when a tool turns on it (None: not known, the level stands)."""
     if not ranked:
-        return "none"
+        return Verdict("none", "nothing matches the question's words or meaning")
     top = max(ranked, key=lambda c: c.score)
     if top.exact:
-        return "high"
+        return Verdict("high", f"the question names {top.uid} exactly")
     best_lexical = max(c.lexical for c in ranked)
     cosines = [c.cosine for c in ranked if c.cosine is not None]
     if best_lexical < p.chance_lexical:  # the noise level is read only when the words do not answer
         level = noise()
-        if level is None or not cosines or max(cosines) < level:
-            return "none"
+        chance = f"no document matches its words beyond chance ({best_lexical:.2f} < {p.chance_lexical})"
+        if level is None or not cosines:
+            return Verdict("none", f"{chance} and there are no vectors to match its meaning")
+        if max(cosines) < level:
+            return Verdict("none", f"{chance}; its best cosine {max(cosines):.3f} is below the noise level {level:.3f}")
     if Query.of(query).filler_only:  # 'the of and': whatever matched, matched by chance
-        return "low"
+        return Verdict("low", "the question holds nothing but filler words")
     floor, coverage, confident = p.answerable[tool]
-    sure = top.score >= confident or (
-        top.score >= floor and concept_coverage(vocabulary(lexical), lexical.idf, query) >= coverage
-    )
+    if top.score >= confident:
+        sure, why = True, f"best score {top.score:.3f} >= {confident}, confident alone"
+    elif top.score < floor:
+        sure, why = False, f"best score {top.score:.3f} < the answer floor {floor}"
+    else:
+        covered = concept_coverage(vocabulary(lexical), lexical.idf, query)
+        sure = covered >= coverage
+        why = (
+            f"best score {top.score:.3f} clears the answer floor {floor} and {covered:.0%} of the question's "
+            f"concepts are in the project's vocabulary ({'>=' if sure else '<'} {coverage:.0%})"
+        )
     if tool in p.carried:
         drop = least_carried()
         if drop is not None:
             below, above = p.carried[tool]
-            sure = drop >= below if sure else drop >= above
-    return "high" if sure else "low"
+            threshold = below if sure else above
+            sure = drop >= threshold
+            if drop >= 1.0:  # carried.CARRIED: the best answers match every content word by its terms
+                why += "; the best answers match every word of the question"
+            else:
+                why += (
+                    f"; without its least-carried word the best answers' cosine drops by {drop:+.3f} "
+                    f"({'>=' if sure else '<'} {threshold:+.3f})"
+                )
+    return Verdict("high" if sure else "low", why)
 
 
 def answer_order(ranked: list[Candidate]) -> list[Candidate]:

@@ -9,7 +9,7 @@ from ktx_index.errors import InvalidInput
 from ktx_index.search import carried, learned
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.query import Query
-from ktx_index.search.signals import answer_order, confidence
+from ktx_index.search.signals import answer_order, assess
 from ktx_index.search.snippets import matched_on, snippet
 from ktx_index.snapshot.snapshot import Snapshot
 from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
@@ -66,12 +66,13 @@ def discover(
     q = Query.parse(query)
     ranked = engine.rank(q, wanted, connection_id)
     p = engine.params
-    level = confidence(
+    verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,
         lambda: carried.weakest(engine, snap, q, ranked),
     )  # fmt: skip
-    if level == "none":
-        return DiscoverResult(refs=[])
+    reason = verdict.reason if explain else None
+    if verdict.level == "none":
+        return DiscoverResult(refs=[], confidenceReason=reason)
     ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker)))
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
@@ -109,7 +110,8 @@ def discover(
             _merge_twin(ref, twin)
         refs.append(ref)
     joins = joins_between(snap, [[doc.uid, *(t.uid for t in twins)] for _cand, doc, twins in chosen[:limit]])
-    return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence="low" if level == "low" else None)
+    low = "low" if verdict.level == "low" else None
+    return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence=low, confidenceReason=reason)
 
 
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
@@ -166,12 +168,5 @@ def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> Disc
     if doc.table_ref is not None and doc.kind in ("table", "column"):
         ref.tableRef = TableRefOut(**doc.table_ref.model_dump())
     if explain:
-        ref.lanes = LaneScores(
-            lexical=round(cand.lexical, 4),
-            semantic=None if cand.semantic is None else round(cand.semantic, 4),
-            exact=cand.exact,
-            fused=round(cand.fused, 4),
-            prior=None if cand.prior is None else round(cand.prior, 4),
-            steps={stage: round(change, 4) for stage, change in cand.steps.items()},
-        )
+        ref.lanes = LaneScores.of(cand)
     return ref

@@ -8,10 +8,13 @@ descriptions start with "ktx-index:". tests/mcp/test_contract.py holds this agai
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
+
+if TYPE_CHECKING:
+    from ktx_index.search.candidate import Candidate
 
 RefKind = Literal["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]
 MatchedOn = Literal["name", "display", "description", "comment", "expr", "sample_value", "body"]
@@ -27,6 +30,11 @@ LOW_CONFIDENCE = (
 
 def _absent_if_none(value: Any) -> bool:
     return value is None
+
+
+#: Why the answer is, or is not, confident: set only with explain (``ktx-index search --explain``), never over MCP,
+#: so (like a wiki page's ``laneScores``) it stays out of the tools' outputSchema.
+CONFIDENCE_REASON = "ktx-index: why the answer is confident, low or empty, with the figures read (only with explain)."
 
 
 class Strict(BaseModel):
@@ -56,6 +64,18 @@ class LaneScores(Strict):
         description="What each structural step (propagate, named, join_keys, shaped, namesakes, coherence, page_scope) "
         "added to the score, in the order they ran; absent steps changed nothing.",
     )
+
+    @classmethod
+    def of(cls, cand: Candidate) -> LaneScores:
+        """What ranking recorded of one candidate, rounded as every score is."""
+        return cls(
+            lexical=round(cand.lexical, 4),
+            semantic=None if cand.semantic is None else round(cand.semantic, 4),
+            exact=cand.exact,
+            fused=round(cand.fused, 4),
+            prior=None if cand.prior is None else round(cand.prior, 4),
+            steps={stage: round(change, 4) for stage, change in cand.steps.items()},
+        )
 
 
 class DiscoverRef(Strict):
@@ -102,6 +122,9 @@ class DiscoverResult(Strict):
         exclude_if=_absent_if_none,
         description=LOW_CONFIDENCE,
     )
+    confidenceReason: SkipJsonSchema[str | None] = Field(
+        default=None, exclude_if=_absent_if_none, description=CONFIDENCE_REASON
+    )
 
 
 class WikiLane(Strict):
@@ -132,6 +155,9 @@ class WikiResult(Strict):
         exclude_if=_absent_if_none,
         description="ktx-index: best-matching passage, matched words in <mark>.",
     )
+    laneScores: SkipJsonSchema[LaneScores | None] = Field(
+        default=None, exclude_if=_absent_if_none, description="ktx-index: per-lane scores (only with explain)."
+    )
 
 
 class WikiSearchResult(Strict):
@@ -143,6 +169,9 @@ class WikiSearchResult(Strict):
         default=None,
         exclude_if=_absent_if_none,
         description=LOW_CONFIDENCE,
+    )
+    confidenceReason: SkipJsonSchema[str | None] = Field(
+        default=None, exclude_if=_absent_if_none, description=CONFIDENCE_REASON
     )
 
 

@@ -22,22 +22,25 @@ import numpy as np
 from indexers.models import SEARCH_KINDS
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.query import Query
-from ktx_index.search.signals import Confidence, confidence
+from ktx_index.search.signals import Verdict, assess
 from ktx_index.search.snippets import snippet
 from ktx_index.search.spelling import indexed_term
 from ktx_index.snapshot.snapshot import Snapshot, group_rows
-from ktx_index.tools.results import WikiLane, WikiResult, WikiSearchResult
+from ktx_index.tools.results import LaneScores, WikiLane, WikiResult, WikiSearchResult
 
 MAX_LIMIT = 50
 WIKI = SEARCH_KINDS.index("wiki")
 
 
-def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str | None = None) -> WikiSearchResult:
+def wiki_search(
+    engine: Engine, query: str, limit: int = 10, connection_id: str | None = None, explain: bool = False
+) -> WikiSearchResult:
+    """``explain`` adds each page's lane scores and the confidence verdict's reason (never over MCP)."""
     limit = max(1, min(int(limit), MAX_LIMIT))
     if not query.strip():
         return WikiSearchResult(results=[], totalFound=0)
     q = Query.parse(query)
-    ranked, level = matching_pages(engine, q, connection_id)
+    ranked, verdict = matching_pages(engine, q, connection_id)
     docs = engine.documents([c.uid for c in ranked[:limit]])
     terms = set(q.terms)
     status, reason = engine.semantic_status()
@@ -77,27 +80,31 @@ def wiki_search(engine: Engine, query: str, limit: int = 10, connection_id: str 
                 matchReasons=reasons,
                 lanes=None if results else lanes,
                 snippet=snippet(doc, "body", terms),
+                laneScores=LaneScores.of(cand) if explain else None,
             )
         )
-    return WikiSearchResult(results=results, totalFound=len(ranked), confidence="low" if level == "low" else None)
+    return WikiSearchResult(
+        results=results,
+        totalFound=len(ranked),
+        confidence="low" if verdict.level == "low" else None,
+        confidenceReason=verdict.reason if explain else None,
+    )
 
 
-def matching_pages(
-    engine: Engine, query: Query, connection_id: str | None = None
-) -> tuple[list[Candidate], Confidence]:
+def matching_pages(engine: Engine, query: Query, connection_id: str | None = None) -> tuple[list[Candidate], Verdict]:
     """Every page that scored (applicable to the connection when one is given), best first, and how sure
-    the ranking is that the wiki answers the question (signals.confidence, calibrated on the pages alone)."""
+    the ranking is that the wiki answers the question (signals.assess, calibrated on the pages alone)."""
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))
     ranked = engine.rank(query, ["wiki"])
-    level = confidence(
+    verdict = assess(
         engine.lexical, query, ranked, "wiki_search", lambda: wiki_noise(engine, snap, query), engine.params
     )
-    if level == "none":
-        return [], level
+    if verdict.level == "none":
+        return [], verdict
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
         ranked = engine.rank(query, ["wiki"], pool=pages)
-    return [c for c in ranked if c.score > 0 and _applies(snap, c.uid, connection_id)], level
+    return [c for c in ranked if c.score > 0 and _applies(snap, c.uid, connection_id)], verdict
 
 
 def wiki_noise(engine: Engine, snap: Snapshot, query: Query) -> float | None:

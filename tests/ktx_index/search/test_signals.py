@@ -6,6 +6,7 @@ from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.signals import (
     answer_order,
+    assess,
     coherence,
     concept_coverage,
     confidence,
@@ -110,3 +111,21 @@ def test_whether_the_answers_carry_every_word_turns_discover_answers():
     assert level("the of and", strong, 1.0) == "low"
     assert level("age of each patient", strong, -1.0, tool="wiki_search") == "high"
     assert len(asked) == 5
+
+
+def test_the_verdict_says_which_evidence_decided_it_with_its_figures():
+    noise, confident = 0.25, scoring.PARAMS.answerable["discover_data"][2]
+    below = scoring.PARAMS.carried["discover_data"][0]
+    weak = [_cand("a", 0.15, lexical=0.1, cosine=0.2)]
+    empty = assess(None, "q", weak, "discover_data", lambda: noise)  # type: ignore[arg-type]
+    assert empty.level == "none" and "0.200 is below the noise level 0.250" in empty.reason
+    strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
+    turned = assess(
+        None, "age of each patient", strong, "discover_data", lambda: noise, least_carried=lambda: below - 0.01
+    )  # type: ignore[arg-type]
+    assert turned.level == "low" and f">= {confident}" in turned.reason and f"< {below:+.3f}" in turned.reason
+    whole = assess(None, "age of each patient", strong, "discover_data", lambda: noise, least_carried=lambda: 1.0)  # type: ignore[arg-type]
+    assert whole.level == "high" and whole.reason.endswith("match every word of the question")
+    assert assess(None, "q", [_cand("t:a", 0.2, exact=True)], "discover_data", lambda: noise).reason == (  # type: ignore[arg-type]
+        "the question names t:a exactly"
+    )

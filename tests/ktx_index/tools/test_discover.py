@@ -44,6 +44,16 @@ def test_a_confident_answer_carries_no_confidence_field(demo_service):
     assert "confidence" not in found.model_dump(exclude_none=False)
 
 
+def test_explain_says_why_the_answer_is_confident_and_nothing_else_does(demo_service):
+    explained = demo_service.discover_data("courier_weekly_scorecard", explain=True)
+    assert explained.confidenceReason == "the question names sl_source:warehouse:courier_weekly_scorecard exactly"
+    assert explained.refs[0].lanes is not None and explained.refs[0].lanes.exact
+    weak = demo_service.discover_data("zxqv blorp frobnicate", explain=True)
+    assert ("noise level" if not weak.refs else "best score") in (weak.confidenceReason or "")
+    plain = demo_service.discover_data("courier_weekly_scorecard")
+    assert plain.confidenceReason is None and "confidenceReason" not in plain.model_dump()
+
+
 def test_sl_source_and_scanned_table_are_one_ref_carrying_the_table_ref(demo_service):
     refs = demo_service.discover_data("depots", connection_id="warehouse", limit=20).refs
     physical = [r for r in refs if r.kind in ("sl_source", "table") and r.id in ("depots", "raw.depots")]

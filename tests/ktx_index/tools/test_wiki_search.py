@@ -27,6 +27,18 @@ def test_total_found_counts_every_match_beyond_the_pool(make_project):
     service.close()
 
 
+def test_explain_gives_every_page_its_lane_scores_and_the_verdict_its_reason(make_project):
+    files = {f"wiki/global/page-{i:03d}.md": _page(i, "glimmerquartz") for i in range(3)}
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    explained = service.wiki_search("glimmerquartz", explain=True)
+    assert all(r.laneScores is not None and r.laneScores.lexical > 0 for r in explained.results)
+    assert explained.confidenceReason and "best score" in explained.confidenceReason
+    plain = service.wiki_search("glimmerquartz").model_dump()
+    assert "confidenceReason" not in plain and all("laneScores" not in r for r in plain["results"])
+    service.close()
+
+
 def test_total_found_is_true_on_a_lexical_only_index(make_project):
     files = {f"wiki/global/page-{i:03d}.md": _page(i, "glimmerquartz") for i in range(150)}
     service = KtxIndex(make_project(files), embedder=None)
