@@ -387,7 +387,7 @@ class KtxIndex:
 
     def status(self) -> StatusReport:
         engine = self.refreshed_engine() if self.layout.exists() else None
-        connections = self.connections({} if engine is None else None)
+        connections = connection_infos(self.project, None if engine is None else engine.store)
         store, semantic = (None, ("off", None)) if engine is None else (engine.store, engine.semantic_status())
         report = build_status(self.layout, self.project, store, semantic, self.embedder, self.indexers, connections)
         report.ranker = learned.fingerprint(self.params.ranker)

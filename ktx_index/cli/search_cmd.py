@@ -12,11 +12,13 @@ from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, Lane
 
 
 def render_discover(result: DiscoverResult, explain: bool) -> None:
-    if not result.refs:
-        click.echo("no refs: the project holds nothing for this question")
-    elif result.confidence == "low":
-        click.echo("confidence low: the project may not hold this; these are its nearest matches")
-    render_reason(result.confidenceReason, bool(result.refs) and result.confidence is None)
+    render_verdict(
+        bool(result.refs),
+        result.confidence,
+        result.confidenceReason,
+        empty="no refs: the project holds nothing for this question",
+        low="confidence low: the project may not hold this; these are its nearest matches",
+    )
     for i, ref in enumerate(result.refs, 1):
         where = f" [{ref.connectionId}]" if ref.connectionId else ""
         click.echo(f"{i:>2}. {ref.score:.3f}  {ref.kind:<12} {ref.id}{where}  (matched on {ref.matchedOn})")
@@ -26,10 +28,13 @@ def render_discover(result: DiscoverResult, explain: bool) -> None:
             click.echo(f"      {render_lanes(ref.lanes)}")
 
 
-def render_reason(reason: str | None, confident: bool) -> None:
-    """The confidence verdict's reason (only with --explain), under the line that says the verdict."""
+def render_verdict(found: bool, confidence: str | None, reason: str | None, *, empty: str | None, low: str) -> None:
+    """The answer's verdict: nothing found, low, or (said only with --explain) high; --explain adds why."""
+    head = empty if not found else low if confidence == "low" else "confidence high" if reason else None
+    if head:
+        click.echo(head)
     if reason:
-        click.echo(f"{'confidence high' if confident else '  '}  because {reason}")
+        click.echo(f"    because {reason}")
 
 
 def render_lanes(lanes: LaneScores) -> str:
@@ -41,9 +46,13 @@ def render_lanes(lanes: LaneScores) -> str:
 
 def render_wiki(result: WikiSearchResult, explain: bool) -> None:
     click.echo(f"{result.totalFound} page(s) found")
-    if result.confidence == "low":
-        click.echo("confidence low: no page may answer this; read them before relying on them")
-    render_reason(result.confidenceReason, bool(result.results) and result.confidence is None)
+    render_verdict(
+        bool(result.results),
+        result.confidence,
+        result.confidenceReason,
+        empty=None,  # the count says it
+        low="confidence low: no page may answer this; read them before relying on them",
+    )
     for i, page in enumerate(result.results, 1):
         click.echo(f"{i:>2}. {page.score:.3f}  {page.key} ({page.scope.lower()})  {', '.join(page.matchReasons)}")
         if page.summary:

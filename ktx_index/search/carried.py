@@ -22,15 +22,13 @@ import numpy as np
 from ktx_index.analysis import RAW_TOKEN, STOPWORDS, question_terms
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.query import Query
-from ktx_index.search.signals import answer_order
+from ktx_index.search.signals import CARRIED, answer_order
 from ktx_index.snapshot.snapshot import group_rows
 
 if TYPE_CHECKING:
     from ktx_index.search.engine import Engine
     from ktx_index.snapshot.snapshot import Snapshot
 
-#: What a question counts as when the best answers match every content word of it by its terms: carried.
-CARRIED = 1.0
 #: At most this many words of a question are left out one by one (each costs about one question's embedding).
 MOST_WORDS = 8
 

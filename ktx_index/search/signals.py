@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 WIKI = SEARCH_KINDS.index("wiki")
 #: How sure a search is that the project answers it (signals.assess).
 Confidence = Literal["high", "low", "none"]
+#: What the carried check (search/carried.py) reports when the best answers match every content word of a
+#: question by their terms.
+CARRIED = 1.0
 
 
 def coherence(snap: Snapshot, ranked: list[Candidate], p: Params = PARAMS) -> None:
@@ -104,13 +107,16 @@ def assess(
         return Verdict("high", f"the question names {top.uid} exactly")
     best_lexical = max(c.lexical for c in ranked)
     cosines = [c.cosine for c in ranked if c.cosine is not None]
+    cleared = ""
     if best_lexical < p.chance_lexical:  # the noise level is read only when the words do not answer
         level = noise()
         chance = f"no document matches its words beyond chance ({best_lexical:.2f} < {p.chance_lexical})"
-        if level is None or not cosines:
+        if level is None:
             return Verdict("none", f"{chance} and there are no vectors to match its meaning")
-        if max(cosines) < level:
-            return Verdict("none", f"{chance}; its best cosine {max(cosines):.3f} is below the noise level {level:.3f}")
+        if not cosines or max(cosines) < level:
+            best = f"{max(cosines):.3f}" if cosines else "none"
+            return Verdict("none", f"{chance}; its best cosine ({best}) is below the noise level {level:.3f}")
+        cleared = f"its best cosine {max(cosines):.3f} clears the noise level {level:.3f}; "
     if Query.of(query).filler_only:  # 'the of and': whatever matched, matched by chance
         return Verdict("low", "the question holds nothing but filler words")
     floor, coverage, confident = p.answerable[tool]
@@ -125,20 +131,20 @@ def assess(
             f"best score {top.score:.3f} clears the answer floor {floor} and {covered:.0%} of the question's "
             f"concepts are in the project's vocabulary ({'>=' if sure else '<'} {coverage:.0%})"
         )
-    if tool in p.carried:
-        drop = least_carried()
-        if drop is not None:
-            below, above = p.carried[tool]
-            threshold = below if sure else above
-            sure = drop >= threshold
-            if drop >= 1.0:  # carried.CARRIED: the best answers match every content word by its terms
-                why += "; the best answers match every word of the question"
-            else:
-                why += (
-                    f"; without its least-carried word the best answers' cosine drops by {drop:+.3f} "
-                    f"({'>=' if sure else '<'} {threshold:+.3f})"
-                )
-    return Verdict("high" if sure else "low", why)
+    drop = least_carried() if tool in p.carried else None
+    if drop is not None:
+        threshold = p.carried[tool][0 if sure else 1]
+        turned = sure != (drop >= threshold)
+        sure = drop >= threshold
+        if drop >= CARRIED:
+            carried = "the best answers match every word of the question"
+        else:
+            carried = (
+                f"without its least-carried word the best answers' cosine drops by {drop:+.3f} "
+                f"({'>=' if sure else '<'} {threshold:+.3f})"
+            )
+        why += f", but {carried}, so {'high' if sure else 'low'}" if turned else f"; {carried}"
+    return Verdict("high" if sure else "low", cleared + why)
 
 
 def answer_order(ranked: list[Candidate]) -> list[Candidate]:

@@ -8,7 +8,7 @@ Run quality.py first over the families named below: it builds the indexes read h
 discover_data and wiki_search question this collects what a confidence rule can see at answer time (the best
 fused score, the best cosine and lexical score, the noise level it must clear, concept coverage, how far the best
 cosine stands out of the ten best, how many candidates score near the best, …) and the shipped rule's verdict
-(``signals.confidence``). A logistic regression over those figures is fitted per tool on the tuning families
+(``signals.assess``). A logistic regression over those figures is fitted per tool on the tuning families
 (each family, and in it the answerable and the no-answer questions, weighed equally), its threshold set so that
 it flags as many answerable tuning questions ``low`` as the shipped rule does. Then, per family, it prints the
 learned score's AUC (answerable above no-answer) and both rules at that operating point: answerable questions

@@ -62,7 +62,7 @@ def load(
 
 
 def answer_features(cases: list[tuple[Runner, JudgedQuery, str]], services: dict[str, KtxIndex]) -> list[dict]:
-    """Per question, what signals.confidence's high/low rule looks at: the best score, whether it is exact, concept
+    """Per question, what signals.assess's high/low rule looks at: the best score, whether it is exact, concept
     coverage."""
     rows = []
     for _run, q, group in cases:
@@ -158,7 +158,7 @@ def main() -> None:
     parser.add_argument("--grid", default="")
     parser.add_argument("--only", default="")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--answerability", action="store_true", help="tune signals.confidence's high/low rule instead")
+    parser.add_argument("--answerability", action="store_true", help="tune signals.assess's high/low rule instead")
     args = parser.parse_args()
     services: dict[str, KtxIndex] = {}
     cases = load(args.corpora, args.work, {s for s in args.only.split(",") if s}, services)

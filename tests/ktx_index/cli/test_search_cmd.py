@@ -28,10 +28,10 @@ def test_search_json_is_exactly_the_tool_object(project):
 def test_human_output_and_explain(project):
     run_cli("rebuild", "--project", project)
     out = run_cli("search", "order", "count", "--project", project, "--explain")
-    assert "orders.order_count" in out.output and "lexical" in out.output and "because" in out.output
+    assert "orders.order_count" in out.output and "lexical" in out.output and "\n    because " in out.output
     wiki = run_cli("search", "refunds", "--tool", "wiki_search", "--project", project, "--explain")
-    assert "revenue" in wiki.output and "fused" in wiki.output and "because" in wiki.output
-    assert "because" not in run_cli("search", "refunds", "--tool", "wiki_search", "--project", project).output
+    assert "revenue" in wiki.output and "fused" in wiki.output and "\n    because " in wiki.output
+    assert "\n    because " not in run_cli("search", "refunds", "--tool", "wiki_search", "--project", project).output
     status = run_cli("status", "--project", project)
     assert "semantic     skipped" in status.output and "changed      0 file(s)" in status.output
 

@@ -114,18 +114,63 @@ def test_whether_the_answers_carry_every_word_turns_discover_answers():
 
 
 def test_the_verdict_says_which_evidence_decided_it_with_its_figures():
-    noise, confident = 0.25, scoring.PARAMS.answerable["discover_data"][2]
-    below = scoring.PARAMS.carried["discover_data"][0]
+    noise = 0.25
+    floor, coverage, confident = scoring.PARAMS.answerable["discover_data"]
+    below, above = scoring.PARAMS.carried["discover_data"]
+
+    def why(question: str, ranked: list[Candidate], drop: float | None = None, vectors: bool = True) -> str:
+        verdict = assess(  # type: ignore[arg-type]
+            None, question, ranked, "discover_data", lambda: noise if vectors else None, least_carried=lambda: drop
+        )
+        assert verdict.level == confidence(  # type: ignore[arg-type]
+            None, question, ranked, "discover_data", lambda: noise if vectors else None, least_carried=lambda: drop
+        )
+        return f"{verdict.level}: {verdict.reason}"
+
     weak = [_cand("a", 0.15, lexical=0.1, cosine=0.2)]
-    empty = assess(None, "q", weak, "discover_data", lambda: noise)  # type: ignore[arg-type]
-    assert empty.level == "none" and "0.200 is below the noise level 0.250" in empty.reason
-    strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
-    turned = assess(
-        None, "age of each patient", strong, "discover_data", lambda: noise, least_carried=lambda: below - 0.01
-    )  # type: ignore[arg-type]
-    assert turned.level == "low" and f">= {confident}" in turned.reason and f"< {below:+.3f}" in turned.reason
-    whole = assess(None, "age of each patient", strong, "discover_data", lambda: noise, least_carried=lambda: 1.0)  # type: ignore[arg-type]
-    assert whole.level == "high" and whole.reason.endswith("match every word of the question")
-    assert assess(None, "q", [_cand("t:a", 0.2, exact=True)], "discover_data", lambda: noise).reason == (  # type: ignore[arg-type]
-        "the question names t:a exactly"
+    assert (
+        why("q", weak)
+        == "none: no document matches its words beyond chance (0.10 < 0.2); its best cosine (0.200) is below the noise level 0.250"
     )
+    assert why("q", weak, vectors=False).endswith("and there are no vectors to match its meaning")
+    meant = [_cand("a", floor - 0.01, lexical=0.1, cosine=0.3)]  # meaning clears the noise level, the score does not
+    assert (
+        why("q", meant)
+        == f"low: its best cosine 0.300 clears the noise level 0.250; best score {floor - 0.01:.3f} < the answer floor {floor}"
+    )
+    assert (
+        why("the of and", [_cand("a", 0.9, lexical=0.9, cosine=0.7)])
+        == "low: the question holds nothing but filler words"
+    )
+    strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
+    assert why("age of each patient", strong, below - 0.01) == (
+        f"low: best score {confident + 0.01:.3f} >= {confident}, confident alone, but without its least-carried word "
+        f"the best answers' cosine drops by {below - 0.01:+.3f} (< {below:+.3f}), so low"
+    )
+    assert why("age of each patient", strong, 1.0).endswith(
+        "confident alone; the best answers match every word of the question"
+    )
+    middling = [_cand("a", (floor + confident) / 2, lexical=0.9, cosine=0.5)]  # coverage decides: no lexicon, 0 %
+    lexicon = _Lexicon()
+    verdict = assess(
+        lexicon, "age of each patient", middling, "discover_data", lambda: noise, least_carried=lambda: above
+    )  # type: ignore[arg-type]
+    assert (
+        verdict.level == "high"
+        and f"0% of the question's concepts are in the project's vocabulary (< {coverage:.0%})" in verdict.reason
+    )
+    assert verdict.reason.endswith(f"(>= {above:+.3f}), so high")
+    assert why("q", [_cand("t:a", 0.2, exact=True)]) == "high: the question names t:a exactly"
+
+
+class _Lexicon:
+    """A lexical index that knows no term (concept coverage 0)."""
+
+    def idf(self, term: str) -> float:
+        return 1.0
+
+    def doc_freq(self, term: str) -> int:
+        return 0
+
+    def vocabulary(self, prefix: str, fields: object, per_field: int) -> list[str]:
+        return []  # nothing to correct a term to
