@@ -33,7 +33,7 @@ def _absent_if_none(value: Any) -> bool:
 
 
 #: Why the answer is, or is not, confident: set only with explain (``ktx-index search --explain``), never over MCP,
-#: so (like a wiki page's ``laneScores``) it stays out of the tools' outputSchema.
+#: so (like a ref's ``lanes`` and a page's ``laneScores``) it stays out of the tools' outputSchema.
 CONFIDENCE_REASON = "ktx-index: why the answer is confident, low or empty, with the figures read (only with explain)."
 
 
@@ -96,7 +96,7 @@ class DiscoverRef(Strict):
     columnName: str | SkipJsonSchema[None] = Field(
         default=None, exclude_if=_absent_if_none, description="Column name (columns and dimensions)."
     )
-    lanes: LaneScores | SkipJsonSchema[None] = Field(
+    lanes: SkipJsonSchema[LaneScores | None] = Field(
         default=None, exclude_if=_absent_if_none, description="ktx-index: per-lane scores (only with explain)."
     )
 
