@@ -66,19 +66,6 @@ class Verdict:
     reason: str
 
 
-def confidence(
-    lexical: LexicalIndex,
-    query: str | Query,
-    ranked: list[Candidate],
-    tool: str,
-    noise: Callable[[], float | None],
-    p: Params = PARAMS,
-    least_carried: Callable[[], float | None] = lambda: None,
-) -> Confidence:
-    """``assess``'s level alone."""
-    return assess(lexical, query, ranked, tool, noise, p, least_carried).level
-
-
 def assess(
     lexical: LexicalIndex,
     query: str | Query,
@@ -106,17 +93,17 @@ def assess(
     if top.exact:
         return Verdict("high", f"the question names {top.uid} exactly")
     best_lexical = max(c.lexical for c in ranked)
-    cosines = [c.cosine for c in ranked if c.cosine is not None]
+    best_cosine = max((c.cosine for c in ranked if c.cosine is not None), default=None)
     cleared = ""
     if best_lexical < p.chance_lexical:  # the noise level is read only when the words do not answer
         level = noise()
         chance = f"no document matches its words beyond chance ({best_lexical:.2f} < {p.chance_lexical})"
         if level is None:
             return Verdict("none", f"{chance} and there are no vectors to match its meaning")
-        if not cosines or max(cosines) < level:
-            best = f"{max(cosines):.3f}" if cosines else "none"
+        if best_cosine is None or best_cosine < level:
+            best = "none" if best_cosine is None else f"{best_cosine:.3f}"
             return Verdict("none", f"{chance}; its best cosine ({best}) is below the noise level {level:.3f}")
-        cleared = f"its best cosine {max(cosines):.3f} clears the noise level {level:.3f}; "
+        cleared = f"its best cosine {best_cosine:.3f} clears the noise level {level:.3f}; "
     if Query.of(query).filler_only:  # 'the of and': whatever matched, matched by chance
         return Verdict("low", "the question holds nothing but filler words")
     floor, coverage, confident = p.answerable[tool]

@@ -39,7 +39,7 @@ from ktx_index.search import calibration, carried  # noqa: E402
 from ktx_index.search.engine import Engine  # noqa: E402
 from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.search.scoring import PARAMS, Params  # noqa: E402
-from ktx_index.search.signals import concept_coverage, confidence, vocabulary  # noqa: E402
+from ktx_index.search.signals import assess, concept_coverage, vocabulary  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 from ktx_index.tools.discover import normalize_kinds  # noqa: E402
 from ktx_index.tools.wiki import wiki_noise  # noqa: E402
@@ -68,7 +68,7 @@ def evidence(
     scores = sorted((c.score for c in ranked), reverse=True) or [0.0]
     cosines = sorted((c.cosine for c in ranked if c.cosine is not None), reverse=True) or [0.0]
     return {
-        "level": confidence(engine.lexical, q, ranked, tool, lambda: noise, engine.params, lambda: words),
+        "level": assess(engine.lexical, q, ranked, tool, lambda: noise, engine.params, lambda: words).level,
         "top_score": scores[0],
         "best_cosine": cosines[0],
         "best_lexical": max((c.lexical for c in ranked), default=0.0),
@@ -80,7 +80,7 @@ def evidence(
         "terms": len([t for t in q.terms if t not in q.data_words]),
         "carried": words if words is not None else 0.0,  # None: no vectors, never so in these families
         "verdicts": {
-            name: confidence(engine.lexical, q, ranked, tool, lambda: noise, p, lambda: words)
+            name: assess(engine.lexical, q, ranked, tool, lambda: noise, p, lambda: words).level
             for name, p in (settings or {}).items()
         },
     }

@@ -9,7 +9,6 @@ from ktx_index.search.signals import (
     assess,
     coherence,
     concept_coverage,
-    confidence,
 )
 from ktx_index.snapshot.snapshot import Snapshot
 from ktx_index.snapshot.uids import UidIndex
@@ -52,29 +51,29 @@ def _cand(uid: str, score: float, lexical: float = 0.0, cosine: float | None = N
 def test_confidence_is_none_only_when_words_and_meaning_both_say_no():
     noise = 0.25
     weak = [_cand("a", 0.15, lexical=0.1, cosine=noise - 0.01)]
-    assert confidence(None, "q", weak, "discover_data", lambda: noise) == "none"  # type: ignore[arg-type]
-    assert confidence(None, "q", [], "discover_data", lambda: noise) == "none"  # type: ignore[arg-type]
+    assert assess(None, "q", weak, "discover_data", lambda: noise).level == "none"  # type: ignore[arg-type]
+    assert assess(None, "q", [], "discover_data", lambda: noise).level == "none"  # type: ignore[arg-type]
     # meaning clears the project's noise level: the nearest matches come back, flagged
     meant = [_cand("a", 0.2, lexical=0.0, cosine=noise + 0.01)]
-    assert confidence(None, "q", meant, "discover_data", lambda: noise) == "low"  # type: ignore[arg-type]
+    assert assess(None, "q", meant, "discover_data", lambda: noise).level == "low"  # type: ignore[arg-type]
     # the words match beyond chance, whatever the cosine
     worded = [_cand("a", 0.2, lexical=scoring.PARAMS.chance_lexical + 0.1, cosine=noise)]
-    assert confidence(None, "q", worded, "discover_data", lambda: noise) == "low"  # type: ignore[arg-type]
+    assert assess(None, "q", worded, "discover_data", lambda: noise).level == "low"  # type: ignore[arg-type]
     # without vectors, the words alone decide
-    assert confidence(None, "q", [_cand("a", 0.1, lexical=0.1)], "discover_data", lambda: None) == "none"  # type: ignore[arg-type]
+    assert assess(None, "q", [_cand("a", 0.1, lexical=0.1)], "discover_data", lambda: None).level == "none"  # type: ignore[arg-type]
 
 
 def test_confidence_is_high_for_an_identifier_or_a_confident_score():
-    assert confidence(None, "q", [_cand("a", 0.2, exact=True)], "discover_data", 0.9) == "high"  # type: ignore[arg-type]
+    assert assess(None, "q", [_cand("a", 0.2, exact=True)], "discover_data", 0.9).level == "high"  # type: ignore[arg-type]
     confident = scoring.PARAMS.answerable["discover_data"][2]
     strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
-    assert confidence(None, "q", strong, "discover_data", lambda: 0.25) == "high"  # type: ignore[arg-type]
+    assert assess(None, "q", strong, "discover_data", lambda: 0.25).level == "high"  # type: ignore[arg-type]
 
 
 def test_a_question_of_filler_alone_is_never_answered_confidently():
     strong = [_cand("a", 0.9, lexical=0.9, cosine=0.7)]
-    assert confidence(None, "the of and", strong, "discover_data", lambda: 0.25) == "low"  # type: ignore[arg-type]
-    assert confidence(None, "AND OR NOT", strong, "wiki_search", lambda: 0.25) == "low"  # type: ignore[arg-type]
+    assert assess(None, "the of and", strong, "discover_data", lambda: 0.25).level == "low"  # type: ignore[arg-type]
+    assert assess(None, "AND OR NOT", strong, "wiki_search", lambda: 0.25).level == "low"  # type: ignore[arg-type]
 
 
 def test_an_answer_keeps_every_scored_candidate_then_the_nearest_of_the_rest():
@@ -96,7 +95,7 @@ def test_whether_the_answers_carry_every_word_turns_discover_answers():
             asked.append(drop)
             return drop
 
-        return confidence(None, question, ranked, tool, lambda: 0.25, least_carried=least_carried)  # type: ignore[arg-type]
+        return assess(None, question, ranked, tool, lambda: 0.25, least_carried=least_carried).level  # type: ignore[arg-type]
 
     # a confident answer that leaves a word of the question uncarried turns low, and the reverse
     assert level("age of each patient", strong, below - 0.01) == "low"
@@ -120,9 +119,6 @@ def test_the_verdict_says_which_evidence_decided_it_with_its_figures():
 
     def why(question: str, ranked: list[Candidate], drop: float | None = None, vectors: bool = True) -> str:
         verdict = assess(  # type: ignore[arg-type]
-            None, question, ranked, "discover_data", lambda: noise if vectors else None, least_carried=lambda: drop
-        )
-        assert verdict.level == confidence(  # type: ignore[arg-type]
             None, question, ranked, "discover_data", lambda: noise if vectors else None, least_carried=lambda: drop
         )
         return f"{verdict.level}: {verdict.reason}"
