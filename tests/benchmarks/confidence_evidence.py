@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 from heldout import heldout_corpora, training_corpora  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora, project_path  # noqa: E402
-from wiki_corpora import wiki_corpora  # noqa: E402
+from wiki_corpora import WIKI_FAMILIES, wiki_corpora  # noqa: E402
 
 from ktx_index.search import calibration, carried  # noqa: E402
 from ktx_index.search.engine import Engine  # noqa: E402
@@ -96,7 +96,7 @@ def corpora(work: Path) -> list[tuple[str, str, list, Path]]:
     out += [(n, f, qs, p) for n, p, qs, f in heldout_corpora(work / "heldout")]
     for family in ("tuning-business", "validation-business"):
         out += [(n, f, qs, p) for n, p, qs, f in training_corpora(work / "tuning", family)]
-    for family in ("wiki-tuning", "wiki-heldout"):
+    for family in WIKI_FAMILIES:
         out += [(n, f, qs, p) for n, p, qs, f in wiki_corpora(family)]
     return out
 

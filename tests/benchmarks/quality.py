@@ -5,7 +5,7 @@
     python tests/benchmarks/quality.py --only heldout-sql,heldout-business   # the held-out projects (heldout.py)
     python tests/benchmarks/quality.py --only tuning-business   # business questions on training databases
     python tests/benchmarks/quality.py --only validation-business   # the same, tuned on by nothing
-    python tests/benchmarks/quality.py --only wiki-tuning,wiki-heldout   # wiki-only projects (wiki_corpora.py)
+    python tests/benchmarks/quality.py --only wiki-tuning,wiki-heldout,wiki-more   # wiki-only projects (wiki_corpora.py)
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
