@@ -85,7 +85,7 @@ def test_projects_are_written_deterministically(tmp_path: Path):
     assert {f: (first / f).stat().st_mtime_ns for f in files} == before, "a rerun rewrote unchanged files"
 
 
-MORE = train_model.HERE / "more"  # written and measured, not in the shipped recipe (its README says why)
+MORE = train_model.HERE / "more"  # written and measured, not in the embedding model's recipe (its README says why)
 
 
 @pytest.mark.parametrize(("path", "least"), [(train_model.BUSINESS, 700), (MORE / "business.jsonl", 160)])

@@ -123,8 +123,9 @@ def end_to_end(work: Path, names: list[str], seed: int = 7, folds: int = 0) -> d
         left_out: list[Callable[[str, str], bool]] = [
             lambda group, text, k=k: fold_of(group, text, folds) == k for k in range(folds)
         ]
-    else:
-        groups = sorted({c.group for c in cases})
+    else:  # the projects scored here (not EXTRA_BUSINESS's, which train every fold and are never scored)
+        scored = {group_of(name, q) for name, _family, _path, queries in tuning_projects(work) for q in queries}
+        groups = sorted({c.group for c in cases} & scored)
         left_out = [lambda group, _text, g=g: group == g for g in groups]
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     with tempfile.TemporaryDirectory() as tmp:

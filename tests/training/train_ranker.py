@@ -6,7 +6,9 @@
 Trained on the three tuning families only — the judged KTX-style projects, the bird-dev databases and the
 tuning-business training databases (tests/benchmarks/heldout.py), each family weighed equally — from the
 indexes quality.py built: per answerable judged discover_data question, the pipeline's best ``TOP`` candidates
-with their grades. The held-out families of tests/benchmarks/heldout.py never enter.
+with their grades. tuning-business also brings the 168 business questions of ``EXTRA_BUSINESS``, over 21 more
+training databases (their projects written and indexed here, since no family is judged on them). The held-out
+families of tests/benchmarks/heldout.py never enter.
 tests/benchmarks/learned_ranker.py scores the same recipe leave one project out. Deterministic: one thread,
 a fixed seed, the same file byte for byte.
 """
@@ -27,18 +29,23 @@ for extra in (REPO, REPO / "tests" / "benchmarks"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from heldout import TUNING_FAMILY, training_corpora  # noqa: E402
+from heldout import TUNING_FAMILY, schemas, training_corpora, write_project  # noqa: E402
 from naive import judged_id  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
 
 from indexers.models import SEARCH_KINDS  # noqa: E402
-from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
+from ktx_index.evaluation.judged import JudgedQuery, load_judged  # noqa: E402
 from ktx_index.search import learned  # noqa: E402
 from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.search.trees import Trees  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
 TUNING = ("judged", "bird-dev", TUNING_FAMILY)
+#: Business questions over 21 training databases no family is judged on, in BIRD's id shape (tables grade 2,
+#: columns 1): more business language for the ranker to learn from, weighed inside tuning-business. Held out, with
+#: them against without (three ranker seeds each), every family gains a little and none loses (docs/benchmarks.md,
+#: thirty-first session). The embedding model does not train on them (tests/training/more/README.md says why).
+EXTRA_BUSINESS = REPO / "tests" / "training" / "more" / "business.jsonl"
 
 
 @dataclass
@@ -94,9 +101,28 @@ def tuning_projects(work: Path) -> list[Project]:
     return [p for p in projects if p[1] in TUNING]
 
 
+def extra_projects(work: Path) -> list[Project]:
+    """``EXTRA_BUSINESS``'s questions per database, as projects written and indexed under ``work/tuning``."""
+    by_db: dict[str, list[JudgedQuery]] = defaultdict(list)
+    for q in load_judged(EXTRA_BUSINESS).queries:
+        by_db[q.tags[0]].append(q)
+    all_schemas, out = schemas(), []
+    for db, queries in sorted(by_db.items()):
+        path = write_project(work / "tuning", db, all_schemas[db])
+        if not (path / ".ktx").is_dir():
+            service = KtxIndex(path)
+            try:
+                service.rebuild()
+            finally:
+                service.close()
+        out.append((f"more-business/{db}", TUNING_FAMILY, path, queries))
+    return out
+
+
 def tuning_cases(work: Path, names: list[str]) -> list[Case]:
-    """Every answerable judged discover_data question of the tuning families that has an index under ``work``."""
-    return indexed_cases(tuning_projects(work), names)
+    """Every answerable judged discover_data question of the tuning families that has an index under ``work``,
+    and those of ``EXTRA_BUSINESS``."""
+    return indexed_cases(tuning_projects(work) + extra_projects(work), names)
 
 
 def indexed_cases(projects: list[Project], names: list[str]) -> list[Case]:
