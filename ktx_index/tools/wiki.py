@@ -104,7 +104,11 @@ def matching_pages(engine: Engine, query: Query, connection_id: str | None = Non
         return [], verdict
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
         ranked = engine.rank(query, ["wiki"], pool=pages)
-    return [c for c in ranked if c.score > 0 and _applies(snap, c.uid, connection_id)], verdict
+    scored = [c for c in ranked if c.score > 0]
+    kept = [c for c in scored if _applies(snap, c.uid, connection_id)]
+    if scored and not kept:  # the verdict was over pages this connection does not see
+        return [], Verdict("none", f"every page that matches is tagged with connections other than '{connection_id}'")
+    return kept, verdict
 
 
 def wiki_noise(engine: Engine, snap: Snapshot, query: Query) -> float | None:

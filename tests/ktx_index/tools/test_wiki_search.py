@@ -84,6 +84,19 @@ def test_a_connection_only_pages_name_is_accepted(make_project):
     service.close()
 
 
+def test_no_confidence_is_claimed_over_pages_the_connection_does_not_see(make_project):
+    files = {"wiki/global/legacy.md": _page(1, "refund", "legacy-dw"), "wiki/global/plain.md": _page(2, "basalt")}
+    config = "connections:\n  warehouse:\n    driver: postgres\n"
+    service = KtxIndex(make_project(files, config), embedder=None)
+    service.rebuild()
+    seen = service.wiki_search("refund", connection_id="legacy-dw", explain=True)
+    assert [r.key for r in seen.results] == ["legacy"] and "best score" in (seen.confidenceReason or "")
+    hidden = service.wiki_search("refund", connection_id="warehouse", explain=True)
+    assert hidden.results == [] and hidden.totalFound == 0 and hidden.confidence is None
+    assert "tagged with connections other than 'warehouse'" in (hidden.confidenceReason or "")
+    service.close()
+
+
 def test_warming_the_reader_analyses_every_section_once(demo_service):
     from ktx_index.analysis import term_set
 
