@@ -7,8 +7,8 @@ language — orders them better on projects it never saw: leave one project out 
 held-out projects of both question styles (docs/benchmarks.md). It ships as ``weights/ranker.json``, trained by
 ``tests/training/train_ranker.py`` and run by ``trees.py``.
 
-The order is a blend of the two scores, each standardised over the candidates: ``(1 - BLEND)·z(pipeline) +
-BLEND·z(ranker)``: the model re-weighs, the pipeline still has its say. How the question is written is among
+The order is a blend of the two scores, each standardised over the candidates: ``(1 - w)·z(pipeline) +
+w·z(ranker)``, ``w`` being ``Params.ranker_weight``: the model re-weighs, the pipeline still has its say. How the question is written is among
 the ranker's features (``style_features``): until the business family was there to train on, a separate gate
 on those features kept business questions in the pipeline's order; trained on them, the ranker helps those too
 and reads the style itself. Scores keep the pipeline's scale: the blended order hands out the same scores, best
@@ -36,8 +36,6 @@ WEIGHTS = Path(__file__).resolve().parent / "weights"
 RANKER_FILE = WEIGHTS / PARAMS.ranker  # the shipped model, which train_ranker.py writes
 #: How many of the pipeline's best candidates the ranker re-weighs (what it was trained on).
 TOP = 60
-#: The ranker's weight in the blend (chosen leave one project out on the tuning families).
-BLEND = 0.5
 KINDS = ("wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column")
 #: Words a text-to-SQL question tends to open with.
 LEADS = frozenset(
@@ -102,7 +100,7 @@ def standardised(values: np.ndarray) -> np.ndarray:
     return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
 
 
-def blend(pipeline: np.ndarray, learned: np.ndarray, weight: float = BLEND) -> np.ndarray:
+def blend(pipeline: np.ndarray, learned: np.ndarray, weight: float = PARAMS.ranker_weight) -> np.ndarray:
     """The order's key: the two scores standardised, the ranker weighed ``weight`` (pure, for tests)."""
     return (1.0 - weight) * standardised(pipeline) + weight * standardised(learned)
 
@@ -125,15 +123,17 @@ def fingerprint(name: str = PARAMS.ranker) -> str | None:
     return f"learned-order@{hashlib.sha256((WEIGHTS / name).read_bytes()).hexdigest()[:12]}"
 
 
-def learned_order(query: Query, ranked: list[Candidate], ranker: Trees | None) -> list[Candidate]:
-    """``ranked`` with its best ``TOP`` re-ordered by the blend with ``ranker``'s scores, handed the same scores
-    best first; the rest unchanged (all of it without a model)."""
+def learned_order(
+    query: Query, ranked: list[Candidate], ranker: Trees | None, weight: float = PARAMS.ranker_weight
+) -> list[Candidate]:
+    """``ranked`` with its best ``TOP`` re-ordered by the blend with ``ranker``'s scores (weighed ``weight``),
+    handed the same scores best first; the rest unchanged (all of it without a model)."""
     head = ranked[:TOP]
     if ranker is None or len(head) < 2:
         return ranked
     rows = matrix(candidate_features(query, head), ranker.features)
     pipeline = np.array([c.score for c in head])
-    key = blend(pipeline, np.asarray(ranker.predict(rows)))
+    key = blend(pipeline, np.asarray(ranker.predict(rows)), weight)
     out = [head[i] for i in sorted(range(len(head)), key=lambda i: (-key[i], i))]
     for cand, score in zip(out, sorted(pipeline.tolist(), reverse=True), strict=True):
         if score != cand.score:

@@ -111,6 +111,9 @@ class Params:
     #: The learned order's model (search/learned.py): a file of search/weights/, or a path (learned_ranker.py
     #: hands in models trained without the project it scores); "" for none, the declared pipeline's order alone.
     ranker: str = "ranker.json"
+    #: The ranker's weight in the learned order's blend with the pipeline's score (search/learned.py; chosen leave
+    #: one project out on the tuning families, three ranker seeds: docs/benchmarks.md, thirty-first session).
+    ranker_weight: float = 0.65
 
 
 PARAMS = Params()

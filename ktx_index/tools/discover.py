@@ -73,7 +73,7 @@ def discover(
     reason = verdict.reason if explain else None
     if verdict.level == "none":
         return DiscoverResult(refs=[], confidenceReason=reason)
-    ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker)))
+    ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker), p.ranker_weight))
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)

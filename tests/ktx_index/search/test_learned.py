@@ -7,6 +7,7 @@ import numpy as np
 from ktx_index.search import learned
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.query import Query
+from ktx_index.search.scoring import PARAMS
 
 SQL_STYLE = "List the names of the schools whose average SAT math score is greater than 560."
 
@@ -25,7 +26,8 @@ def candidates() -> list[Candidate]:
 def test_blend_weighs_the_standardised_ranker_by_its_weight():
     pipeline, ranker = np.array([3.0, 2.0, 1.0]), np.array([0.0, 1.0, 5.0])
     assert list(np.argsort(-learned.blend(pipeline, ranker, 0.0))) == [0, 1, 2]  # no weight: the pipeline's order
-    mixed = (1 - learned.BLEND) * learned.standardised(pipeline) + learned.BLEND * learned.standardised(ranker)
+    weight = PARAMS.ranker_weight
+    mixed = (1 - weight) * learned.standardised(pipeline) + weight * learned.standardised(ranker)
     assert np.allclose(learned.blend(pipeline, ranker), mixed)
     assert np.allclose(learned.blend(pipeline, ranker, 1.0), learned.standardised(ranker))
     assert np.allclose(learned.standardised(np.ones(3)), 0.0)  # no spread: no say
