@@ -93,22 +93,21 @@ def wiki_search(
 
 def matching_pages(engine: Engine, query: Query, connection_id: str | None = None) -> tuple[list[Candidate], Verdict]:
     """Every page that scored (applicable to the connection when one is given), best first, and how sure
-    the ranking is that the wiki answers the question (signals.assess, calibrated on the pages alone)."""
+    the ranking is that the wiki answers the question (signals.assess over those pages alone, calibrated on the
+    wiki's vectors): ``none`` when no page matches, or when every page that does is tagged with other
+    connections."""
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))
     ranked = engine.rank(query, ["wiki"])
-    verdict = assess(
-        engine.lexical, query, ranked, "wiki_search", lambda: wiki_noise(engine, snap, query), engine.params
-    )
+    seen = [c for c in ranked if _applies(snap, c.uid, connection_id)]
+    if any(c.score > 0 for c in ranked) and not any(c.score > 0 for c in seen):
+        return [], Verdict("none", f"every page that matches is tagged with connections other than '{connection_id}'")
+    verdict = assess(engine.lexical, query, seen, "wiki_search", lambda: wiki_noise(engine, snap, query), engine.params)
     if verdict.level == "none":
         return [], verdict
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
-        ranked = engine.rank(query, ["wiki"], pool=pages)
-    scored = [c for c in ranked if c.score > 0]
-    kept = [c for c in scored if _applies(snap, c.uid, connection_id)]
-    if scored and not kept:  # the verdict was over pages this connection does not see
-        return [], Verdict("none", f"every page that matches is tagged with connections other than '{connection_id}'")
-    return kept, verdict
+        seen = [c for c in engine.rank(query, ["wiki"], pool=pages) if _applies(snap, c.uid, connection_id)]
+    return [c for c in seen if c.score > 0], verdict
 
 
 def wiki_noise(engine: Engine, snap: Snapshot, query: Query) -> float | None:

@@ -84,16 +84,24 @@ def test_a_connection_only_pages_name_is_accepted(make_project):
     service.close()
 
 
-def test_no_confidence_is_claimed_over_pages_the_connection_does_not_see(make_project):
-    files = {"wiki/global/legacy.md": _page(1, "refund", "legacy-dw"), "wiki/global/plain.md": _page(2, "basalt")}
-    config = "connections:\n  warehouse:\n    driver: postgres\n"
+def test_the_verdict_reads_only_the_pages_the_connection_sees(make_project):
+    files = {
+        "wiki/global/legacy.md": _page(1, "refund escalation matrix", "legacy-dw"),
+        "wiki/global/plain.md": _page(2, "shipping matrix"),
+        "wiki/global/other.md": _page(3, "basalt"),
+    }
+    config = "connections:\n  warehouse:\n    driver: postgres\n  crm:\n    driver: postgres\n"
     service = KtxIndex(make_project(files, config), embedder=None)
     service.rebuild()
-    seen = service.wiki_search("refund", connection_id="legacy-dw", explain=True)
-    assert [r.key for r in seen.results] == ["legacy"] and "best score" in (seen.confidenceReason or "")
-    hidden = service.wiki_search("refund", connection_id="warehouse", explain=True)
+    question = "refund escalation matrix"
+    seen = service.wiki_search(question, connection_id="legacy-dw", explain=True)
+    assert [r.key for r in seen.results][:1] == ["legacy"] and "confident alone" in (seen.confidenceReason or "")
+    # the one page that answers is another connection's: the shipping page alone is no answer
+    hidden = service.wiki_search(question, connection_id="warehouse", explain=True)
     assert hidden.results == [] and hidden.totalFound == 0 and hidden.confidence is None
-    assert "tagged with connections other than 'warehouse'" in (hidden.confidenceReason or "")
+    assert "beyond chance" in (hidden.confidenceReason or "")
+    only = service.wiki_search("refund escalation", connection_id="crm", explain=True)
+    assert only.results == [] and "tagged with connections other than 'crm'" in (only.confidenceReason or "")
     service.close()
 
 
