@@ -4,10 +4,12 @@
     python tests/benchmarks/learned_ranker.py --end-to-end [--work /tmp/ktx-index-quality]
     python tests/benchmarks/learned_ranker.py --end-to-end --question-folds 5
     python tests/benchmarks/learned_ranker.py --held-out [--seeds 7,11,23]
+    python tests/benchmarks/learned_ranker.py --end-to-end --ranker-weight 0.5   # any mode: another blend weight
 
 Run quality.py first (with ``--only tuning-business,heldout-sql,heldout-business`` too): it builds the indexes
 this reads. The shipped model is trained on the three tuning families (judged KTX-style projects, bird-dev
-databases, tuning-business training databases), so quality.py's figures for those are in-sample. Here, per
+databases, tuning-business training databases, with train_ranker.py's EXTRA_BUSINESS questions, which train
+every model here and are never scored), so quality.py's figures for those are in-sample. Here, per
 project of theirs (a bird-dev database counts as one), the ranker is trained by tests/training/train_ranker.py's
 own functions on every other project and scored on that one; the held-out families (tests/benchmarks/heldout.py)
 are scored with a model trained on all of the tuning families. Each is compared with the pipeline's own order
@@ -16,7 +18,7 @@ merged), so it sits beside, not on, quality.py's figures.
 
 ``--end-to-end`` scores it as quality.py does instead (``discover_data`` through the service: twins merged, the
 confidence rule, no-answer questions): each tuning project with the pipeline's order alone (``Params.ranker``
-"") and with a ranker trained without it (seed 7), per family. With ``--question-folds K`` the questions are
+"") and with a ranker trained without it (once per seed of ``--seeds``), per family. With ``--question-folds K`` the questions are
 left out instead of the projects: each question with a ranker trained on the other folds' questions, its own
 project's included. That is the case of a new question on a project the model was tuned on (the shipped model
 and a user's question on orbit, say), between leave one project out and in-sample.
@@ -72,10 +74,12 @@ def heldout_cases(work: Path, names: list[str]) -> list[Case]:
     return indexed_cases(projects, names)
 
 
-def discover_results(index: Path, asked: list[JudgedQuery], ranker: str) -> list[QueryResult]:
+def discover_results(
+    index: Path, asked: list[JudgedQuery], ranker: str, weight: float = PARAMS.ranker_weight
+) -> list[QueryResult]:
     """The questions scored as quality.py scores them, on the index at ``index``, in the order ``ranker`` gives
-    (``Params.ranker``: a model file, or "" for the pipeline's order alone)."""
-    service = KtxIndex(index, params=dataclasses.replace(PARAMS, ranker=ranker))
+    (``Params.ranker``: a model file, or "" for the pipeline's order alone) blended with weight ``weight``."""
+    service = KtxIndex(index, params=dataclasses.replace(PARAMS, ranker=ranker, ranker_weight=weight))
     try:
         return evaluate_index(service, asked).queries
     finally:
@@ -87,23 +91,26 @@ def ndcg(grades: list[int], ideal: list[int]) -> float:
     return dcg([2**g - 1 for g in grades]) / best if best else 0.0
 
 
-def orders(c: Case, names: list[str], ranker: Trees) -> dict[str, np.ndarray]:
+def orders(c: Case, names: list[str], ranker: Trees, weight: float) -> dict[str, np.ndarray]:
     pipeline, scores = c.x[:, names.index("score")], np.asarray(ranker.predict(c.x))
-    return {"pipeline": pipeline, "blend": learned.blend(pipeline, scores), "ranker": scores}
+    return {"pipeline": pipeline, "blend": learned.blend(pipeline, scores, weight), "ranker": scores}
 
 
-def evaluate(tuning: list[Case], held: list[Case], names: list[str], seed: int) -> dict[str, dict[str, float]]:
-    """family → way → mean nDCG@10, tuning families leave one project out."""
+def evaluate(
+    tuning: list[Case], held: list[Case], names: list[str], seed: int, weight: float
+) -> dict[str, dict[str, float]]:
+    """family → way → mean nDCG@10, tuning families leave one project out (the scored ones: EXTRA_BUSINESS's
+    questions train every model)."""
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
 
     def score(cases: list[Case], rest: list[Case]) -> None:
         ranker = trained_trees(rest, names, seed)
         for c in cases:
-            for way, key in orders(c, names, ranker).items():
+            for way, key in orders(c, names, ranker, weight).items():
                 ranking = np.argsort(-key, kind="stable")
                 out[c.family][way].append(ndcg([int(c.y[i]) for i in ranking], c.ideal))
 
-    for group in sorted({c.group for c in tuning}):
+    for group in sorted({c.group for c in tuning if c.scored}):
         score([c for c in tuning if c.group == group], [c for c in tuning if c.group != group])
     score(held, tuning)
     return {family: {way: statistics.mean(v) for way, v in ways.items()} for family, ways in out.items()}
@@ -114,35 +121,42 @@ def fold_of(group: str, text: str, folds: int) -> int:
     return zlib.crc32(f"{group}\0{text}".encode()) % folds
 
 
-def end_to_end(work: Path, names: list[str], seed: int = 7, folds: int = 0) -> dict[str, dict[str, list[float]]]:
+def end_to_end(
+    work: Path,
+    names: list[str],
+    cases: list[Case],
+    seed: int = 7,
+    folds: int = 0,
+    weight: float = PARAMS.ranker_weight,
+) -> dict[str, dict[str, list[float]]]:
     """family → order → per-question nDCG@10 of discover_data as quality.py scores it, each tuning project
-    (a bird-dev database) with the pipeline's order alone and with a ranker trained on every other project,
-    or with ``folds``, each question with a ranker trained on the other folds' questions."""
-    cases = tuning_cases(work, names)
+    (a bird-dev database) with the pipeline's order alone and with a ranker trained on every other project's
+    ``cases`` (tuning_cases), or with ``folds``, each question with a ranker trained on the other folds'."""
     if folds:
         left_out: list[Callable[[str, str], bool]] = [
             lambda group, text, k=k: fold_of(group, text, folds) == k for k in range(folds)
         ]
     else:  # the projects scored here (not EXTRA_BUSINESS's, which train every fold and are never scored)
-        scored = {group_of(name, q) for name, _family, _path, queries in tuning_projects(work) for q in queries}
-        groups = sorted({c.group for c in cases} & scored)
+        groups = sorted({c.group for c in cases if c.scored})
         left_out = [lambda group, _text, g=g: group == g for g in groups]
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     with tempfile.TemporaryDirectory() as tmp:
         for k, leaves_out in enumerate(left_out):
             model = Path(tmp) / f"{k}.json"
-            rest = [c for c in cases if not leaves_out(c.group, c.text)]
+            rest = [c for c in cases if not c.scored or not leaves_out(c.group, c.text)]
             trained_trees(rest, names, seed).save(model)
             for name, family, path, queries in tuning_projects(work):
                 asked = [q for q in queries if q.tool == "discover_data" and leaves_out(group_of(name, q), q.text)]
                 if not asked or not (path / ".ktx").is_dir():
                     continue
                 for order, ranker in (("pipeline", ""), ("learned", str(model))):
-                    out[family][order] += [r.ndcg for r in discover_results(path, asked, ranker)]
+                    out[family][order] += [r.ndcg for r in discover_results(path, asked, ranker, weight)]
     return out
 
 
-def held_out(work: Path, names: list[str], seeds: list[int]) -> dict[str, dict[int, tuple[float, float]]]:
+def held_out(
+    work: Path, names: list[str], seeds: list[int], weight: float = PARAMS.ranker_weight
+) -> dict[str, dict[int, tuple[float, float]]]:
     """family → seed → (per-project mean nDCG@10 of discover_data over all its questions, pooled nDCG@10 of its
     answerable ones), as quality.py scores them, with a ranker trained on every tuning family with that seed."""
     projects = heldout_corpora(work / "heldout") + training_corpora(work / "tuning", VALIDATION_FAMILY)
@@ -158,7 +172,7 @@ def held_out(work: Path, names: list[str], seeds: list[int]) -> dict[str, dict[i
                 asked = [q for q in queries if q.tool == "discover_data"]
                 if not asked or not (work / name / ".ktx").is_dir():
                     continue
-                results = discover_results(work / name, asked, str(model))
+                results = discover_results(work / name, asked, str(model), weight)
                 per_project[family].append(statistics.mean(r.ndcg for r in results))
                 answerable[family] += [r.ndcg for r, q in zip(results, asked, strict=True) if q.relevant]
             for family, means in per_project.items():
@@ -166,8 +180,8 @@ def held_out(work: Path, names: list[str], seeds: list[int]) -> dict[str, dict[i
     return out
 
 
-def print_held_out(work: Path, names: list[str], seeds: list[int]) -> None:
-    results = held_out(work, names, seeds)
+def print_held_out(work: Path, names: list[str], seeds: list[int], weight: float) -> None:
+    results = held_out(work, names, seeds, weight)
     print(f"{'family':<20} {'seed':>5}  {'all (per project)':>17}  {'answerable':>10}")
     for family, by_seed in sorted(results.items()):
         for seed, (everything, answered) in sorted(by_seed.items()):
@@ -178,35 +192,40 @@ def print_held_out(work: Path, names: list[str], seeds: list[int]) -> None:
         )
 
 
-def print_end_to_end(work: Path, names: list[str], folds: int) -> None:
-    results = end_to_end(work, names, folds=folds)
+def print_end_to_end(work: Path, names: list[str], folds: int, seeds: list[int], weight: float) -> None:
     how = f"each of {folds} question folds left out" if folds else "each project left out"
-    print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'learned':>8}  {'gain':>7}   ({how})")
-    for family, orders in sorted(results.items()):
-        base, mine = statistics.mean(orders["pipeline"]), statistics.mean(orders["learned"])
-        print(f"{family:<18} {len(orders['learned']):>4}  {base:8.3f}  {mine:8.3f}  {mine - base:+7.3f}")
+    cases = tuning_cases(work, names)
+    for seed in seeds:
+        results = end_to_end(work, names, cases, seed=seed, folds=folds, weight=weight)
+        print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'learned':>8}  {'gain':>7}   ({how}, seed {seed})")
+        for family, orders in sorted(results.items()):
+            base, mine = statistics.mean(orders["pipeline"]), statistics.mean(orders["learned"])
+            print(f"{family:<18} {len(orders['learned']):>4}  {base:8.4f}  {mine:8.4f}  {mine - base:+7.4f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
     parser.add_argument("--seeds", default="7,11,23", help="training seeds, comma-separated (7 ships)")
-    parser.add_argument("--end-to-end", action="store_true", help="score as quality.py does (seed 7)")
+    parser.add_argument("--end-to-end", action="store_true", help="score as quality.py does (each seed)")
     parser.add_argument("--question-folds", type=int, default=0, help="with --end-to-end: leave questions out")
     parser.add_argument("--held-out", action="store_true", help="the families no ranker trains on, per seed")
+    parser.add_argument(
+        "--ranker-weight", type=float, default=PARAMS.ranker_weight, help="the blend's weight (Params.ranker_weight)"
+    )
     args = parser.parse_args()
     names, seeds = feature_names(), [int(s) for s in args.seeds.split(",")]
     if args.held_out:
-        print_held_out(args.work, names, seeds)
+        print_held_out(args.work, names, seeds, args.ranker_weight)
         return
     if args.end_to_end:
-        print_end_to_end(args.work, names, args.question_folds)
+        print_end_to_end(args.work, names, args.question_folds, seeds, args.ranker_weight)
         return
     tuning, held = tuning_cases(args.work, names), heldout_cases(args.work, names)
-    runs = [evaluate(tuning, held, names, seed) for seed in seeds]
+    runs = [evaluate(tuning, held, names, seed, args.ranker_weight) for seed in seeds]
     print(f"{'family':<18} {'n':>4}  {'pipeline':>8}  {'blend (ships)':>15}  {'ranker alone':>14}")
     for family in sorted(runs[0]):
-        n = sum(c.family == family for c in tuning + held)
+        n = sum(c.family == family and c.scored for c in tuning + held)
         base = runs[0][family]["pipeline"]
         cells = []
         for way in ("blend", "ranker"):

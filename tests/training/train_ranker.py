@@ -16,6 +16,7 @@ a fixed seed, the same file byte for byte.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ class Case:
     y: np.ndarray
     ideal: list[int]
     text: str
+    scored: bool = True  # False for EXTRA_BUSINESS's questions: they train every model and are never scored
 
 
 def case(service: KtxIndex, family: str, group: str, q: JudgedQuery, names: list[str]) -> Case | None:
@@ -102,27 +104,28 @@ def tuning_projects(work: Path) -> list[Project]:
 
 
 def extra_projects(work: Path) -> list[Project]:
-    """``EXTRA_BUSINESS``'s questions per database, as projects written and indexed under ``work/tuning``."""
+    """``EXTRA_BUSINESS``'s questions per database, as projects written and indexed under ``work/tuning`` (two
+    runs on one work folder at once would wait on each other's index lock, as quality.py's do)."""
     by_db: dict[str, list[JudgedQuery]] = defaultdict(list)
     for q in load_judged(EXTRA_BUSINESS).queries:
         by_db[q.tags[0]].append(q)
     all_schemas, out = schemas(), []
     for db, queries in sorted(by_db.items()):
         path = write_project(work / "tuning", db, all_schemas[db])
-        if not (path / ".ktx").is_dir():
-            service = KtxIndex(path)
-            try:
-                service.rebuild()
-            finally:
-                service.close()
+        service = KtxIndex(path)
+        try:
+            service.rebuild()  # every time, as quality.py does: a no-op unless the indexer or the model changed
+        finally:
+            service.close()
         out.append((f"more-business/{db}", TUNING_FAMILY, path, queries))
     return out
 
 
 def tuning_cases(work: Path, names: list[str]) -> list[Case]:
     """Every answerable judged discover_data question of the tuning families that has an index under ``work``,
-    and those of ``EXTRA_BUSINESS``."""
-    return indexed_cases(tuning_projects(work) + extra_projects(work), names)
+    and those of ``EXTRA_BUSINESS`` (not ``scored``)."""
+    extra = [dataclasses.replace(c, scored=False) for c in indexed_cases(extra_projects(work), names)]
+    return indexed_cases(tuning_projects(work), names) + extra
 
 
 def indexed_cases(projects: list[Project], names: list[str]) -> list[Case]:
