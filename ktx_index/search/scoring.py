@@ -112,7 +112,8 @@ class Params:
     #: hands in models trained without the project it scores); "" for none, the declared pipeline's order alone.
     ranker: str = "ranker.json"
     #: The ranker's weight in the learned order's blend with the pipeline's score (search/learned.py; chosen leave
-    #: one project out on the tuning families, three ranker seeds: docs/benchmarks.md, thirty-first session).
+    #: one project out on the tuning families among 0.35 / 0.5 / 0.65 / 0.8, 0.5 and 0.65 over three ranker
+    #: seeds: docs/benchmarks.md, thirty-first session).
     ranker_weight: float = 0.65
 
 

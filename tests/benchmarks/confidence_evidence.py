@@ -4,7 +4,9 @@
     python tests/benchmarks/confidence_evidence.py --noise-levels 90/90,75/90,50/90
     python tests/benchmarks/confidence_evidence.py --carried 'below=-0.04,-0.025,-0.01;above=0.04,0.06,0.1'
 
-Run quality.py first over the families named below: it builds the indexes read here. For every judged
+Run quality.py first over the judged projects and the heldout-sql, heldout-business, tuning-business,
+validation-business, wiki-tuning, wiki-heldout and wiki-more families (``corpora``): it builds the indexes read
+here. For every judged
 discover_data and wiki_search question this collects what a confidence rule can see at answer time (the best
 fused score, the best cosine and lexical score, the noise level it must clear, concept coverage, how far the best
 cosine stands out of the ten best, how many candidates score near the best, …) and the shipped rule's verdict

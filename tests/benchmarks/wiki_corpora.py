@@ -31,27 +31,45 @@ MORE = HERE.parent / "training" / "more" / "wikis"
 WIKI_FAMILIES: dict[str, tuple[str, ...]] = {
     "wiki-tuning": ("riverside-health", "pixelforge-games", "brightpath-learning"),
     "wiki-heldout": ("northbound-freight", "harbor-credit-union", "solstice-energy"),
-    "wiki-more": tuple(sorted(p.name for p in MORE.iterdir() if p.is_dir())),
+    "wiki-more": (
+        "brightwater-charity",
+        "craftnook-marketplace",
+        "ironpeak-fitness",
+        "metrolink-transit",
+        "oakhaven-property",
+        "roadrunner-rentals",
+        "signalwave-mobile",
+        "valley-gazette",
+    ),
 }
 
 
+def _rows(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if any(row["wiki"] != path.parent.name for row in rows):
+        raise ValueError(f"{path}: a question of another wiki")
+    return rows
+
+
 def more_questions(project: Path) -> list[JudgedQuery]:
-    """A ``wiki-more`` project's questions: the training-shaped pairs (``{"query", "relevant": {page: grade}}``)
-    and its no-answer questions (``{"query"}``), as judged ``wiki_search`` questions."""
-    rows = [json.loads(line) for line in (project / "questions.jsonl").read_text().splitlines() if line.strip()]
-    unanswered = project / "no-answer.jsonl"
-    if unanswered.is_file():
-        rows += [{**json.loads(line), "relevant": {}} for line in unanswered.read_text().splitlines() if line.strip()]
-    return [
+    """A ``wiki-more`` project's questions, as judged ``wiki_search`` questions: the training-shaped pairs of
+    ``questions.jsonl`` (``{"wiki", "query", "relevant": {page: grade}}``, each answered by a page) and the
+    no-answer questions of ``no-answer.jsonl`` (``{"wiki", "query", "why_unanswered"}``)."""
+    answered = [
         JudgedQuery(
             id=f"{project.name}-{n:02d}",
             tool="wiki_search",
-            type="paraphrase" if row["relevant"] else "no_answer",
+            type="paraphrase",
             query=row["query"],
             relevant={f"wiki::{page}": grade for page, grade in row["relevant"].items()},
         )
-        for n, row in enumerate(rows, start=1)
+        for n, row in enumerate(_rows(project / "questions.jsonl"), start=1)
     ]
+    unanswered = [
+        JudgedQuery(id=f"{project.name}-na{n}", tool="wiki_search", type="no_answer", query=row["query"])
+        for n, row in enumerate(_rows(project / "no-answer.jsonl"), start=1)
+    ]
+    return answered + unanswered
 
 
 def wiki_corpora(family: str) -> list[tuple[str, Path, list[JudgedQuery], str]]:
