@@ -93,7 +93,13 @@ class LexicalIndex:
     # ------------------------------------------------------------------ writing
 
     def writer(self) -> tantivy.IndexWriter:
-        return self.index.writer(heap_size=128_000_000, num_threads=1)
+        """A writer, after clearing the files a killed writer left behind: tantivy names a commit's deletes file by
+        its segment and opstamp, so a writer killed before its commit landed leaves one that the next commit of
+        the same changes would write again, and fails on (``FileAlreadyExists``). Its garbage collection removes
+        the files no committed state uses, as every commit does after the fact."""
+        writer = self.index.writer(heap_size=128_000_000, num_threads=1)
+        writer.garbage_collect_files()
+        return writer
 
     def add(self, writer: tantivy.IndexWriter, doc: Document) -> None:
         fields = {name: index_text(text) for name, text in field_texts(doc).items() if text}

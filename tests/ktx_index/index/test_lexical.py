@@ -63,3 +63,34 @@ def test_document_counts_are_kept_per_searcher_and_fresh_after_a_reload(tmp_path
     assert index.doc_freq("refund") == 1  # the searcher still sees the earlier commit
     index.reload()
     assert index.doc_freq("refund") == 2 and index.doc_freq("credit") == 0
+
+
+def test_a_commit_goes_through_the_deletes_file_a_killed_writer_left(tmp_path):
+    """A writer killed between writing a commit's files and its meta.json leaves them behind, and the next
+    commit of the same changes writes a file of the same name: the writer clears them first."""
+    import json
+    import shutil
+
+    index = LexicalIndex(tmp_path / "lexical")
+    writer = index.writer()
+    for n in range(3):
+        page = Document(uid=make_uid("wiki", None, f"p{n}"), kind="wiki", id=f"p{n}", name=f"page {n}", path="w.md")
+        index.add(writer, page)
+    writer.commit()
+    writer.wait_merging_threads()  # and lets go of the index's lock
+
+    def delete_one(path):
+        deleting = LexicalIndex(path, create=False).writer()
+        LexicalIndex.delete(deleting, make_uid("wiki", None, "p1"))
+        deleting.commit()
+
+    shutil.copytree(tmp_path / "lexical", tmp_path / "rehearsal")  # what that commit writes, learned on a copy
+    before = {p.name for p in (tmp_path / "rehearsal").iterdir()}
+    delete_one(tmp_path / "rehearsal")
+    [left] = [n for n in {p.name for p in (tmp_path / "rehearsal").iterdir()} - before if n.endswith(".del")]
+    (tmp_path / "lexical" / left).write_bytes(b"half written")  # the killed writer's file, registered as tantivy does
+    managed = tmp_path / "lexical" / ".managed.json"
+    managed.write_text(json.dumps([*json.loads(managed.read_text()), left]))
+    delete_one(tmp_path / "lexical")
+    survivors = LexicalIndex(tmp_path / "lexical", create=False).search(["page"], ["wiki"], limit=10)
+    assert sorted(h.uid for h in survivors) == [make_uid("wiki", None, "p0"), make_uid("wiki", None, "p2")]
