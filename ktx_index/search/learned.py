@@ -1,19 +1,19 @@
 """The learned order: a LambdaMART model re-weighs the pipeline's best candidates.
 
-Why: the declared pipeline (lanes, fusion, lifts) was built by hand on a few KTX-style projects. A model
-trained on what the stages said about each candidate, over three tuning families — the judged KTX-style
-projects, the bird-dev databases (text-to-SQL questions) and training databases asked in business language
-(24 judged ones, and 21 more whose questions only train it) — orders them better on projects it never saw: leave one project out on each family, and on the
-held-out projects of both question styles (docs/benchmarks.md). It ships as ``weights/ranker.json``, trained by
-``tests/training/train_ranker.py`` and run by ``trees.py``.
+Why: the declared pipeline (lanes, fusion, lifts) was built by hand on a few KTX-style projects. A model trained on
+what the stages said about each candidate, over three tuning families — the judged KTX-style projects, the bird-dev
+databases (text-to-SQL questions) and training databases asked in business language (24 judged ones, and 21 more
+whose questions only train it) — orders them better on projects it never saw: leave one project out on each family,
+and on the held-out projects of both question styles (docs/benchmarks.md). It ships as ``weights/ranker.json``,
+trained by ``tests/training/train_ranker.py`` and run by ``trees.py``.
 
 The order is a blend of the two scores, each standardised over the candidates: ``(1 - w)·z(pipeline) +
-w·z(ranker)``, ``w`` being ``Params.ranker_weight``: the model re-weighs, the pipeline still has its say. How
-the question is written is among the ranker's features (``style_features``): until the business family was
-there to train on, a separate gate on those features kept business questions in the pipeline's order; trained
-on them, the ranker helps those too and reads the style itself. Scores keep the pipeline's scale: the blended order hands out the same scores, best
-to the first (``steps["learned"]`` says by how much each moved), so confidence, the answer's cut and every
-caller read them as before. ``Params.ranker`` names the model file ("" for none).
+w·z(ranker)``, ``w`` being ``Params.ranker_weight``: the model re-weighs, the pipeline still has its say. How the
+question is written is among the ranker's features (``style_features``): until the business family was there to
+train on, a separate gate on those features kept business questions in the pipeline's order; trained on them, the
+ranker helps those too and reads the style itself. Scores keep the pipeline's scale: the blended order hands out
+the same scores, best to the first (``steps["learned"]`` says by how much each moved), so confidence, the answer's
+cut and every caller read them as before. ``Params.ranker`` names the model file ("" for none).
 """
 
 from __future__ import annotations
