@@ -99,14 +99,14 @@ def matching_pages(engine: Engine, query: Query, connection_id: str | None = Non
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))
     ranked = engine.rank(query, ["wiki"])
-    seen = [c for c in ranked if _applies(snap, c.uid, connection_id)]
+    seen = _visible(snap, ranked, connection_id)
     if any(c.score > 0 for c in ranked) and not any(c.score > 0 for c in seen):
         return [], Verdict("none", f"every page that matches is tagged with connections other than '{connection_id}'")
     verdict = assess(engine.lexical, query, seen, "wiki_search", lambda: wiki_noise(engine, snap, query), engine.params)
     if verdict.level == "none":
         return [], verdict
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
-        seen = [c for c in engine.rank(query, ["wiki"], pool=pages) if _applies(snap, c.uid, connection_id)]
+        seen = _visible(snap, engine.rank(query, ["wiki"], pool=pages), connection_id)
     return [c for c in seen if c.score > 0], verdict
 
 
@@ -116,9 +116,12 @@ def wiki_noise(engine: Engine, snap: Snapshot, query: Query) -> float | None:
     return engine.noise(snap, query, _wiki_vectors(snap)[0], "noise_wiki")
 
 
-def _applies(snap: Snapshot, uid: str, connection_id: str | None) -> bool:
-    tagged = snap.wiki_connections.get(uid)
-    return connection_id is None or not tagged or connection_id in tagged
+def _visible(snap: Snapshot, ranked: list[Candidate], connection_id: str | None) -> list[Candidate]:
+    """The pages a connection sees (KTX's rule): all of them without one, else those its frontmatter leaves
+    untagged or tags with it."""
+    if connection_id is None:
+        return ranked
+    return [c for c in ranked if not (tagged := snap.wiki_connections.get(c.uid)) or connection_id in tagged]
 
 
 def _pool_may_be_full(engine: Engine, snap: Snapshot, query: Query) -> bool:

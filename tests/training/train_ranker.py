@@ -16,10 +16,9 @@ a fixed seed, the same file byte for byte.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import lightgbm
@@ -124,7 +123,7 @@ def extra_projects(work: Path) -> list[Project]:
 def tuning_cases(work: Path, names: list[str]) -> list[Case]:
     """Every answerable judged discover_data question of the tuning families that has an index under ``work``,
     and those of ``EXTRA_BUSINESS`` (not ``scored``)."""
-    extra = [dataclasses.replace(c, scored=False) for c in indexed_cases(extra_projects(work), names)]
+    extra = [replace(c, scored=False) for c in indexed_cases(extra_projects(work), names)]
     return indexed_cases(tuning_projects(work), names) + extra
 
 
