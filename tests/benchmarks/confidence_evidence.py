@@ -5,17 +5,16 @@
     python tests/benchmarks/confidence_evidence.py --carried 'below=-0.04,-0.025,-0.01;above=0.04,0.06,0.1'
 
 Run quality.py first over the judged projects and the heldout-sql, heldout-business, tuning-business,
-validation-business, wiki-tuning, wiki-heldout and wiki-more families (``corpora``): it builds the indexes read
-here. For every judged
-discover_data and wiki_search question this collects what a confidence rule can see at answer time (the best
-fused score, the best cosine and lexical score, the noise level it must clear, concept coverage, how far the best
-cosine stands out of the ten best, how many candidates score near the best, …) and the shipped rule's verdict
-(``signals.assess``). A logistic regression over those figures is fitted per tool on the tuning families
-(each family, and in it the answerable and the no-answer questions, weighed equally), its threshold set so that
-it flags as many answerable tuning questions ``low`` as the shipped rule does. Then, per family, it prints the
-learned score's AUC (answerable above no-answer) and both rules at that operating point: answerable questions
-flagged low (fewer is better) and no-answer questions declined (more is better). The learned rule is worth
-shipping only if no held-out family declines fewer no-answer questions.
+validation-business, judged-blind, wiki-tuning, wiki-heldout and wiki-more families (``corpora``): it builds the
+indexes read here. For every judged discover_data and wiki_search question this collects what a confidence rule
+can see at answer time (the best fused score, the best cosine and lexical score, the noise level it must clear,
+concept coverage, how far the best cosine stands out of the ten best, how many candidates score near the best, …)
+and the shipped rule's verdict (``signals.assess``). A logistic regression over those figures is fitted per tool
+on the tuning families (each family, and in it the answerable and the no-answer questions, weighed equally), its
+threshold set so that it flags as many answerable tuning questions ``low`` as the shipped rule does. Then, per
+family, it prints the learned score's AUC (answerable above no-answer) and both rules at that operating point:
+answerable questions flagged low (fewer is better) and no-answer questions declined (more is better). The learned
+rule is worth shipping only if no held-out family declines fewer no-answer questions.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from heldout import heldout_corpora, training_corpora  # noqa: E402
-from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora, project_path  # noqa: E402
+from quality import DEFAULT_CORPORA, JUDGED_TABLE, blind_corpora, judged_corpora, project_path  # noqa: E402
 from wiki_corpora import WIKI_FAMILIES, wiki_corpora  # noqa: E402
 
 from ktx_index.search import calibration, carried  # noqa: E402
@@ -96,6 +95,7 @@ def corpora(work: Path) -> list[tuple[str, str, list, Path]]:
         if t == JUDGED_TABLE
     ]
     out += [(n, f, qs, p) for n, p, qs, f in heldout_corpora(work / "heldout")]
+    out += [(n, f, qs, p) for n, p, qs, f in blind_corpora(DEFAULT_CORPORA)]
     for family in ("tuning-business", "validation-business"):
         out += [(n, f, qs, p) for n, p, qs, f in training_corpora(work / "tuning", family)]
     for family in WIKI_FAMILIES:

@@ -6,6 +6,7 @@
     python tests/benchmarks/quality.py --only tuning-business   # business questions on training databases
     python tests/benchmarks/quality.py --only validation-business   # the same, tuned on by nothing
     python tests/benchmarks/quality.py --only wiki-tuning,wiki-heldout,wiki-more   # wiki-only projects (wiki_corpora.py)
+    python tests/benchmarks/quality.py --only judged-blind   # KTX-style projects, questions nothing was tuned on
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -54,6 +55,7 @@ from ktx_index.service import KtxIndex  # noqa: E402
 
 DEFAULT_CORPORA = HERE / "corpora"  # vendored; --corpora DIR reads another copy
 JUDGED_TABLE = "judged"  # the yaml corpora, summed as one table (as recorded in docs/benchmarks.md)
+BLIND_FAMILY = "judged-blind"
 
 
 def parse_grid(text: str) -> dict[str, list[float]]:
@@ -82,6 +84,18 @@ def judged_corpora(corpora: Path) -> list[tuple[str, str, list[JudgedQuery]]]:
         files = sorted(folder.glob("judged-*.jsonl"))
         if files:
             out.append((folder.name, folder.name, [q for f in files for q in load_judged(f).queries]))
+    return out
+
+
+def blind_corpora(corpora: Path) -> list[tuple[str, Path, list[JudgedQuery], str]]:
+    """(``judged-blind/<project>``, its path, questions, family) for ``judged/blind/*.yaml``: questions over the
+    KTX-style projects written from their files alone, measured once before any change and never tuned on (the
+    judged family's own questions have been, project by project). Each gets its own copy of the project."""
+    out = []
+    for path in sorted((HERE / "judged" / "blind").glob("*.yaml")):
+        judged = load_judged(path)
+        name = judged.project or path.stem
+        out.append((f"{BLIND_FAMILY}/{name}", project_path(name, corpora), judged.queries, BLIND_FAMILY))
     return out
 
 
@@ -185,6 +199,8 @@ def main() -> None:
             (name, family, queries, path)
             for name, path, queries, family in training_corpora(args.work / "tuning", asked)
         ]
+    if BLIND_FAMILY in families:
+        corpora += [(name, family, queries, path) for name, path, queries, family in blind_corpora(args.corpora)]
     for asked in (family for family in WIKI_FAMILIES if family in families):  # wiki-only projects (wiki_corpora.py)
         corpora += [(name, family, queries, path) for name, path, queries, family in wiki_corpora(asked)]
     for name, table, queries, source in corpora:
