@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -97,8 +98,23 @@ async def call(
 
 
 def _relay(ctx: Context) -> Callable[[str, int, int], None]:
+    """The service's progress as MCP wants it: one notification where a stage starts and one where it ends (not
+    one per file or batch), each worth one step more than the last. The MCP spec says the value MUST increase,
+    and each stage counts from 1 again (parse 87/87, then embed 256/1769), so the counts go in the message
+    ("embed 256/1769") and the value counts the notifications."""
+    sent = 0
+    current: str | None = None
+    in_order = threading.Lock()  # a build may report from more than one thread
+
     def on_progress(stage: str, done: int, total: int) -> None:
-        with contextlib.suppress(Exception):  # a client that went away must not fail the call
-            anyio.from_thread.run(ctx.report_progress, done, total or None, stage)
+        nonlocal sent, current
+        with in_order:
+            starts, ends = stage != current, bool(total) and done >= total
+            if not (starts or ends):
+                return
+            current, sent = stage, sent + 1
+            message = f"{stage} {done}/{total}" if total else stage
+            with contextlib.suppress(Exception):  # a client that went away must not fail the call
+                anyio.from_thread.run(ctx.report_progress, sent, None, message)
 
     return on_progress

@@ -69,10 +69,16 @@ def _sentence(hint: str) -> str:
 
 def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -> WikiPage:
     """The page file itself, read from disk; ``known_keys`` (the index's wiki keys) only feeds the hint
-    when there is no such page, so a page reads even before the index exists."""
-    raw = key.strip()
-    forced = None
-    for prefix, scope in (("global/", "GLOBAL"), ("user/", "USER")):
+    when there is no such page, so a page reads even before the index exists. A key may come as its scope and
+    key (``global/<key>``, ``user/<key>``) or as the page's path, which wiki_search returns beside it."""
+    raw, forced = key.strip(), None
+    user = project.settings.user
+    for prefix, scope in (
+        ("wiki/global/", "GLOBAL"),
+        (f"wiki/user/{user}/", "USER"),
+        ("global/", "GLOBAL"),
+        ("user/", "USER"),
+    ):
         if raw.startswith(prefix):
             raw, forced = raw[len(prefix) :], scope
             break
@@ -83,7 +89,7 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             f"keys are at most {MAX_KEY_CHARS}; send the key wiki_search returned",
         )
     if not SAFE_ID.match(raw):
-        raise InvalidInput(f'Invalid wiki key "{key}". Wiki keys must be flat', f'use "{suggest_key(raw)}"')
+        raise _not_flat(key, raw, sorted(set(known_keys())))
     user = project.settings.user
     candidates = [("USER", f"wiki/user/{user}/{raw}.md"), ("GLOBAL", f"wiki/global/{raw}.md")]
     blocked: UnlistedFolder | None = None  # a folder that cannot be searched: the other scope may still answer
@@ -119,6 +125,17 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             raise NotFound(f'Wiki page "{key}" was not found.', f'A {other.lower()} page exists: send "{raw}".')
     keys = sorted(set(known_keys()))
     raise NotFound(f'Wiki page "{raw}" was not found.', _sentence(_hint(raw, keys)))
+
+
+def _not_flat(key: str, raw: str, keys: list[str]) -> InvalidInput:
+    """A key with a path in it: KTX's flat form of it when that names a page, else the pages nearest its last
+    part (the flat form of ``../../etc/passwd`` names nothing worth sending)."""
+    flat = suggest_key(raw)
+    if flat in keys:
+        hint = f'use "{flat}"'
+    else:
+        hint = f"send a key wiki_search returned ({_hint(suggest_key(raw.rsplit('/', 1)[-1]), keys)})"
+    return InvalidInput(f'Invalid wiki key "{key}". Wiki keys must be flat', hint)
 
 
 # ------------------------------------------------------------------ sl_read_source

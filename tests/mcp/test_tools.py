@@ -292,12 +292,28 @@ async def test_wiki_read_missing_scope_is_an_error(client) -> None:
 
 
 @pytest.mark.parametrize(
-    ("key", "suggested"),
-    [("../secret", "secret"), ("global/../../../secret", "secret"), ("/etc/passwd", "etc-passwd"), ("a/b", "a-b")],
+    ("key", "hint"),
+    [
+        ("refund/policy", 'use "refund-policy"'),  # KTX's flat form, when it names a page
+        ("../secret", "send a key wiki_search returned ("),  # a flat form that names no page is not offered
+        ("global/../../../refund-policy", 'use "refund-policy"'),
+        ("/etc/passwd", "send a key wiki_search returned ("),
+        ("local/active-subscriber-definition", "did you mean: active-subscriber-definition"),
+    ],
 )
-async def test_wiki_read_unsafe_key_gets_flat_key_error(client, key, suggested) -> None:
+async def test_wiki_read_unsafe_key_says_which_page_to_send(client, key, hint) -> None:
     text = tool_error(await client.call_tool("wiki_read", {"key": key}))
-    assert "Wiki keys must be flat" in text and f'use "{suggested}"' in text
+    assert "Wiki keys must be flat" in text and hint in text
+    assert '"secret"' not in text and '"etc-passwd"' not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "scope"),
+    [("wiki/global/refund-policy.md", "GLOBAL"), ("wiki/user/local/active-subscriber-definition.md", "USER")],
+)
+async def test_wiki_read_takes_the_path_wiki_search_returns(client, tools, path, scope) -> None:
+    data = await call_ok(client, tools, "wiki_read", {"key": path})
+    assert data["path"] == path and data["scope"] == scope
 
 
 # ------------------------------------------------------------------ entity_details
@@ -473,8 +489,7 @@ async def test_dictionary_search_reports_progress(client, tools) -> None:
         "dictionary_search", {"values": ["family_4", "Montréal"]}, progress_callback=on_progress
     )
     structured(result, tools["dictionary_search"])
-    assert events, "no notifications/progress received"
-    assert events[-1] == (2, 2, "dictionary")
+    assert events == [(1, None, "dictionary 1/2"), (2, None, "dictionary 2/2")]  # where the stage starts and ends
 
 
 # ------------------------------------------------------------------ sl_read_source
@@ -778,7 +793,12 @@ async def test_first_call_reports_index_build_progress(make_project) -> None:
         async with Client(build_server(service)) as c:
             first = await c.call_tool("discover_data", {"query": "orders"}, progress_callback=on_progress)
             assert not first.is_error and first.structured_content["refs"]
-            assert events and {"parse"} <= {m for _, _, m in events}
+            stages = [m.split()[0] for _, _, m in events]
+            assert "parse" in stages and "embed" in stages
+            # The value MUST increase (MCP), across stages whose own counts start again: one step per notification,
+            # at most two per stage (where it starts, where it ends).
+            assert [p for p, _, _ in events] == list(range(1, len(events) + 1))
+            assert all(stages.count(stage) <= 2 for stage in stages)
             events.clear()
             await c.call_tool("discover_data", {"query": "orders"}, progress_callback=on_progress)
             assert events == []  # nothing long-running left
