@@ -23,6 +23,18 @@ T = TypeVar("T", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def stripped(value: object) -> object:
+    """Models pad strings with spaces: a string is read without them (anything else is left for the schema)."""
+    return value.strip() if isinstance(value, str) else value
+
+
+def as_list(value: object) -> object:
+    """Models drift into sending one string where a list is expected: it is read as a list of one, and each
+    string in it without the spaces around it."""
+    items = [value] if isinstance(value, str) else value
+    return [stripped(item) for item in items] if isinstance(items, list) else items
+
+
 def read_only(title: str, idempotent: bool = False) -> ToolAnnotations:
     """Upstream's annotations: the title repeated, read-only, closed world, and idempotentHint only when true
     (upstream omits the key rather than sending false)."""

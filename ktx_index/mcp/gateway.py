@@ -31,6 +31,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ktx_index.logs import log_event, record_error
+from ktx_index.mcp.server import KTX_TOOLS
 from ktx_index.mcp.upstream import Upstream, UpstreamSpec, UpstreamUnavailable
 
 log = logging.getLogger("ktx_index.mcp")
@@ -109,8 +110,12 @@ class Gateway:
 
     def forwards(self, name: str) -> bool:
         """Upstream's tools, and (while upstream is connected) any name we do not serve: upstream answers an
-        unknown tool itself, in-band, as KTX does."""
-        return name not in self.local and (name in self.upstream.tools or self.upstream.connected)
+        unknown tool itself, in-band, as KTX does. KTX's own tool names are upstream's even before it was ever
+        reached (a missing ``ktx`` command): the call is told why upstream is unavailable, not that the tool is
+        unknown."""
+        if name in self.local:
+            return False
+        return name in self.upstream.tools or self.upstream.connected or name in KTX_TOOLS
 
     async def call(self, name: str, arguments: dict[str, Any], context: Context | None) -> Any:
         """Forward one call and log it as a ``tool.call`` event with ``upstream`` set."""

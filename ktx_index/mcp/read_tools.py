@@ -8,11 +8,13 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.mcp.common import ToolSet, call
+from ktx_index.mcp.common import ToolSet, as_list, call, stripped
 from ktx_index.service import KtxIndex
 from ktx_index.tools.read_results import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
 
-ConnectionId = Annotated[str, Field(description="Connection id (see connection_list).", min_length=1)]
+ConnectionId = Annotated[
+    str, Field(description="Connection id (see connection_list).", min_length=1), BeforeValidator(stripped)
+]
 
 
 class TableRefIn(BaseModel):
@@ -31,10 +33,6 @@ class SchemaTableIn(BaseModel):
     table: str = Field(description="Table name.", min_length=1)
 
 
-def _columns_list(value: object) -> object:
-    return [value] if isinstance(value, str) else value
-
-
 class EntityIn(BaseModel):
     """One table to read. Unknown keys are dropped, here and in the table object, as upstream does."""
 
@@ -47,7 +45,7 @@ class EntityIn(BaseModel):
     ]
     columns: Annotated[
         list[Annotated[str, Field(min_length=1)]] | SkipJsonSchema[None],
-        BeforeValidator(_columns_list),
+        BeforeValidator(as_list),
         Field(
             description="Optional column names to return (case-insensitive); all columns when omitted. "
             "A single string is read as a list of one."
@@ -128,11 +126,11 @@ def tools(service: KtxIndex) -> ToolSet:
         idempotent=True,
     )
     async def sl_read_source(
-        connectionId: Annotated[
-            str, Field(description="Connection id that owns the semantic-layer source.", min_length=1)
-        ],
+        connectionId: Annotated[ConnectionId, Field(description="Connection id that owns the semantic-layer source.")],
         sourceName: Annotated[
-            str, Field(description='Semantic-layer source name without ".yaml", e.g. "orders".', min_length=1)
+            str,
+            Field(description='Semantic-layer source name without ".yaml", e.g. "orders".', min_length=1),
+            BeforeValidator(stripped),
         ],
     ) -> Annotated[CallToolResult, SlSource]:
         return await call(None, service.sl_read_source, connectionId, sourceName.removesuffix(".yaml"))

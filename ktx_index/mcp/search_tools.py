@@ -10,14 +10,15 @@ from mcp.types import CallToolResult
 from pydantic import BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.mcp.common import ToolSet, call
+from ktx_index.mcp.common import ToolSet, as_list, call, stripped
 from ktx_index.service import KtxIndex
 from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, RefKind, WikiSearchResult
 
 
-def _as_list(value: object) -> object:
-    """Models drift into sending one string where a list is expected; accept it."""
-    return [value] if isinstance(value, str) else value
+def _kinds(value: object) -> object:
+    """Kinds as a list (``as_list``), each in the enum's lower case: models write ``"Table"``."""
+    items = as_list(value)
+    return [item.lower() if isinstance(item, str) else item for item in items] if isinstance(items, list) else items
 
 
 def _integral(value: object) -> object:
@@ -35,7 +36,8 @@ PageLimit = Annotated[
 
 
 def _none_if_blank(value: object) -> object:
-    return None if isinstance(value, str) and not value.strip() else value
+    """An id without the spaces around it; a blank one reads as omitted."""
+    return (value.strip() or None) if isinstance(value, str) else value
 
 
 #: An optional connection id: a blank string reads as omitted (each tool's argument says what it scopes).
@@ -82,13 +84,15 @@ def tools(service: KtxIndex) -> ToolSet:
     @tools.tool(name="discover_data", title="Discover Data", description=DISCOVER)
     async def discover_data(
         query: Annotated[
-            str, Field(description='Natural-language discovery query, e.g. "monthly orders by customer".', min_length=1)
+            str,
+            Field(description='Natural-language discovery query, e.g. "monthly orders by customer".', min_length=1),
+            BeforeValidator(stripped),
         ],
         ctx: Context,
         connectionId: ConnectionArg = None,
         kinds: Annotated[
             list[Annotated[RefKind, Field(description="Reference kind to include.")]] | SkipJsonSchema[None],
-            BeforeValidator(_as_list),
+            BeforeValidator(_kinds),
             Field(description="Optional kind filter (a single kind string is read as a list of one)."),
         ] = None,
         limit: RefLimit = 10,
@@ -102,6 +106,7 @@ def tools(service: KtxIndex) -> ToolSet:
         query: Annotated[
             str,
             Field(description='Natural-language wiki search query, e.g. "revenue recognition policy".', min_length=1),
+            BeforeValidator(stripped),
         ],
         ctx: Context,
         limit: PageLimit = 10,
@@ -119,7 +124,7 @@ def tools(service: KtxIndex) -> ToolSet:
                     str, Field(description='Business value to locate, e.g. "Acme Corp" or "enterprise".', min_length=1)
                 ]
             ],
-            BeforeValidator(_as_list),
+            BeforeValidator(as_list),
             Field(
                 description="Values to search for in sampled warehouse dictionaries (a single string is read as "
                 "a list of one).",

@@ -37,6 +37,10 @@ TOOL_NAMES = (
     "connection_list", "discover_data", "wiki_search", "wiki_read", "entity_details", "dictionary_search",
     "sl_read_source",
 )  # fmt: skip
+#: Upstream KTX's other tools (reference/ktx-upstream-contract.md §3): the warehouse, dialect and memory ones,
+#: which ``serve --upstream`` forwards. An agent written for KTX calls them by name, so a call to one is told
+#: where it is served rather than only that it is unknown.
+KTX_TOOLS = ("sl_query", "sql_execution", "sql_dialect_notes", "memory_ingest", "memory_ingest_status", "mongo_query")
 
 
 class KtxMCPServer(MCPServer):
@@ -86,6 +90,10 @@ class KtxMCPServer(MCPServer):
             await anyio.to_thread.run_sync(self.ready.wait, READY_WAIT_S)
         started = time.perf_counter()
         tool = self.own_tools.get(name)
+        if tool is None:
+            message = unknown_tool(name, list(self.own_tools), self.gateway is not None)
+            self._failed(name, arguments, started, {}, "UnknownTool", message)
+            return ToolFailure.of(message, "UnknownTool")
         keys = self._keys.get(name)
         dropped = {"ignored": ignored} if keys is not None and (ignored := unknown_keys(keys, arguments)) else {}
         try:
@@ -124,6 +132,17 @@ class KtxMCPServer(MCPServer):
 log = logging.getLogger("ktx_index.mcp")
 #: The longest a tool call waits for the warm-up (KtxMCPServer.ready); the engine's own lock orders what follows.
 READY_WAIT_S = 30.0
+
+
+def unknown_tool(name: str, served: list[str], fronting: bool) -> str:
+    """What a call to a tool this server does not have is told: where KTX's own tools are served, or which tools
+    there are (with ``serve --upstream``, upstream has none of that name either: it was asked, or is down)."""
+    if name in KTX_TOOLS and not fronting:
+        return (
+            f"Unknown tool: {name}. It is upstream KTX's tool; this server answers {', '.join(served)}. Run "
+            f"`ktx-index serve --upstream 'ktx mcp stdio'` to serve KTX's tools ({', '.join(KTX_TOOLS)}) beside them."
+        )
+    return f"Unknown tool: {name}. Send one of: {', '.join(served)}."
 
 
 def _ms(started: float) -> float:

@@ -249,6 +249,20 @@ async def test_upstream_killed_then_back(gateway, fake: Fake, service: KtxIndex)
     assert status is not None and status.state == "connected" and status.attempts == 0
 
 
+@pytest.mark.anyio
+async def test_ktx_tools_say_why_when_upstream_never_started(service: KtxIndex, tmp_path: Path) -> None:
+    """``--upstream`` naming a command that is not installed: KTX's tools were never listed, yet a call to one
+    is told that upstream is unavailable and why, not that the tool is unknown; other names stay unknown."""
+    gw = Gateway(UpstreamSpec.parse(str(tmp_path / "no-such-ktx") + " mcp stdio"), service.root, None, None)
+    async with Client(build_server(service, gw)) as client:
+        listed = [t.name for t in (await client.list_tools()).tools]
+        assert sorted(listed) == sorted(TOOL_NAMES)
+        down = await client.call_tool("sl_query", {"measures": ["orders.count"]})
+        assert down.is_error and "is unavailable" in text(down) and "no-such-ktx" in text(down), text(down)
+        other = await client.call_tool("no_such_tool", {})
+        assert other.is_error and text(other) == f"Unknown tool: no_such_tool. Send one of: {', '.join(listed)}."
+
+
 # ------------------------------------------------------------------ --upstream parsing
 
 

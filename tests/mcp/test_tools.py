@@ -213,6 +213,31 @@ async def test_blank_connection_id_means_all_connections(client, tools, name, bl
     assert await call_ok(client, tools, name, {**SEARCH_ARGS[name], "connectionId": blank}) == everywhere
 
 
+@pytest.mark.parametrize(
+    ("name", "sent", "canonical"),
+    [
+        ("discover_data", {"query": " orders ", "connectionId": " warehouse ", "kinds": "Table"},
+         {"query": "orders", "connectionId": "warehouse", "kinds": ["table"]}),
+        ("wiki_search", {"query": "  refund policy\n"}, {"query": "refund policy"}),
+        ("dictionary_search", {"values": [" Montréal "], "connectionId": " warehouse"},
+         {"values": ["Montréal"], "connectionId": "warehouse"}),
+        ("sl_read_source", {"connectionId": " warehouse ", "sourceName": " orders.yaml "},
+         {"connectionId": "warehouse", "sourceName": "orders"}),
+        ("entity_details", {"connectionId": "warehouse ", "entities": [{"table": "orders", "columns": " ID "}]},
+         {"connectionId": "warehouse", "entities": [{"table": "orders", "columns": ["ID"]}]}),
+    ],
+)  # fmt: skip
+async def test_padded_and_cased_arguments_read_as_the_canonical_ones(client, tools, name, sent, canonical) -> None:
+    """Shapes models drift into (spaces around a value, a kind capitalised, one string for a list) answer what the
+    canonical arguments answer."""
+    assert await call_ok(client, tools, name, sent) == await call_ok(client, tools, name, canonical)
+
+
+@pytest.mark.parametrize("name", ["discover_data", "wiki_search"])
+async def test_a_query_of_spaces_is_an_argument_error(client, name) -> None:
+    assert "query: expected a non-empty string" in await invalid_arguments(client, name, {"query": "   "})
+
+
 @pytest.mark.parametrize("name", sorted(SEARCH_ARGS))
 async def test_null_connection_id_reads_as_omitted(client, tools, name) -> None:
     """null is outside the advertised schema but read as omitted (the field description says so)."""
@@ -571,8 +596,18 @@ async def test_invalid_arguments_are_in_band_and_name_the_field(client, name, ar
     assert problem in await invalid_arguments(client, name, args)
 
 
-async def test_unknown_tool_is_in_band(client) -> None:
-    assert "Unknown tool: no_such_tool" in tool_error(await client.call_tool("no_such_tool", {}))
+async def test_unknown_tool_is_in_band_and_names_the_tools(client) -> None:
+    text = tool_error(await client.call_tool("no_such_tool", {}))
+    listed = [t.name for t in (await client.list_tools()).tools]
+    assert (
+        sorted(listed) == sorted(TOOL_NAMES)
+        and text == f"Unknown tool: no_such_tool. Send one of: {', '.join(listed)}."
+    )
+
+
+async def test_a_ktx_tool_this_server_does_not_run_says_how_to_serve_it(client) -> None:
+    text = tool_error(await client.call_tool("sl_query", {"measures": ["orders.count"]}))
+    assert text.startswith("Unknown tool: sl_query. It is upstream KTX's tool") and "--upstream" in text
 
 
 # ------------------------------------------------------------------ no input reaches a file outside the project
