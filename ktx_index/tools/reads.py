@@ -219,11 +219,10 @@ def _resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str]
 
 def check_connection_form(connection_id: str, known: list[str]) -> None:
     """Upstream's sl_read_source checks the id's form before anything else (a path never reaches a folder)."""
-    if not SAFE_ID.fullmatch(connection_id):
+    if not SAFE_ID.fullmatch(connection_id):  # one message: an id ending in "." would read as a sentence's end
         raise InvalidInput(
-            f"Unsafe connection id: {connection_id}",
-            "send a connection id of letters, digits, '_' and '-' that starts with a letter or digit "
-            f"(configured: {', '.join(known) or 'none'})",
+            f"Unsafe connection id: {connection_id}; send a connection id of letters, digits, '_' and '-' that "
+            f"starts with a letter or digit (configured: {', '.join(known) or 'none'})"
         )
 
 
@@ -253,13 +252,11 @@ def entity_details(
         echo = table if isinstance(table, str) else _echo(table)
         failed = functools.partial(_failed, connection_id, echo, latest)
         if not tables:
-            message = (
-                f'No live-database scan found for connection "{connection_id}"; run `ktx ingest {connection_id}` '
-                f"or `ktx scan {connection_id}`."
-            )
-            if connection_id not in known:
-                message += f" Configured connections: {', '.join(known) or '(none configured)'}."
+            message = f'No live-database scan found for connection "{connection_id}"'
+            if connection_id not in known:  # nothing to ingest: the id names no connection
+                message += f"; it is not configured. Configured connections: {', '.join(known) or '(none configured)'}."
             else:
+                message += f"; run `ktx ingest {connection_id}` or `ktx scan {connection_id}`."
                 message += _read_elsewhere(store, connection_id, table, elsewhere)
             out.append(failed("scan_missing", message))
             continue

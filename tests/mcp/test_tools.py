@@ -464,7 +464,9 @@ async def test_entity_details_unknown_connection_is_answered_per_entity(client, 
     items = (await call_ok(client, tools, "entity_details", args))["results"]
     assert [(i["ok"], i["error"]["code"]) for i in items] == [(False, "scan_missing")] * 2
     assert items[1]["table"] == RAW_ORDERS  # {schema, table} is echoed in upstream's shape
-    assert items[0]["error"]["message"].endswith("Configured connections: dbt, warehouse.")
+    assert items[0]["error"]["message"] == (
+        'No live-database scan found for connection "nope"; it is not configured. Configured connections: dbt, warehouse.'
+    )  # not `ktx ingest nope`: there is nothing to ingest under an id no connection has
 
 
 # ------------------------------------------------------------------ dictionary_search
