@@ -24,8 +24,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def stripped(value: object) -> object:
-    """Models pad strings with spaces: a string is read without them (anything else is left for the schema)."""
-    return value.strip() if isinstance(value, str) else value
+    """Models pad strings with spaces: a string is read without them. One of spaces alone is left as it is, so
+    that what the inputSchema admits is never refused as an argument error (the tool says what is wrong)."""
+    return (value.strip() or value) if isinstance(value, str) else value
+
+
+def blank_query(query: str) -> CallToolResult | None:
+    """A query of spaces alone, which the inputSchema admits (upstream's: a non-empty string): an in-band error
+    saying what to send, rather than an empty answer the model would take for "nothing here"."""
+    if query.strip():
+        return None
+    return ToolFailure.of(
+        f'The query {json.dumps(query)} holds no words; send what to search for, e.g. "monthly orders by customer".',
+        "InvalidInput",
+    )
 
 
 def as_list(value: object) -> object:
