@@ -19,6 +19,11 @@ from pydantic import BaseModel, PrivateAttr
 
 from ktx_index.errors import KtxIndexError, refused_by_system
 
+#: Upstream KTX's other tools (reference/ktx-upstream-contract.md §3): the warehouse, dialect and memory ones,
+#: which ``serve --upstream`` forwards. An agent written for KTX calls them by name, so a call to one is told
+#: where it is served rather than only that it is unknown.
+KTX_TOOLS = ("sl_query", "sql_execution", "sql_dialect_notes", "memory_ingest", "memory_ingest_status", "mongo_query")
+
 T = TypeVar("T", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -31,7 +31,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ktx_index.logs import log_event, record_error
-from ktx_index.mcp.server import KTX_TOOLS
+from ktx_index.mcp.common import KTX_TOOLS
 from ktx_index.mcp.upstream import Upstream, UpstreamSpec, UpstreamUnavailable
 
 log = logging.getLogger("ktx_index.mcp")

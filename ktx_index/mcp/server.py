@@ -20,7 +20,7 @@ from ktx_index import __version__
 from ktx_index.logs import log_event, record_error
 from ktx_index.mcp import read_tools, search_tools
 from ktx_index.mcp.arguments import argument_errors, key_tree, unknown_keys
-from ktx_index.mcp.common import ToolFailure
+from ktx_index.mcp.common import KTX_TOOLS, ToolFailure
 from ktx_index.service import KtxIndex
 
 if TYPE_CHECKING:
@@ -37,10 +37,6 @@ TOOL_NAMES = (
     "connection_list", "discover_data", "wiki_search", "wiki_read", "entity_details", "dictionary_search",
     "sl_read_source",
 )  # fmt: skip
-#: Upstream KTX's other tools (reference/ktx-upstream-contract.md §3): the warehouse, dialect and memory ones,
-#: which ``serve --upstream`` forwards. An agent written for KTX calls them by name, so a call to one is told
-#: where it is served rather than only that it is unknown.
-KTX_TOOLS = ("sl_query", "sql_execution", "sql_dialect_notes", "memory_ingest", "memory_ingest_status", "mongo_query")
 
 
 class KtxMCPServer(MCPServer):
