@@ -1,4 +1,5 @@
-"""What every tool shares: registration, annotations, the result envelope, errors and progress."""
+"""What every tool shares: registration, annotations, the result envelope, errors, progress, and the names of KTX's
+other tools."""
 
 from __future__ import annotations
 
