@@ -40,6 +40,8 @@ DIMENSION_TYPES = set(get_args(DimensionType))
 TABLE_KINDS = set(get_args(TableKind))
 MAX_ENTITIES = 20
 MAX_KEY_CHARS = 200
+#: ``table_not_found`` lists the nearest tables, then the rest by name (upstream: every table by name), up to this.
+MAX_CANDIDATES = 50
 
 
 def nearest(word: str, choices: list[str], limit: int = 5) -> list[str]:
@@ -268,10 +270,15 @@ def entity_details(
         label = wanted if isinstance(wanted, str) else ".".join(p for p in wanted if p)
         if not hits:
             displays = [t.display for t in tables]
-            close = nearest(label, displays, 8) or sorted(displays)[:20]
+            close = nearest(label, displays, 8)
+            listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
             by_display = {t.display: t for t in tables}
-            message = f"Table not found in latest scan: {label}. Send one of the candidates (the nearest tables)."
-            out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in close]))
+            more = f" ({len(displays) - len(listed)} more not listed)" if len(displays) > len(listed) else ""
+            message = (
+                f"Table not found in latest scan: {label}. Send one of the candidates (the nearest tables first, "
+                f"then the others by name{more})."
+            )
+            out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in listed]))
         elif len(hits) > 1:
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
             out.append(failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=_display)]))

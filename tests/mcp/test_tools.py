@@ -29,6 +29,7 @@ from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.mcp import build_server
 from ktx_index.mcp.server import TOOL_NAMES, KtxMCPServer
 from ktx_index.service import KtxIndex
+from ktx_index.tools import reads
 
 pytestmark = pytest.mark.anyio
 
@@ -415,10 +416,14 @@ async def test_entity_details_unknown_table_gives_nearest_candidates(client, too
     assert item["error"]["message"].startswith("Table not found in latest scan: raw.ordrs")
 
 
-async def test_entity_details_unknown_table_always_gives_candidates(client, tools) -> None:
-    (item,) = (await call_ok(client, tools, "entity_details", entity_args({"table": "nonexistent_tbl"})))["results"]
-    assert (item["ok"], item["error"]["code"]) == (False, "table_not_found")
-    assert item["error"]["candidates"]
+async def test_entity_details_unknown_table_lists_every_table_nearest_first(client, tools, demo_service) -> None:
+    """As upstream, every scanned table is a candidate (up to MAX_CANDIDATES): the nearest first, then by name."""
+    (item,) = (await call_ok(client, tools, "entity_details", entity_args({"table": "raw.ordrs"})))["results"]
+    listed = [c["display"] for c in item["error"]["candidates"]]
+    scanned = {t.display for t in reads._scanned_tables(demo_service.refreshed_engine().store, "warehouse")}
+    assert listed[0] == "raw.orders" and set(listed) == scanned and len(listed) == len(scanned)
+    close = len(reads.nearest("raw.ordrs", sorted(scanned), 8))
+    assert listed[close:] == sorted(listed[close:])
 
 
 async def test_entity_details_blank_table(client, tools) -> None:
