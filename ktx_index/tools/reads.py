@@ -92,7 +92,6 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
         )
     if not SAFE_ID.match(raw):
         raise _not_flat(key, raw, sorted(set(known_keys())))
-    user = project.settings.user
     candidates = [("USER", f"wiki/user/{user}/{raw}.md"), ("GLOBAL", f"wiki/global/{raw}.md")]
     blocked: UnlistedFolder | None = None  # a folder that cannot be searched: the other scope may still answer
     for scope, rel in candidates:
