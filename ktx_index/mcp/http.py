@@ -48,14 +48,19 @@ class BearerAuth:
 
 
 def security_settings(host: str, port: int) -> TransportSecuritySettings:
-    """Host and Origin allow-lists (DNS-rebinding protection), on for every bind address."""
+    """Host and Origin allow-lists (DNS-rebinding protection), on for every bind address. The Host must name this
+    server; an Origin may be any page of this machine (or of the bind address), whatever its port: a local tool's
+    web UI (the MCP Inspector's, on its own port) is served, a page of another site is not."""
     hosts = {"127.0.0.1", "localhost", "[::1]"}
     if not is_loopback(host):
         hosts.add(f"[{host}]" if ":" in host else host)
+    origins = [
+        f"{scheme}://{h}{port_part}" for scheme in ("http", "https") for h in sorted(hosts) for port_part in ("", ":*")
+    ]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{h}:{port}" for h in sorted(hosts)] + sorted(hosts),
-        allowed_origins=[f"http://{h}:{port}" for h in sorted(hosts)] + [f"http://{h}" for h in sorted(hosts)],
+        allowed_origins=origins,
     )
 
 

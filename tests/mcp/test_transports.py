@@ -213,6 +213,12 @@ async def test_http_refuses_foreign_origin(http_plain) -> None:
             assert rebinding.status_code == 421, rebinding.text
             local = await http.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Origin": f"http://127.0.0.1:{port}"})
             assert local.status_code == 200, local.text  # the same request from a local page is served
+            for origin in ("http://localhost:6274", "http://127.0.0.1:3000", "https://localhost"):  # a local tool's UI
+                other = await http.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Origin": origin})
+                assert other.status_code == 200, (origin, other.text)
+            for origin in ("http://localhost.evil.example:6274", "http://127.0.0.1.evil.example", "null"):
+                refused = await http.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Origin": origin})
+                assert refused.status_code == 403, (origin, refused.text)
 
 
 @pytest.mark.model
