@@ -399,7 +399,10 @@ class Engine:
         if self.embedding_status.startswith("unavailable") and snap.embedded_docs < len(snap.doc_uids):
             return "failed", f"embedding model {self.embedding_status}; searching lexically"
         if snap.embedded_docs == 0:
-            return "skipped", "no vectors yet; run `ktx-index rebuild`"
+            return "skipped", (
+                "no vectors yet: searching lexically until they are embedded (`ktx-index serve` embeds them in the "
+                "background; otherwise run `ktx-index rebuild`)"
+            )
         if snap.embedded_docs < len(snap.doc_uids):
             return "partial", f"{snap.embedded_docs}/{len(snap.doc_uids)} documents embedded; embeddings catching up"
         return "available", None

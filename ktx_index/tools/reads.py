@@ -41,7 +41,7 @@ TABLE_KINDS = set(get_args(TableKind))
 MAX_ENTITIES = 20
 MAX_KEY_CHARS = 200
 #: ``table_not_found`` lists the nearest tables, then the rest by name (upstream: every table by name), up to this.
-MAX_CANDIDATES = 50
+MAX_CANDIDATES = 200
 
 
 def nearest(word: str, choices: list[str], limit: int = 5) -> list[str]:
@@ -98,17 +98,23 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
         try:
             if forced not in (None, scope) or not is_file(project, rel):
                 continue
-            meta, body = split_frontmatter(read_text(project, rel))
+            text = read_text(project, rel)
         except UnlistedFolder as exc:
             blocked = blocked or exc
             continue
         except SourceError as exc:
             raise InvalidInput(f"{rel}: {exc}", "fix the file; wiki_search serves what the index holds of it") from exc
+        try:
+            meta, body = split_frontmatter(text)
+            summary = meta.get("summary")
+            summary = summary.strip() if isinstance(summary, str) else ""
+        except SourceError as exc:  # the page still reads: the whole file, and why its fields are empty
+            meta, body = {}, text.strip()
+            summary = f"(this page's frontmatter cannot be read: {exc}; the content is the whole file)"
         as_list = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
-        summary = meta.get("summary")
         return WikiPage(
             key=raw,
-            summary=summary.strip() if isinstance(summary, str) else "",
+            summary=summary,
             content=body,
             scope=scope,  # type: ignore[arg-type]
             tags=as_list(meta.get("tags")),
@@ -135,7 +141,10 @@ def _not_flat(key: str, raw: str, keys: list[str]) -> InvalidInput:
     if flat in keys:
         hint = f'use "{flat}"'
     else:
-        hint = f"send a key wiki_search returned ({_hint(suggest_key(raw.rsplit('/', 1)[-1]), keys)})"
+        hint = (
+            "send a key wiki_search returned, alone or after global/ or user/ to pick a scope "
+            f"({_hint(suggest_key(raw.rsplit('/', 1)[-1]), keys)})"
+        )
     return InvalidInput(f'Invalid wiki key "{key}". Wiki keys must be flat', hint)
 
 

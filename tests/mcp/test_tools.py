@@ -323,9 +323,12 @@ async def test_wiki_read_missing_scope_is_an_error(client) -> None:
     ("key", "hint"),
     [
         ("refund/policy", 'use "refund-policy"'),  # KTX's flat form, when it names a page
-        ("../secret", "send a key wiki_search returned ("),  # a flat form that names no page is not offered
+        (
+            "../secret",
+            "send a key wiki_search returned, alone or after global/ or user/ to pick a scope (",
+        ),  # a flat form that names no page is not offered
         ("global/../../../refund-policy", 'use "refund-policy"'),
-        ("/etc/passwd", "send a key wiki_search returned ("),
+        ("/etc/passwd", "send a key wiki_search returned, alone or after global/ or user/ to pick a scope ("),
         ("local/active-subscriber-definition", "did you mean: active-subscriber-definition"),
     ],
 )

@@ -30,3 +30,14 @@ def test_a_folder_that_cannot_be_listed_hides_only_its_own_pages(make_project):
     with pytest.raises(InvalidInput, match=r"wiki/user/local: cannot list this folder .*make the folder readable"):
         service.wiki_read("churn")
     service.close()
+
+
+def test_a_page_whose_frontmatter_breaks_still_reads_whole(make_project):
+    """wiki_search keeps serving what the index holds of a page whose frontmatter an edit broke; wiki_read gives
+    the whole file and says why its fields are empty, rather than an error the agent cannot act on."""
+    text = "---\nsummary: [Refunds\n---\n# Refunds\nWithin 30 days.\n"
+    service = KtxIndex(make_project({"wiki/global/refunds.md": text}), embedder=HashEmbedder())
+    page = service.wiki_read("refunds")
+    assert page.content == text.strip() and page.tags == [] and page.path == "wiki/global/refunds.md"
+    assert page.summary.startswith("(this page's frontmatter cannot be read: frontmatter: ")
+    service.close()
