@@ -76,6 +76,9 @@ class KtxIndex:
         self._word_table_lock = threading.Lock()
         self._word_table_checked = False  # the model's word table exists (or cannot): ensure_word_table
         self._answered: dict[str, tuple[int, str]] = {}  # tool → the snapshot it last answered on (answers_at_once)
+        #: A first build for a call (ensure_index) answers lexically and embeds in the background (serve sets it; a
+        #: one-shot ``search`` wants its answer with vectors).
+        self.embed_first_build_later = False
 
     def request_stop(self) -> None:
         """Ask writers to stop at a safe point: a parse not yet committed is discarded, embedding stops
@@ -282,11 +285,17 @@ class KtxIndex:
                 search("warm up")
 
     def ensure_index(self, on_progress: Progress | None = None) -> Engine:
-        """The engine, building the index first when there is none yet (a first call on a new project)."""
+        """The engine, building the index first when there is none yet (a first call on a new project). With
+        ``embed_first_build_later`` (serve sets it) that first build commits the lexical index and answers, and the
+        texts are embedded in the background, as serve's own start does: ``serve --no-build`` on a large project
+        nobody indexed kept its first caller waiting for the whole embedding (64 s for 30,000 columns)."""
         if not self.layout.exists():
             with self._engine_lock:
                 if not self.layout.exists():
-                    self.rebuild(on_progress=on_progress or no_progress)
+                    later = self.embed_first_build_later and self.embedder is not None
+                    self.rebuild(on_progress=on_progress or no_progress, embed=not later)
+                    if later:
+                        self.embed_in_background()
         return self.refreshed_engine()
 
     def answers_at_once(self, tool: str) -> bool:

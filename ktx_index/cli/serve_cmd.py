@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     default=None,
     help="Require 'Authorization: Bearer <token>' over HTTP (env KTX_INDEX_TOKEN). Mandatory off loopback.",
 )
-@click.option("--no-build", is_flag=True, help="Do not bring the index up to date at start.")
+@click.option(
+    "--no-build",
+    is_flag=True,
+    help="Do not bring the index up to date at start (with no index yet, the first call builds it, answers "
+    "lexically and embeds in the background).",
+)
 @click.option("--watch", is_flag=True, help="Also watch the project and re-index edits as they happen.")
 @click.option(
     "--upstream",
@@ -81,6 +86,7 @@ def serve_command(
     spec = UpstreamSpec.parse(upstream, upstream_headers) if upstream is not None else None  # before any work
     faulthandler.enable()  # a crash in native code (ONNX Runtime, tantivy, watchfiles) says where, on stderr
     service = open_service(project_dir)
+    service.embed_first_build_later = True  # --no-build on a project with no index: the first call answers lexically
     stopper = Stopper(service)  # from here on a signal stops at a safe point and exits 0, even while starting
     with stop_on_signals(stopper.stop_and_exit_soon):
         try:

@@ -126,3 +126,19 @@ def test_warming_the_reader_builds_what_the_first_calls_would(make_project):
     service.dictionary_search(["alpha"])
     assert built == ["dictionary"]
     service.close()
+
+
+def test_under_serve_a_first_build_answers_before_its_texts_are_embedded(make_project):
+    """serve sets embed_first_build_later: with --no-build on a project nobody indexed, the first call commits the
+    lexical index and answers (no embed stage before it), and the texts are embedded in the background."""
+    root = make_project({"wiki/global/a.md": "---\nsummary: Alpha\n---\nAlpha.\n"})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.embed_first_build_later = True
+    stages: list[str] = []
+    assert service.discover_data("alpha", on_progress=lambda stage, done, total: stages.append(stage)).refs
+    assert "parse" in stages and "embed" not in stages
+    deadline = time.monotonic() + 30
+    while (status := service.status()).chunks_embedded < status.chunks and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status.chunks and status.chunks_embedded == status.chunks
+    service.close()
