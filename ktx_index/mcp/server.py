@@ -171,6 +171,8 @@ def result_count(result: Any) -> int | None:
     data = getattr(result, "structured_content", None)
     if not isinstance(data, dict):
         return None
+    if "content" in data and "key" in data:  # wiki_read: one page (its ``refs`` are the page's frontmatter)
+        return 1
     if name := next((k for k in ("refs", "results", "connections") if isinstance(data.get(k), list)), None):
         items = data[name]
         if name == "results" and items and isinstance(items[0], dict) and "matches" in items[0]:

@@ -27,7 +27,7 @@ from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import NotFound
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.mcp import build_server
-from ktx_index.mcp.server import TOOL_NAMES, KtxMCPServer
+from ktx_index.mcp.server import TOOL_NAMES, KtxMCPServer, result_count
 from ktx_index.service import KtxIndex
 from ktx_index.tools import reads
 
@@ -606,6 +606,17 @@ async def test_sl_read_source_unknown_connection_lists_known(client) -> None:
 )
 async def test_invalid_arguments_are_in_band_and_name_the_field(client, name, args, problem) -> None:
     assert problem in await invalid_arguments(client, name, args)
+
+
+async def test_the_call_log_counts_what_each_tool_returned(client, tools) -> None:
+    """``results`` in a tool.call line: refs, pages, value matches, or one page for wiki_read (whose ``refs`` are
+    the page's own frontmatter)."""
+    page = await client.call_tool("wiki_read", {"key": "refund-policy"})
+    assert len(page.structured_content["refs"]) > 1 and result_count(page) == 1
+    found = await client.call_tool("discover_data", {"query": "orders", "limit": 3})
+    assert result_count(found) == len(found.structured_content["refs"]) == 3
+    matched = await client.call_tool("dictionary_search", {"values": ["Montréal"]})
+    assert result_count(matched) == sum(len(r["matches"]) for r in matched.structured_content["results"])
 
 
 async def test_unknown_tool_is_in_band_and_names_the_tools(client) -> None:
