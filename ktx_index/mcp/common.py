@@ -7,6 +7,7 @@ import contextlib
 import functools
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -24,6 +25,9 @@ from ktx_index.errors import KtxIndexError, refused_by_system
 #: which ``serve --upstream`` forwards. An agent written for KTX calls them by name, so a call to one is told
 #: where it is served rather than only that it is unknown.
 KTX_TOOLS = ("sl_query", "sql_execution", "sql_dialect_notes", "memory_ingest", "memory_ingest_status", "mongo_query")
+
+#: The longest a call that reports progress goes without a notification while its stage runs.
+HEARTBEAT_S = 1.0
 
 T = TypeVar("T", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -128,21 +132,23 @@ async def call(
 
 
 def _relay(ctx: Context) -> Callable[[str, int, int], None]:
-    """The service's progress as MCP wants it: one notification where a stage starts and one where it ends (not
-    one per file or batch), each worth one step more than the last. The MCP spec says the value MUST increase,
-    and each stage counts from 1 again (parse 87/87, then embed 256/1769), so the counts go in the message
-    ("embed 256/1769") and the value counts the notifications."""
-    sent = 0
+    """The service's progress as MCP wants it: a notification where a stage starts, where it ends, and at least
+    every HEARTBEAT_S between (not one per file or batch; a client that restarts its timeout on progress is never
+    left silent through a long embedding), each worth one step more than the last. The MCP spec says the value
+    MUST increase, and each stage counts from 1 again (parse 87/87, then embed 256/1769), so the counts go in
+    the message ("embed 256/1769") and the value counts the notifications."""
+    sent, last = 0, 0.0
     current: str | None = None
-    in_order = threading.Lock()  # a build may report from more than one thread
+    in_order = threading.Lock()  # keeps the count and the sends in order, whichever thread reports
 
     def on_progress(stage: str, done: int, total: int) -> None:
-        nonlocal sent, current
+        nonlocal sent, last, current
         with in_order:
+            now = time.monotonic()
             starts, ends = stage != current, bool(total) and done >= total
-            if not (starts or ends):
+            if not (starts or ends or now - last >= HEARTBEAT_S):
                 return
-            current, sent = stage, sent + 1
+            current, sent, last = stage, sent + 1, now
             message = f"{stage} {done}/{total}" if total else stage
             with contextlib.suppress(Exception):  # a client that went away must not fail the call
                 anyio.from_thread.run(ctx.report_progress, sent, None, message)

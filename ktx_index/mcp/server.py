@@ -86,8 +86,9 @@ class KtxMCPServer(MCPServer):
             await anyio.to_thread.run_sync(self.ready.wait, READY_WAIT_S)
         started = time.perf_counter()
         tool = self.own_tools.get(name)
-        if tool is None:
-            message = unknown_tool(name, list(self.own_tools), self.gateway is not None)
+        if tool is None:  # neither ours nor (with a gateway) upstream's
+            served = [listed.name for listed in await self.list_tools()]
+            message = unknown_tool(name, served, self.gateway is not None)
             self._failed(name, arguments, started, {}, "UnknownTool", message)
             return ToolFailure.of(message, "UnknownTool")
         keys = self._keys.get(name)
@@ -95,7 +96,7 @@ class KtxMCPServer(MCPServer):
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            if tool is None or isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
                 self._failed(name, arguments, started, dropped, error_kind(exc), _message(exc))
                 raise
             # The SDK found the arguments outside the schema (it would answer with pydantic's dump): say instead
@@ -110,7 +111,7 @@ class KtxMCPServer(MCPServer):
         else:
             log_event(
                 log, logging.INFO, "tool.call", tool=name, arguments=arguments, **dropped, ms=_ms(started),
-                results=result_count(result),
+                results=result_count(name, result),
             )  # fmt: skip
         return result
 
@@ -131,8 +132,9 @@ READY_WAIT_S = 30.0
 
 
 def unknown_tool(name: str, served: list[str], fronting: bool) -> str:
-    """What a call to a tool this server does not have is told: where KTX's own tools are served, or which tools
-    there are (with ``serve --upstream``, upstream has none of that name either: it was asked, or is down)."""
+    """What a call to a tool no one here serves is told: the tools there are (``served``: ours, and upstream's
+    while listed), and for one of KTX's own tools without ``serve --upstream``, how to serve them. (With a gateway,
+    KTX's tool names are always forwarded: Gateway.forwards.)"""
     if name in KTX_TOOLS and not fronting:
         return (
             f"Unknown tool: {name}. It is upstream KTX's tool; this server answers {', '.join(served)}. Run "
@@ -166,12 +168,13 @@ def error_kind(exc: BaseException) -> str:
     return type(_origin(exc)).__name__
 
 
-def result_count(result: Any) -> int | None:
-    """How many items a result holds: refs, pages, value matches, entities or connections."""
+def result_count(tool: str, result: Any) -> int | None:
+    """How many items a result holds: refs, pages, value matches, entities or connections; one for a read of one
+    page or source (a wiki page's ``refs`` are its frontmatter's)."""
     data = getattr(result, "structured_content", None)
     if not isinstance(data, dict):
         return None
-    if "content" in data and "key" in data:  # wiki_read: one page (its ``refs`` are the page's frontmatter)
+    if tool in ("wiki_read", "sl_read_source"):
         return 1
     if name := next((k for k in ("refs", "results", "connections") if isinstance(data.get(k), list)), None):
         items = data[name]

@@ -400,8 +400,8 @@ class Engine:
             return "failed", f"embedding model {self.embedding_status}; searching lexically"
         if snap.embedded_docs == 0:
             return "skipped", (
-                "no vectors yet: searching lexically until they are embedded (`ktx-index serve` embeds them in the "
-                "background; otherwise run `ktx-index rebuild`)"
+                "no vectors yet: searching lexically until they are embedded (`ktx-index rebuild` embeds them; "
+                "`ktx-index serve` does in the background, unless started with --no-build on an existing index)"
             )
         if snap.embedded_docs < len(snap.doc_uids):
             return "partial", f"{snap.embedded_docs}/{len(snap.doc_uids)} documents embedded; embeddings catching up"

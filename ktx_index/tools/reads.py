@@ -18,7 +18,7 @@ from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_t
 from indexers.models import Document, make_uid
 from indexers.project import Project
 from indexers.wiki import split_frontmatter, suggest_key
-from ktx_index.errors import InvalidInput, NotFound
+from ktx_index.errors import InvalidInput, KtxIndexError, NotFound
 from ktx_index.index.store import DocStore
 from ktx_index.tools.read_results import (
     ColumnDetails,
@@ -91,7 +91,11 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             f"keys are at most {MAX_KEY_CHARS}; send the key wiki_search returned",
         )
     if not SAFE_ID.match(raw):
-        raise _not_flat(key, raw, sorted(set(known_keys())))
+        try:
+            keys = sorted(set(known_keys()))
+        except KtxIndexError:  # no index yet: KTX's flat form is all there is to offer
+            keys = None
+        raise _not_flat(key, raw, keys)
     candidates = [("USER", f"wiki/user/{user}/{raw}.md"), ("GLOBAL", f"wiki/global/{raw}.md")]
     blocked: UnlistedFolder | None = None  # a folder that cannot be searched: the other scope may still answer
     for scope, rel in candidates:
@@ -111,15 +115,15 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
         except SourceError as exc:  # the page still reads: the whole file, and why its fields are empty
             meta, body = {}, text.strip()
             summary = f"(this page's frontmatter cannot be read: {exc}; the content is the whole file)"
-        as_list = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
+        strings = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
         return WikiPage(
             key=raw,
             summary=summary,
             content=body,
             scope=scope,  # type: ignore[arg-type]
-            tags=as_list(meta.get("tags")),
-            refs=as_list(meta.get("refs")),
-            slRefs=as_list(meta.get("sl_refs")),
+            tags=strings(meta.get("tags")),
+            refs=strings(meta.get("refs")),
+            slRefs=strings(meta.get("sl_refs")),
             path=rel,
         )
     if blocked is not None:
@@ -134,11 +138,12 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
     raise NotFound(f'Wiki page "{raw}" was not found.', _sentence(_hint(raw, keys)))
 
 
-def _not_flat(key: str, raw: str, keys: list[str]) -> InvalidInput:
-    """A key with a path in it: KTX's flat form of it when that names a page, else the pages nearest its last
-    part (the flat form of ``../../etc/passwd`` names nothing worth sending)."""
+def _not_flat(key: str, raw: str, keys: list[str] | None) -> InvalidInput:
+    """A key with a path in it: KTX's flat form of it when that names a page (or when the pages are not known:
+    no index yet), else the pages nearest its last part (the flat form of ``../../etc/passwd`` names nothing
+    worth sending)."""
     flat = suggest_key(raw)
-    if flat in keys:
+    if keys is None or flat in keys:
         hint = f'use "{flat}"'
     else:
         hint = (
@@ -281,10 +286,10 @@ def entity_details(
             close = nearest(label, displays, 8)
             listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
             by_display = {t.display: t for t in tables}
-            more = f" ({len(displays) - len(listed)} more not listed)" if len(displays) > len(listed) else ""
+            more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
             message = (
-                f"Table not found in latest scan: {label}. Send one of the candidates (the nearest tables first, "
-                f"then the others by name{more})."
+                f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first, "
+                f"then the others by name{more}."
             )
             out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in listed]))
         elif len(hits) > 1:

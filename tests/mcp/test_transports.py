@@ -110,6 +110,30 @@ async def exercise(client: Client) -> None:
     assert invalid.is_error and "limit: expected an integer 1–50, got 99" in invalid.content[0].text
 
 
+@pytest.mark.model
+async def test_serve_no_build_answers_a_new_project_before_embedding_it(tmp_path: Path) -> None:
+    """``serve --no-build`` on a project nobody indexed: the first call builds the lexical index and answers (no
+    embed stage in its progress); the texts are embedded in the background, and a later call finds them."""
+    project = tmp_path / "demo"
+    shutil.copytree(DEMO, project, ignore=shutil.ignore_patterns(".ktx"))
+    params = StdioServerParameters(command=str(KTX_INDEX), args=serve_args(project), env=child_env(), cwd=str(tmp_path))
+    events: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        events.append(message or "")
+
+    with (tmp_path / "stderr.log").open("w") as errlog, anyio.fail_after(CALL_TIMEOUT):
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            first = await client.call_tool("discover_data", {"query": "refund policy"}, progress_callback=on_progress)
+            assert not first.is_error and first.structured_content["refs"]
+            assert any(m.startswith("parse") for m in events) and not any(m.startswith("embed") for m in events)
+            while True:  # the background embedding ends; the semantic lane then runs
+                wiki = await client.call_tool("wiki_search", {"query": "how do refunds work", "limit": 3})
+                if "semantic" in wiki.structured_content["results"][0]["matchReasons"]:
+                    break
+                await anyio.sleep(0.2)
+
+
 # ------------------------------------------------------------------ stdio
 
 

@@ -41,3 +41,13 @@ def test_a_page_whose_frontmatter_breaks_still_reads_whole(make_project):
     assert page.content == text.strip() and page.tags == [] and page.path == "wiki/global/refunds.md"
     assert page.summary.startswith("(this page's frontmatter cannot be read: frontmatter: ")
     service.close()
+
+
+def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
+    """No index yet (wiki_read reads pages from disk, so it answers before any build): the pages are not known,
+    so a key with a path in it is offered KTX's flat form, not an error about the missing index."""
+    service = KtxIndex(make_project({"wiki/global/a-b.md": "---\nsummary: AB\n---\nBody.\n"}), embedder=HashEmbedder())
+    with pytest.raises(InvalidInput, match=r'Wiki keys must be flat; use "a-b"'):
+        service.wiki_read("a/b")
+    assert service.wiki_read("a-b").content == "Body."
+    service.close()

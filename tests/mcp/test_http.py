@@ -1,0 +1,54 @@
+"""http.py's allow-lists in-process (the served end-to-end runs are in test_transports.py, with the real model):
+a page of this machine on any port may call the server, a page of another site may not, whatever it names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from ktx_index.mcp import build_server
+from ktx_index.mcp.http import http_app
+from ktx_index.service import KtxIndex
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}
+
+
+@pytest.fixture
+def http(demo_service: KtxIndex) -> Iterator[TestClient]:
+    app = http_app(build_server(demo_service), "127.0.0.1", 8765, None)
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        yield client
+
+
+def status(http: TestClient, origin: str) -> int:
+    return http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Origin": origin}).status_code
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://127.0.0.1:8765",
+        "http://localhost:6274",
+        "http://127.0.0.1:3000",
+        "https://localhost",
+        "http://[::1]:5173",
+    ],
+)
+def test_a_page_of_this_machine_on_any_port_is_served(http, origin) -> None:
+    assert status(http, origin) == 200
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://evil.example", "http://localhost.evil.example:6274", "http://127.0.0.1.evil.example", "null", "file://"],
+)
+def test_a_page_of_another_site_is_refused(http, origin) -> None:
+    assert status(http, origin) == 403
