@@ -1,4 +1,5 @@
-"""Helpers that write small KTX projects (scan snapshots, profiles) for tests."""
+"""Helpers that write small KTX projects (scan snapshots, profiles) for tests, and the raw MCP request tests send
+without a client."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo"
 #: Vendored copies of the KTX corpora (tests/benchmarks/corpora/README.md); KTX_CORPORA=DIR reads another copy.
 CORPORA = Path(os.environ.get("KTX_CORPORA", REPO / "tests" / "benchmarks" / "corpora"))
+#: An MCP initialize request and the headers streamable HTTP wants with it, for tests that speak the wire directly.
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}
 
 
 def b64(part: str | None) -> str:

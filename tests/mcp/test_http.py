@@ -6,19 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from projects import INITIALIZE, MCP_HEADERS
 from starlette.testclient import TestClient
 
 from ktx_index.mcp import build_server
 from ktx_index.mcp.http import http_app
 from ktx_index.service import KtxIndex
-
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
-}
 
 
 @pytest.fixture
@@ -29,7 +22,7 @@ def http(demo_service: KtxIndex) -> Iterator[TestClient]:
 
 
 def status(http: TestClient, origin: str) -> int:
-    return http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Origin": origin}).status_code
+    return http.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": origin}).status_code
 
 
 @pytest.mark.parametrize(

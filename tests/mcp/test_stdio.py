@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from projects import write_files
+from projects import INITIALIZE, write_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.mcp.stdio import FdLines, FdWriter, pollable
@@ -160,10 +160,6 @@ PROJECT = {
     "ktx.yaml": "connections:\n  warehouse:\n    driver: postgres\nindex:\n  embeddings: false\n",
     "wiki/global/refund-policy.md": "---\nsummary: When a refund is issued\n---\n# Refunds\nRefunds within 30 days.\n",
 }
-INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
-}  # fmt: skip
 
 
 @pytest.mark.slow

@@ -23,7 +23,7 @@ import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from projects import DEMO
+from projects import DEMO, INITIALIZE, MCP_HEADERS
 
 from ktx_index.mcp.server import TOOL_NAMES
 from ktx_index.service import KtxIndex
@@ -35,13 +35,6 @@ TOKEN = "s3cret"
 START_TIMEOUT = 60  # seconds for a server to accept connections
 CALL_TIMEOUT = 120  # seconds for one whole client session (loads the model in the server)
 STOP_TIMEOUT = 15
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
-}
 
 
 @pytest.fixture(scope="module")
