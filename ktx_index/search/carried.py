@@ -9,8 +9,11 @@ word that no best answer matches by its terms, each time without that word, and 
 answer whose cosine drops most without it. The weakest word's drop says how well the answers cover the whole
 question. A misspelt or bridged word is embedded again too: its answers match its correction, not the word.
 
-Each variant costs about one question's embedding, spread over both cores (QueryVectors.get_many). Not for
-wiki_search: one word barely moves a page's cosine. docs/benchmarks.md (twenty-seventh session) has the figures.
+Each variant costs about one question's embedding, spread over both cores (QueryVectors.get_many). A word the
+index holds no term of is matched by no answer whatever the ranking: ``foreseen`` names those variants before
+ranking, and discover_data starts them on the worker behind the question's own vector, while ranking runs. Not
+for wiki_search: one word barely moves a page's cosine. docs/benchmarks.md (twenty-seventh session) has the
+figures, and the thirty-third session's the time the foreseen variants save.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ktx_index.search.signals import CARRIED, answer_order
 from ktx_index.snapshot.snapshot import group_rows
 
 if TYPE_CHECKING:
+    from ktx_index.index.lexical import LexicalIndex
     from ktx_index.search.engine import Engine
     from ktx_index.snapshot.snapshot import Snapshot
 
@@ -55,6 +59,15 @@ def left_out(text: str, words: list[str]) -> list[str]:
                 at = end
         out.append(" ".join(" ".join([*kept, text[at:]]).split()))
     return out
+
+
+def foreseen(lexical: LexicalIndex, q: Query) -> list[str]:
+    """The variants ``weakest`` will embed whatever the ranking: the question without each content word of
+    which the index holds no term (a word no answer matches by its terms; a misspelt or bridged one among
+    them). Within the MOST_WORDS ``weakest`` embeds, in the question's order."""
+    words = content_words(q.text)
+    absent = [w for w in words if any(lexical.doc_freq(term) == 0 for term in question_terms(w).terms)]
+    return left_out(q.text, absent[:MOST_WORDS])
 
 
 def weakest_carried(cosines: np.ndarray, owners: np.ndarray) -> float | None:

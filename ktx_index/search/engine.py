@@ -240,15 +240,20 @@ class Engine:
         return cached.of(query.in_english)  # type: ignore[attr-defined]
 
     def rank(
-        self, query: str | Query, kinds: list[str], connection: str | None = None, pool: int | None = None
+        self,
+        query: str | Query,
+        kinds: list[str],
+        connection: str | None = None,
+        pool: int | None = None,
+        vector: Future[np.ndarray | None] | None = None,
     ) -> list[Candidate]:
         """Score candidates from every lane (``pool`` from each, the params' pool by default) on one scale; best
-        first, floor not applied."""
+        first, floor not applied. ``vector``: the question's embedding the caller started (``vector_ahead``)."""
         p, q = self.params, Query.of(query)
         pool = pool or p.pool
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
-        vector = self.vector_ahead(snap, q.text, kinds)
+        vector = vector if vector is not None else self.vector_ahead(snap, q.text, kinds)
         lexical_lane(self.lexical, q, kinds, connection, pool, candidates, p=p, bridged=self.bridged)
         for uid in self._exact_uids(snap, q):
             candidates.setdefault(uid, Candidate(uid)).exact = True

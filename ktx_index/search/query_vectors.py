@@ -2,7 +2,8 @@
 
 Per engine, so a closed engine's model is not kept alive by a cache; shared by the threads that answer tools
 (lru_cache guards its own bookkeeping; every thread gets the same read-only array). A model failure is
-reported in ``error`` and never cached: the next question tries the model again.
+reported in ``error`` and never cached: the next question tries the model again. Texts are cached one by one,
+so the texts a question will need can be started on the worker ahead (``prefetch``) and picked up later.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ import contextlib
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import numpy as np
 
 from ktx_index.embedding import word_table
-from ktx_index.embedding.embedder import SINGLE_THREAD_BATCH, Embedder
+from ktx_index.embedding.embedder import Embedder
 from ktx_index.embedding.word_table import WordTable
 from ktx_index.search.calibration import PROBES
 
@@ -26,6 +27,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 #: How often a missing word table is looked for again (serve builds it after its catch-up, while answering).
 WORDS_RECHECK_S = 10.0
+#: Texts whose embeddings are kept (questions, and the carried check's variants of them: search/carried.py).
+CACHED_TEXTS = 1024
 #: A question's embedding that took longer than this says the model is not answering at its usual speed (being
 #: loaded, on PyTorch behind a bulk encode, a starved machine): ``quick`` is then False until one is fast again.
 QUICK_ENCODE_S = 0.05
@@ -36,10 +39,13 @@ class QueryVectors:
         self.embedder = embedder
         #: Why the model gave no vector for the last question (None when it did).
         self.error: str | None = None
-        self._cached = functools.lru_cache(maxsize=512)(self._encode)
-        self._cached_many = functools.lru_cache(maxsize=128)(self._encode_many)
+        self._cached = functools.lru_cache(maxsize=CACHED_TEXTS)(self._encode)
         self._busy = 0  # jobs on the worker not yet done (_submit)
-        self._busy_lock = threading.Lock()
+        self._busy_lock = threading.Lock()  # guards _busy, _underway and _unclaimed
+        #: Texts asked of get_many or prefetch and not yet embedded → their embedding, once one thread has made it.
+        self._underway: dict[str, Future[np.ndarray]] = {}
+        self._unclaimed: set[str] = set()  # those of them no thread has started
+        self._prefetching = 0  # prefetch jobs on the worker not yet done (counted in _busy too)
         self._last_encode_s: float | None = None  # how long the latest embedding that ran took (None: none yet)
         #: Embeds a question on the other core while its lexical lane runs (``ahead``); its thread starts
         #: with the first question.
@@ -66,23 +72,75 @@ class QueryVectors:
         return vector
 
     def _encode_many(self, texts: tuple[str, ...]) -> np.ndarray:
-        """Half the texts on the worker, half on this thread, side by side (onnxruntime releases the GIL): each
-        short text costs about as much as a question, so two cores halve the wait. All of them here when the
-        worker is busy with other questions (under load it would only queue them) or closed. Each call embeds at
-        most SINGLE_THREAD_BATCH texts, so it runs on the query session, never loads the bulk one."""
-        encode = self.embedder.encode  # type: ignore[union-attr]  # get_many asks only with a model
-        half = (len(texts) + 1) // 2
-        rest: Future[np.ndarray] | None = None
-        if len(texts) > 1 and not self._busy:
+        """Each text's embedding (cached), the worker and this thread taking the missing ones from one list side
+        by side, one from each end (onnxruntime releases the GIL): each short text costs about as much as a
+        question, so two cores halve the wait. The worker joins only when it holds no other question's job
+        (under load it would only queue them); this thread takes every text no thread has started, the ones
+        ``prefetch`` gave the worker too. All of them here once closed."""
+        distinct = list(dict.fromkeys(texts))
+        results = dict(zip(distinct, self._request(distinct), strict=True))
+        if len(distinct) > 1 and self._busy <= self._prefetching:  # the worker holds no other question's job
             with contextlib.suppress(RuntimeError):  # closed: all of them here
-                rest = self._submit(encode, list(texts[half:]))
-        mine = texts[:half] if rest is not None else texts
-        parts = [encode(list(mine[i : i + SINGLE_THREAD_BATCH])) for i in range(0, len(mine), SINGLE_THREAD_BATCH)]
-        if rest is not None:
-            parts.append(rest.result())
-        vectors = np.asarray(np.vstack(parts), dtype=np.float32)
+                self._submit(self._drain, distinct[::-1])  # from the end, while this thread goes from the start
+                time.sleep(0)  # hand the GIL over, so the worker starts at once (as in ``ahead``)
+        self._drain(distinct)
+        vectors = np.vstack([results[text].result() for text in texts]).astype(np.float32, copy=False)  # or raises
         vectors.flags.writeable = False
         return vectors
+
+    def _request(self, texts: Sequence[str]) -> list[Future[np.ndarray]]:
+        """Each text's pending embedding: the one under way, or a new one no thread has started."""
+        with self._busy_lock:
+            out = []
+            for text in texts:
+                pending = self._underway.get(text)
+                if pending is None:
+                    pending = self._underway[text] = Future()
+                    self._unclaimed.add(text)
+                out.append(pending)
+            return out
+
+    def _drain(self, texts: Sequence[str]) -> None:
+        """Embed the texts no thread has started yet, each claimed before it is embedded: the worker and the
+        asking thread share a list without embedding a text twice."""
+        for text in texts:
+            with self._busy_lock:
+                if text not in self._unclaimed:
+                    continue
+                self._unclaimed.discard(text)
+                pending = self._underway[text]
+            try:
+                vector = self._cached(text)
+            except Exception as exc:  # handed to whoever waits for it; the next ask tries the model again
+                self._finish(text)
+                pending.set_exception(exc)
+            else:
+                self._finish(text)
+                pending.set_result(vector)
+
+    def _finish(self, text: str) -> None:
+        """No longer under way: a later ask finds it in the cache (or tries again after a failure)."""
+        with self._busy_lock:
+            del self._underway[text]
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Start embedding texts a question will need on the worker, behind what it holds already (the
+        question's own vector, ``ahead``), so they are ready or under way when ``get_many`` asks. Skipped when
+        the worker holds more than one job: another question's vector would wait behind these."""
+        if self.embedder is None or not texts or self._busy > 1:
+            return
+        self._request(texts)
+        try:
+            job = self._submit(self._drain, list(texts))
+        except RuntimeError:  # closed: get_many embeds them in line
+            return
+        with self._busy_lock:
+            self._prefetching += 1
+        job.add_done_callback(self._prefetched)  # at once when already done
+
+    def _prefetched(self, _finished: Future[None]) -> None:
+        with self._busy_lock:
+            self._prefetching -= 1
 
     def _submit(self, job: Callable[[T], R], arg: T) -> Future[R]:
         """``job(arg)`` on the worker, counted in ``_busy`` until done (RuntimeError once closed)."""
@@ -115,11 +173,11 @@ class QueryVectors:
         return self._reported(self._cached, text)
 
     def get_many(self, texts: tuple[str, ...]) -> np.ndarray | None:
-        """Several texts' embeddings, one row each (cached by the texts); None when there is no model or it
-        fails (said in ``error``, as for a question; never cached)."""
+        """Several texts' embeddings, one row each (each text cached); None when there is no model or it fails
+        (said in ``error``, as for a question; never cached)."""
         if self.embedder is None or not texts:
             return None
-        return self._reported(self._cached_many, texts)
+        return self._reported(self._encode_many, texts)
 
     def _reported(self, cached: Callable[[T], np.ndarray], arg: T) -> np.ndarray | None:
         """``cached(arg)``, a failure said in ``error`` and returned as None (not cached: the next question

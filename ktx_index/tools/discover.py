@@ -64,7 +64,10 @@ def discover(
         return DiscoverResult(refs=[])
     snap = engine.snapshot
     q = Query.parse(query)
-    ranked = engine.rank(q, wanted, connection_id)
+    vector = engine.vector_ahead(snap, q.text, wanted)
+    if vector is not None:  # behind the question's vector on the worker, while ranking runs here
+        engine.vectors.prefetch(carried.foreseen(engine.lexical, q))
+    ranked = engine.rank(q, wanted, connection_id, vector=vector)
     p = engine.params
     verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,

@@ -78,6 +78,29 @@ def test_a_word_the_answers_do_not_hold_is_not_carried(patients):
     lexical_only.close()
 
 
+def test_the_variants_of_words_the_index_lacks_are_foreseen_before_ranking(patients):
+    service = patients(HashEmbedder())
+    engine = service.refreshed_engine()
+    q = Query.parse("hospital ward of each patient, by hospitl")
+    assert carried.foreseen(engine.lexical, q) == [
+        "ward of each patient, by hospitl",
+        "hospital ward of each patient, by",
+    ]
+    assert carried.foreseen(engine.lexical, Query.parse("ward of each patient")) == []  # every word indexed
+    service.close()
+
+
+def test_discover_embeds_the_foreseen_variants_once(patients):
+    service = patients(HashEmbedder())
+    engine = service.refreshed_engine()
+    embedder = engine.vectors.embedder
+    service.discover_data("hospital ward of each patient")
+    calls = embedder.calls
+    engine.vectors.get_many(("ward of each patient",))  # the carried check's variant, prefetched and cached
+    assert embedder.calls == calls
+    service.close()
+
+
 def test_a_confident_answer_that_carries_no_word_of_the_question_turns_low(patients):
     service = patients(HashEmbedder(), carried={"discover_data": (0.0, 0.06)})
     assert service.discover_data("hospital ward of each patient").confidence == "low"

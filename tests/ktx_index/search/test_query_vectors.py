@@ -18,6 +18,7 @@ class Flaky(HashEmbedder):
     """Fails while ``broken``; notes which thread embedded each text."""
 
     broken = False
+    delay = 0.0  # seconds each call takes besides (the GIL released, as onnxruntime does)
 
     def __init__(self) -> None:
         super().__init__()
@@ -26,6 +27,7 @@ class Flaky(HashEmbedder):
     def encode(self, texts):
         if self.broken:
             raise RuntimeError("model gone")
+        time.sleep(self.delay)
         self.threads.update((text, threading.current_thread().name) for text in texts)
         return super().encode(texts)
 
@@ -103,6 +105,7 @@ def test_quick_only_once_an_embedding_came_back_fast():
 
 def test_many_texts_are_embedded_on_both_threads_cached_and_in_line_once_closed():
     embedder = Flaky()
+    embedder.delay = 0.02  # the worker starts while this thread embeds its first text
     vectors = QueryVectors(embedder)
     texts = ("of each patient", "age of each", "age patient")
     many = vectors.get_many(texts)
@@ -111,7 +114,9 @@ def test_many_texts_are_embedded_on_both_threads_cached_and_in_line_once_closed(
     assert all((many[i] == embedder.encode([t])[0]).all() for i, t in enumerate(texts))  # rows in order
     assert threading.current_thread().name in threads and any(t.startswith("ktx-index-query-vector") for t in threads)
     calls = embedder.calls
-    assert vectors.get_many(texts) is many and embedder.calls == calls  # cached
+    again = vectors.get_many(texts)
+    assert (again == many).all() and embedder.calls == calls  # each text cached
+    assert vectors.get_many(texts[1:]).shape == (2, embedder.dim) and embedder.calls == calls
     embedder.broken = True
     assert vectors.get_many(("refunds", "late refunds")) is None and "model gone" in vectors.error
     embedder.broken = False
@@ -132,3 +137,63 @@ def test_many_texts_are_embedded_here_alone_while_the_worker_is_busy():
     release.set()
     assert many.shape == (6, embedder.dim) and {embedder.threads[t] for t in texts} == {threading.current_thread().name}
     vectors.close()
+
+
+def test_prefetched_texts_are_shared_between_the_worker_and_the_asking_thread():
+    embedder = Flaky()
+    vectors = QueryVectors(embedder)
+    release = threading.Event()
+    vectors._submit(lambda _: release.wait(5), None)  # the question's own vector, still on the worker
+    vectors.prefetch(["age of each", "of each patient"])  # queued behind it
+    assert vectors._busy == 2
+    texts = ("of each patient", "age patient", "age of each")
+    many = vectors.get_many(texts)  # the worker is held: this thread takes the prefetched ones too
+    release.set()
+    assert all((many[i] == embedder.encode([t])[0]).all() for i, t in enumerate(texts))
+    assert {embedder.threads[t] for t in texts} == {threading.current_thread().name}
+    calls = embedder.calls
+    vectors.prefetch(["age of each"])  # done already: cached, never embedded again
+    assert vectors.get_many(("age of each",)) is not None and embedder.calls == calls
+    vectors.close()
+
+
+class Gated(Flaky):
+    """Holds the embedding of a text with 'gated' in it until ``release``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def encode(self, texts):
+        if "gated" in texts[0]:
+            self.started.set()
+            self.release.wait(5)
+        return super().encode(texts)
+
+
+def test_a_prefetched_text_is_embedded_on_the_worker_and_waited_for():
+    embedder = Gated()
+    vectors = QueryVectors(embedder)
+    vectors.prefetch(["gated age of each patient"])
+    assert embedder.started.wait(5)  # the worker is embedding it
+    threading.Timer(0.05, embedder.release.set).start()
+    many = vectors.get_many(("gated age of each patient",))  # waits for the worker's, does not embed it again
+    assert embedder.threads["gated age of each patient"].startswith("ktx-index-query-vector")
+    assert many.shape == (1, embedder.dim) and embedder.calls == 1 and not vectors._underway
+    vectors._worker.submit(lambda: None).result()  # the prefetch job's bookkeeping is done
+    assert not vectors._prefetching and not vectors._busy
+    embedder.broken = True
+    vectors.prefetch(["ward"])  # fails on the worker: the failure reaches whoever asks, and is not kept
+    assert vectors.get_many(("ward",)) is None and "model gone" in vectors.error
+    embedder.broken = False
+    assert vectors.get_many(("ward",)) is not None
+    release = threading.Event()
+    vectors._submit(lambda _: release.wait(5), None)
+    vectors._submit(lambda _: release.wait(5), None)  # two questions' vectors on the worker: no prefetch
+    vectors.prefetch(["ward of each"])
+    release.set()
+    assert not vectors._underway
+    vectors.close()
+    vectors.prefetch(["after close"])  # no worker: nothing started, get_many embeds it here
+    assert vectors.get_many(("after close",)) is not None
+    assert embedder.threads["after close"] == threading.current_thread().name
