@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Literal, TypedDict
 
@@ -15,6 +16,30 @@ Progress = Callable[[str, int, int], None]
 
 def no_progress(_stage: str, _done: int, _total: int) -> None:
     """The progress callback of a caller that shows none."""
+
+
+class ProgressListeners:
+    """One operation's progress told to every caller waiting on it: a call that arrives while another builds the
+    index waits for that build, and hears its progress from then on (each caller's callback counts its own
+    notifications, so each sees its value rise). Callbacks run on the operation's thread."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Progress] = []
+        self._lock = threading.Lock()
+
+    def add(self, listener: Progress) -> None:
+        with self._lock:
+            self._listeners.append(listener)
+
+    def remove(self, listener: Progress) -> None:
+        with self._lock:
+            self._listeners.remove(listener)
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(stage, done, total)
 
 
 class ConnectionInfo(BaseModel):

@@ -26,7 +26,15 @@ from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status, connection_infos
 from ktx_index.logs import log_event
-from ktx_index.reports import ConnectionInfo, InspectReport, Progress, RebuildReport, StatusReport, no_progress
+from ktx_index.reports import (
+    ConnectionInfo,
+    InspectReport,
+    Progress,
+    ProgressListeners,
+    RebuildReport,
+    StatusReport,
+    no_progress,
+)
 from ktx_index.search import learned
 from ktx_index.search.engine import Engine
 from ktx_index.search.scoring import PARAMS, Params
@@ -67,6 +75,7 @@ class KtxIndex:
         self.indexers = indexers or default_indexers()  # kept: their parse caches outlive one rebuild
         self._engine: Engine | None = None
         self._engine_lock = threading.Lock()
+        self._first_build = ProgressListeners()  # the calls waiting on a first build (ensure_index)
         self._builder: Builder | None = None
         self._writer_lock = WriterLock(self.layout)
         self._write_lock = threading.RLock()  # every write path in this process, see the module docstring
@@ -288,14 +297,20 @@ class KtxIndex:
         """The engine, building the index first when there is none yet (a first call on a new project). With
         ``embed_first_build_later`` (serve sets it) that first build commits the lexical index and answers, and the
         texts are embedded in the background, as serve's own start does: ``serve --no-build`` on a large project
-        nobody indexed kept its first caller waiting for the whole embedding (64 s for 30,000 columns)."""
-        if not self.layout.exists():
-            with self._engine_lock:
-                if not self.layout.exists():
-                    later = self.embed_first_build_later and self.embedder is not None
-                    self.rebuild(on_progress=on_progress or no_progress, embed=not later)
-                    if later:
-                        self.embed_in_background()
+        nobody indexed kept its first caller waiting for the whole embedding (64 s for 30,000 columns). A call that
+        arrives during that build waits for it and hears its progress (``on_progress``) from then on."""
+        if self._engine is None:  # not opened yet: there may be no index, or another call building it
+            listener = on_progress or no_progress
+            self._first_build.add(listener)  # a call waiting on another's build hears its progress too
+            try:
+                with self._engine_lock:
+                    if not self.layout.exists():
+                        later = self.embed_first_build_later and self.embedder is not None
+                        self.rebuild(on_progress=self._first_build, embed=not later)
+                        if later:
+                            self.embed_in_background()
+            finally:
+                self._first_build.remove(listener)
         return self.refreshed_engine()
 
     def answers_at_once(self, tool: str) -> bool:

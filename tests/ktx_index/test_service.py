@@ -142,3 +142,41 @@ def test_under_serve_a_first_build_answers_before_its_texts_are_embedded(make_pr
         time.sleep(0.05)
     assert status.chunks and status.chunks_embedded == status.chunks
     service.close()
+
+
+def test_a_call_waiting_on_another_calls_first_build_hears_its_progress(make_project):
+    """Two calls on a project nobody indexed: the second waits for the first one's build, and its progress
+    callback hears that build from when it started waiting (an MCP client that restarts its timeout on progress
+    is not left silent); once built, nothing more reaches either."""
+    root = make_project({f"wiki/global/p{i}.md": f"---\nsummary: Page {i}\n---\nAlpha {i}.\n" for i in range(5)})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    first: list[str] = []
+    second: list[str] = []
+    waiting = threading.Event()
+
+    def builder_hears(stage: str, done: int, total: int) -> None:
+        first.append(stage)
+        if len(first) == 1:  # hold the build until the second call waits on it
+            assert waiting.wait(10)
+            deadline = time.monotonic() + 10
+            while len(service._first_build._listeners) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+    def second_call() -> None:
+        waiting.set()
+        service.discover_data("alpha", on_progress=lambda stage, done, total: second.append(stage))
+
+    builder = threading.Thread(target=service.discover_data, args=("alpha",), kwargs={"on_progress": builder_hears})
+    builder.start()
+    while not first:
+        time.sleep(0.01)
+    waiter = threading.Thread(target=second_call)
+    waiter.start()
+    builder.join(30)
+    waiter.join(30)
+    assert second and set(second) <= set(first) and second[-1] == first[-1]
+    assert not service._first_build._listeners
+    heard = len(second)
+    service.discover_data("alpha", on_progress=lambda stage, done, total: second.append(stage))
+    assert len(second) == heard  # built: no progress
+    service.close()

@@ -9,6 +9,7 @@ Upstream's shapes themselves are held in tests/mcp/test_contract.py.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -868,6 +869,42 @@ async def test_first_call_reports_index_build_progress(make_project) -> None:
             events.clear()
             await c.call_tool("discover_data", {"query": "orders"}, progress_callback=on_progress)
             assert events == []  # nothing long-running left
+    finally:
+        service.close()
+
+
+class SlowEmbedder(HashEmbedder):
+    """Takes half a second a call: a first build long enough for a second call to arrive during it."""
+
+    def encode(self, texts):
+        time.sleep(0.5)
+        return super().encode(texts)
+
+
+async def test_a_call_during_another_calls_first_build_hears_its_progress(make_project) -> None:
+    files = {f"wiki/global/page-{i}.md": f"---\nsummary: Page {i}.\n---\nAbout orders {i}.\n" for i in range(5)}
+    service = KtxIndex(make_project(files), embedder=SlowEmbedder())
+    first: list[str | None] = []
+    second: list[tuple[float, str | None]] = []
+
+    async def on_first(progress: float, total: float | None, message: str | None) -> None:
+        first.append(message)
+
+    async def on_second(progress: float, total: float | None, message: str | None) -> None:
+        second.append((progress, message))
+
+    try:
+        async with Client(build_server(service)) as c:
+            async with anyio.create_task_group() as group:
+                ask = functools.partial(c.call_tool, progress_callback=on_first)
+                group.start_soon(ask, "discover_data", {"query": "orders"})
+                with anyio.fail_after(30):
+                    while not first:  # the build has started; its embedding takes half a second
+                        await anyio.sleep(0.01)
+                answer = await c.call_tool("wiki_search", {"query": "orders"}, progress_callback=on_second)
+            assert not answer.is_error and answer.structured_content["results"]
+            assert [p for p, _ in second] == list(range(1, len(second) + 1))  # its own count, one step up each
+            assert second and second[-1][1] == first[-1]  # heard the build to its end
     finally:
         service.close()
 
