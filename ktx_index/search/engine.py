@@ -204,6 +204,14 @@ class Engine:
             cache = derived["documents"] = LRUCache(CACHED_DOCUMENTS)
         return cache
 
+    def stale(self, snap: Snapshot) -> dict[str, str]:
+        """The snapshot's documents kept from a file's last good version → the file and why its latest does not
+        parse (one read per snapshot; almost always empty). Refs carry it, so an agent knows what it reads."""
+        found: dict[str, str] | None = snap.derived.get("stale")  # type: ignore[assignment]
+        if found is None:
+            found = snap.derived["stale"] = self.store.docs.stale_by_uid()
+        return found
+
     def per_generation(self, name: str, build: Callable[[], T]) -> T:
         """What a tool derives from the index at its current generation (``name`` tells them apart), built
         by ``build`` once per generation: the dictionary's value index reads every profiled value."""

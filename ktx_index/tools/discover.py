@@ -106,9 +106,11 @@ def discover(
             seen[key] = len(chosen)
         chosen.append((cand, doc, []))
     terms = set(q.terms)
+    stale = engine.stale(snap)
     refs = []
     for cand, doc, twins in chosen:
         ref = _ref(doc, cand, terms, explain)
+        ref.stale = stale.get(doc.uid)
         for twin in twins:
             _merge_twin(ref, twin)
         refs.append(ref)

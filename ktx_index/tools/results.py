@@ -32,6 +32,12 @@ def _absent_if_none(value: Any) -> bool:
     return value is None
 
 
+#: A ref from a file that broke after it was indexed, said in both searches' output schemas.
+STALE = (
+    "ktx-index: present when the file this item comes from no longer parses: the item is its last good version, and "
+    "this names the file and why (`ktx-index status` lists it too). Its latest edit is not in the answer."
+)
+
 #: Why the answer is, or is not, confident: set only with explain (``ktx-index search --explain``), never over MCP,
 #: so (like a ref's ``lanes`` and a page's ``laneScores``) it stays out of the tools' outputSchema.
 CONFIDENCE_REASON = "ktx-index: why the answer is confident, low or empty, with the figures read (only with explain)."
@@ -96,6 +102,7 @@ class DiscoverRef(Strict):
     columnName: str | SkipJsonSchema[None] = Field(
         default=None, exclude_if=_absent_if_none, description="Column name (columns and dimensions)."
     )
+    stale: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description=STALE)
     lanes: SkipJsonSchema[LaneScores | None] = Field(
         default=None, exclude_if=_absent_if_none, description="ktx-index: per-lane scores (only with explain)."
     )
@@ -155,6 +162,7 @@ class WikiResult(Strict):
         exclude_if=_absent_if_none,
         description="ktx-index: best-matching passage, matched words in <mark>.",
     )
+    stale: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description=STALE)
     laneScores: SkipJsonSchema[LaneScores | None] = Field(
         default=None, exclude_if=_absent_if_none, description="ktx-index: per-lane scores (only with explain)."
     )

@@ -56,6 +56,7 @@ def wiki_search(
             ("exact", "available", None, sum(1 for c in ranked if c.exact), 1.0),
         )
     ]  # fmt: skip
+    stale = engine.stale(engine.snapshot)
     results: list[WikiResult] = []
     for cand in ranked[:limit]:
         doc = docs.get(cand.uid)
@@ -80,6 +81,7 @@ def wiki_search(
                 matchReasons=reasons,
                 lanes=None if results else lanes,
                 snippet=snippet(doc, "body", terms),
+                stale=stale.get(doc.uid),
                 laneScores=LaneScores.of(cand) if explain else None,
             )
         )

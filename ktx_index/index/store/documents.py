@@ -211,6 +211,11 @@ class Documents:
         sql = "SELECT kind, connection, COUNT(*) FROM docs GROUP BY kind, connection"
         return [KindCount(*row) for row in self._db.execute(sql)]
 
+    def stale_by_uid(self) -> dict[str, str]:
+        """uid → "path: reason" of every document kept from an earlier read of a file that no longer parses."""
+        rows = self._db.execute("SELECT uid, path, stale FROM docs WHERE stale IS NOT NULL")
+        return {uid: f"{path}: {reason}" for uid, path, reason in rows}
+
     def stale(self) -> list[StaleDoc]:
         """(path, reason, scope) of the files whose documents are kept from an earlier read."""
         sql = "SELECT DISTINCT path, stale, scope FROM docs WHERE stale IS NOT NULL"

@@ -88,13 +88,19 @@ def test_broken_file_keeps_last_good_documents_flagged_stale(project):
     report = service.rebuild()
     assert report.kept_stale == 1 and report.deleted == 0
     assert [s.path for s in report.stale] == ["wiki/global/revenue.md"]
-    assert service.wiki_search("refunds").results[0].key == "revenue"  # still searchable
+    found = service.wiki_search("refunds").results[0]
+    assert found.key == "revenue"  # still searchable, and said to be the last good version, with why
+    assert found.stale.startswith("wiki/global/revenue.md: ") and "frontmatter" in found.stale
+    refs = service.discover_data("refunds").refs
+    assert next(r for r in refs if r.id == "revenue").stale == found.stale
+    assert all(r.stale is None and "stale" not in r.model_dump() for r in refs if r.id != "revenue")
     status = service.status()
     assert status.stale and any(d.path == "wiki/global/revenue.md" for d in status.diagnostics)
     (project / "wiki/global/revenue.md").write_text(PAGE.format(summary="Revenue v2", body="Gross revenue."))
     repaired = service.rebuild()
     assert repaired.updated == 1 and repaired.stale == []
     assert service.wiki_read("revenue").summary == "Revenue v2"
+    assert all(r.stale is None for r in service.wiki_search("revenue").results)
     service.close()
 
 
