@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.tools.results import Strict, TableRefOut, _absent_if_none
+from ktx_index.tools.results import STALE, Strict, TableRefOut, _absent_if_none
 
 
 class WikiPage(Strict):
@@ -82,6 +82,7 @@ class EntityFound(Strict):
     snapshot: Snapshot
     description: str | None = Field(None, description="ktx-index: resolved table description, else null.")
     profiledRows: int | None = Field(None, description="ktx-index: rows the profile sampled.")
+    stale: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description=STALE)
 
 
 class TableCandidate(Strict):

@@ -420,4 +420,5 @@ def _details(
         snapshot=snapshot,
         description=table.description or table.summary,
         profiledRows=attrs.get("profiledRows"),
+        stale=store.docs.stale_by_uid(table.uid).get(table.uid),
     )

@@ -211,10 +211,13 @@ class Documents:
         sql = "SELECT kind, connection, COUNT(*) FROM docs GROUP BY kind, connection"
         return [KindCount(*row) for row in self._db.execute(sql)]
 
-    def stale_by_uid(self) -> dict[str, str]:
-        """uid → "path: reason" of every document kept from an earlier read of a file that no longer parses."""
-        rows = self._db.execute("SELECT uid, path, stale FROM docs WHERE stale IS NOT NULL")
-        return {uid: f"{path}: {reason}" for uid, path, reason in rows}
+    def stale_by_uid(self, uid: str | None = None) -> dict[str, str]:
+        """uid → "path: reason" of every document (or of ``uid`` alone) kept from an earlier read of a file that
+        no longer parses."""
+        sql, args = "SELECT uid, path, stale FROM docs WHERE stale IS NOT NULL", []
+        if uid is not None:
+            sql, args = sql + " AND uid = ?", [uid]
+        return {found: f"{path}: {reason}" for found, path, reason in self._db.execute(sql, args)}
 
     def stale(self) -> list[StaleDoc]:
         """(path, reason, scope) of the files whose documents are kept from an earlier read."""

@@ -3,6 +3,7 @@
 import os
 
 import pytest
+from projects import column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput
@@ -50,4 +51,22 @@ def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
     with pytest.raises(InvalidInput, match=r'Wiki keys must be flat; use "a-b"'):
         service.wiki_read("a/b")
     assert service.wiki_read("a-b").content == "Body."
+    service.close()
+
+
+def test_a_table_whose_scan_file_breaks_is_read_as_its_last_good_version_and_says_so(make_project):
+    table = {"catalog": None, "db": "raw", "name": "orders", "columns": [column("id", "int"), column("status")]}
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    root = make_project(files)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    entity = [{"table": "raw.orders"}]
+    assert "stale" not in service.entity_details("warehouse", entity).results[0].model_dump()
+    path = next(p for p in files if p.endswith(".json") and "/tables/" in p)
+    (root / path).write_text('{"name": "orders", "columns": [')  # truncated by an interrupted rescan
+    service.rebuild()
+    details = service.entity_details("warehouse", entity).results[0]
+    assert details.ok and [c.name for c in details.columns] == ["id", "status"]
+    assert details.stale.startswith(f"{path}: ")
+    assert service.discover_data("orders status").refs[0].stale == details.stale
     service.close()
