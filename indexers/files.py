@@ -59,6 +59,12 @@ class ProjectFiles(Protocol):
     @property
     def max_file_bytes(self) -> int: ...
 
+    @property
+    def undecodable_names(self) -> set[str]:
+        """Paths whose names are not valid UTF-8, as listing found them (shown with their bytes escaped): they
+        are never read, and the planner reports them."""
+        ...
+
 
 def read_text(project: ProjectFiles, rel: str) -> str:
     """Read a project file as UTF-8 text, refusing anything unsafe or unusable."""
@@ -169,16 +175,36 @@ def read_json(project: ProjectFiles, rel: str) -> Any:
 
 
 def _entries(project: ProjectFiles, rel_dir: str) -> list[os.DirEntry[str]]:
-    """The visible entries of a project folder; a missing one has none, one that cannot be listed raises."""
+    """The visible entries of a project folder; a missing one has none, one that cannot be listed raises. An
+    entry whose name is not valid UTF-8 is left out and noted in ``project.undecodable_names``: every later
+    step (a fingerprint, the store, a diagnostic) needs the path as text."""
     try:
         with os.scandir(project.root / rel_dir) as it:
-            return [entry for entry in it if not entry.name.startswith(".")]
+            entries = [entry for entry in it if not entry.name.startswith(".")]
     except FileNotFoundError:
         return []
     except NotADirectoryError as exc:  # empty would read as everything in it deleted
         raise UnlistedFolder(rel_dir, "a file where a folder belongs") from exc
     except OSError as exc:
         raise UnlistedFolder(rel_dir, exc.strerror or str(exc)) from exc
+    named = [entry for entry in entries if _decodable(entry.name)]
+    if len(named) < len(entries):
+        project.undecodable_names.update(printable(f"{rel_dir}/{e.name}") for e in entries if not _decodable(e.name))
+    return named
+
+
+def _decodable(name: str) -> bool:
+    """Whether a name read from the file system is valid UTF-8 (Python keeps other bytes as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(path: str) -> str:
+    """A path with the bytes of a name that is not valid UTF-8 shown escaped (``caf\\xe9.yaml``)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _kind(entry: os.DirEntry[str]) -> str:

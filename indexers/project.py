@@ -117,6 +117,8 @@ class Project:
     connections: dict[str, Connection] = field(default_factory=dict)
     settings: IndexSettings = field(default_factory=IndexSettings)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: Paths listing left out because their names are not valid UTF-8 (files.py; reported by the planner).
+    undecodable_names: set[str] = field(default_factory=set)
 
     @cached_property
     def real_root(self) -> Path:

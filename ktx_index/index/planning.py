@@ -63,6 +63,10 @@ class FileStats:
         self.tails.clear()
 
 
+#: Why a file whose name is not valid UTF-8 is not indexed (indexers/files.py leaves it out of every listing).
+UNDECODABLE = "the file name is not valid UTF-8, so the file is not read: rename it"
+
+
 def scope_fingerprint(scope: Scope, stat: FileStats) -> str:
     """Changes when any of the scope's files changes size or modification time, appears or vanishes."""
     try:
@@ -70,7 +74,7 @@ def scope_fingerprint(scope: Scope, stat: FileStats) -> str:
     except TypeError:  # an unhashable context: not cached
         context = json.dumps(scope.context, default=str)
     parts = [scope.key, context, stat.joined(scope.files)] if scope.files else [scope.key, context]
-    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+    return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()  # any path hashes
 
 
 @functools.lru_cache(maxsize=4096)
@@ -138,10 +142,14 @@ class _Listing:
         stat = FileStats(project.root)
         listed: list[tuple[Indexer, Scope, str]] = []
         diagnostics: list[Diagnostic] = []
+        project.undecodable_names.clear()  # listed again below
         for indexer in indexers:
             scopes, listing_diags = indexer.scopes(project)
             diagnostics.extend(listing_diags)
             listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
+        diagnostics += [
+            Diagnostic(path=path, message=UNDECODABLE, code="parse_error") for path in sorted(project.undecodable_names)
+        ]
         heads: dict[str, list[int]] = {}
         tails: dict[tuple[str, ...], list[int]] = {}
         for i, (_, scope, _) in enumerate(listed):

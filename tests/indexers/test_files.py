@@ -4,7 +4,7 @@ booleans, no alias bombs), and directory listings (sorted, hidden files skipped)
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,7 @@ class Files:
 
     root: Path
     max_file_bytes: int = 1_000_000
+    undecodable_names: set[str] = field(default_factory=set)
 
     @property
     def real_root(self) -> Path:
@@ -113,6 +114,17 @@ def test_listings_are_sorted_skip_hidden_entries_and_a_missing_folder_is_empty(f
     assert list_files(files, "wiki", (".md",), recursive=True) == ["wiki/a.md", "wiki/b.md", "wiki/sub/c.md"]
     assert list_dirs(files, "wiki") == ["dir.md", "sub"]
     assert list_files(files, "nowhere", (".md",)) == [] and list_dirs(files, "nowhere") == []
+
+
+def test_a_name_that_is_not_utf8_is_left_out_of_listings_and_noted(files):
+    os.makedirs(files.root / "wiki")
+    os.makedirs(files.root / b"wiki/d\xe9p\xf4t".decode("utf-8", "surrogateescape"))
+    (files.root / "wiki/a.md").write_bytes(b"x")
+    with open(os.path.join(os.fsencode(files.root), b"wiki/caf\xe9.md"), "wb") as fh:  # Latin-1 bytes, not UTF-8
+        fh.write(b"x")
+    assert list_files(files, "wiki", (".md",), recursive=True) == ["wiki/a.md"]
+    assert list_dirs(files, "wiki") == []
+    assert files.undecodable_names == {"wiki/caf\\xe9.md", "wiki/d\\xe9p\\xf4t"}
 
 
 def test_a_folder_that_cannot_be_listed_is_named_not_taken_for_empty(files):

@@ -169,6 +169,21 @@ def test_a_looping_folder_anywhere_keeps_what_it_hides(make_project, looping, ho
     service.close()
 
 
+def test_files_whose_names_are_not_utf8_are_reported_and_the_rest_indexed(project):
+    """A name in another encoding (Latin-1 bytes) once crashed rebuild, status and serve; it is a diagnostic now."""
+    service = service_for(project)
+    for rel in (b"semantic-layer/warehouse/caf\xe9.yaml", b"wiki/global/r\xe9sum\xe9.md"):
+        with open(os.path.join(os.fsencode(project), rel), "wb") as fh:
+            fh.write(b"name: x\n")
+    report = service.rebuild()
+    named = {d.path: d.message for d in report.diagnostics if "UTF-8" in d.message}
+    assert set(named) == {"semantic-layer/warehouse/caf\\xe9.yaml", "wiki/global/r\\xe9sum\\xe9.md"}
+    assert "rename it" in named["wiki/global/r\\xe9sum\\xe9.md"]
+    assert service.wiki_search("refunds").results and service.discover_data("order count").refs
+    assert {d.path for d in service.status().diagnostics} >= set(named)
+    service.close()
+
+
 def test_a_field_of_the_wrong_shape_keeps_what_it_held_stale(project):
     service = service_for(project)
     service.rebuild()
