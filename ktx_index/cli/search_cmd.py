@@ -24,6 +24,8 @@ def render_discover(result: DiscoverResult, explain: bool) -> None:
         click.echo(f"{i:>2}. {ref.score:.3f}  {ref.kind:<12} {ref.id}{where}  (matched on {ref.matchedOn})")
         if ref.summary:
             click.echo(f"      {ref.summary[:150]}")
+        if ref.stale:
+            click.echo(f"      stale: the last good version; {ref.stale}")
         if explain and ref.lanes:
             click.echo(f"      {render_lanes(ref.lanes)}")
 
@@ -57,6 +59,8 @@ def render_wiki(result: WikiSearchResult, explain: bool) -> None:
         click.echo(f"{i:>2}. {page.score:.3f}  {page.key} ({page.scope.lower()})  {', '.join(page.matchReasons)}")
         if page.summary:
             click.echo(f"      {page.summary[:150]}")
+        if page.stale:
+            click.echo(f"      stale: the last good version; {page.stale}")
         if explain and page.snippet:
             click.echo(f"      {page.snippet}")
         if explain and page.laneScores:
@@ -90,7 +94,11 @@ def render_dictionary(result: DictionarySearchResult) -> None:
     help="Which search to run. For dictionary_search each word is a value (quote multi-word values).",
 )
 @click.option(
-    "--kinds", "kinds", multiple=True, type=click.Choice(SEARCH_KINDS), help="discover_data kind filter (repeatable)."
+    "--kinds",
+    "kinds",
+    multiple=True,
+    type=click.Choice(SEARCH_KINDS, case_sensitive=False),
+    help="discover_data kind filter (repeatable).",
 )
 @click.option(
     "--connection",
@@ -114,9 +122,11 @@ def search_command(
 ) -> None:
     """Search the index. --json prints exactly the object the MCP tool returns."""
     if not "".join(words).strip():
-        raise click.BadParameter(
-            "the question is empty; e.g. ktx-index search monthly orders by customer", param_hint="WORDS"
-        )
+        example = "PAID 'North America'" if tool == "dictionary_search" else "monthly orders by customer"
+        raise click.BadParameter(f"the question is empty; e.g. ktx-index search {example}", param_hint="WORDS")
+    if kinds and tool != "discover_data":
+        raise click.BadParameter(f"--kinds filters discover_data only; drop it for {tool}", param_hint="--kinds")
+    connection_id = (connection_id or "").strip() or None  # an empty id is no filter, as the MCP tools read it
     service = open_service(project_dir)
     try:
         if tool == "dictionary_search":
@@ -124,7 +134,8 @@ def search_command(
         elif tool == "wiki_search":
             result = service.wiki_search(" ".join(words), limit, connection_id=connection_id, explain=explain)
         else:
-            result = service.discover_data(" ".join(words), connection_id, list(kinds) or None, limit, explain)
+            wanted = [kind.lower() for kind in kinds] or None
+            result = service.discover_data(" ".join(words), connection_id, wanted, limit, explain)
     finally:
         service.close()
     if as_json:

@@ -52,3 +52,19 @@ def test_user_errors_exit_1_with_the_next_step(project, tmp_path):
     assert run_cli("search", "--project", project).exit_code == 2  # usage error: no words
     blank = run_cli("search", "  ", "--project", project)
     assert blank.exit_code == 2 and "the question is empty" in blank.output
+
+
+def test_options_are_read_as_the_mcp_tools_read_them_and_stale_results_say_so(project):
+    run_cli("rebuild", "--project", project)
+    capitals = run_cli("search", "order", "count", "--kinds", "SL_Measure", "--project", project)
+    assert capitals.exit_code == 0 and "orders.order_count" in capitals.output
+    assert run_cli("search", "order", "--connection", " ", "--project", project).exit_code == 0  # no filter
+    misplaced = run_cli("search", "refunds", "--tool", "wiki_search", "--kinds", "table", "--project", project)
+    assert misplaced.exit_code == 2 and "--kinds filters discover_data only" in misplaced.output
+    blank = run_cli("search", " ", "--tool", "dictionary_search", "--project", project)
+    assert blank.exit_code == 2 and "search PAID" in blank.output
+    (project / "wiki/global/revenue.md").write_text("---\nsummary: [broken\n---\nRevenue is net of refunds.\n")
+    run_cli("rebuild", "--project", project)
+    wiki = run_cli("search", "refunds", "--tool", "wiki_search", "--project", project)
+    assert "stale: the last good version; wiki/global/revenue.md: frontmatter" in wiki.output
+    assert "stale: the last good version" in run_cli("search", "revenue", "--project", project).output
