@@ -140,6 +140,10 @@ def cluster_progress(update: Callable[[str, int, int], None], quiet: bool) -> Ca
     return progress
 
 
+#: Changed files status lists by name (the count covers them all).
+SHOWN_PATHS = 20
+
+
 def render_status(report: StatusReport) -> None:
     click.echo(f"project      {report.project}")
     click.echo(f"index        {report.index_path}{'' if report.exists else '  (missing: run `ktx-index rebuild`)'}")
@@ -160,9 +164,17 @@ def render_status(report: StatusReport) -> None:
             f"{report.bridge_words} words looked up" if report.bridge_words else "none yet: words embedded one by one"
         )
         click.echo(f"word table   {table} (built once per machine by rebuild or serve)")
-    click.echo(f"changed      {report.changed_files} file(s) changed since the last commit")
-    for path in report.changed_paths[:20]:
+    if report.changed_files:  # a scope's files are read together: one edited file puts its siblings here too
+        click.echo(
+            f"changed      {report.changed_files} file(s) to read again: a file of theirs changed since the last "
+            "commit (`ktx-index rebuild` reads them; `watch` and `serve --watch` do as files change)"
+        )
+    else:
+        click.echo("changed      0 file(s): the index is up to date with the project")
+    for path in report.changed_paths[:SHOWN_PATHS]:
         click.echo(f"  {path}")
+    if report.changed_files > SHOWN_PATHS:
+        click.echo(f"  … and {report.changed_files - SHOWN_PATHS} more")
     if report.writer_pid:
         click.echo(f"writer       PID {report.writer_pid}")
     watcher = report.watcher

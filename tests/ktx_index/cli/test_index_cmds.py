@@ -22,9 +22,14 @@ def test_status_reports_changed_files(project):
     report = json.loads(run_cli("status", "--project", project, "--json").output)
     assert report["changed_files"] == 1 and report["changed_paths"] == ["wiki/global/new-page.md"]
     assert report["ranker"] == learned.fingerprint()  # which learned order this install ranks with
+    text = run_cli("status", "--project", project).output
+    assert "changed      1 file(s) to read again" in text and "`ktx-index rebuild` reads them" in text
+    for i in range(25):
+        (project / f"wiki/global/more-{i}.md").write_text("---\nsummary: more\n---\nbody\n")
+    assert "  … and 6 more" in run_cli("status", "--project", project).output
 
 
 def test_json_stays_valid_when_a_file_name_is_not_utf8(project):
     (project / "wiki/global").joinpath(os.fsdecode(b"bad\xff.md")).write_text("---\nsummary: x\n---\nbody\n")
     report = json.loads(run_cli("rebuild", "--project", project, "--json").output)
-    assert "wiki/global/bad\udcff.md" in {d["path"] for d in report["diagnostics"]}
+    assert "wiki/global/bad\\xff.md" in {d["path"] for d in report["diagnostics"]}  # its bytes escaped
