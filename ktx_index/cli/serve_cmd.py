@@ -28,7 +28,13 @@ if TYPE_CHECKING:
 @project_option
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="HTTP port (0: one the system picks, printed at start).",
+)
 @click.option(
     "--token",
     envvar="KTX_INDEX_TOKEN",
@@ -74,7 +80,7 @@ def serve_command(
     Every tool call is logged as one JSON line (stderr, or --log-file). With --upstream, one server for the
     agent's whole loop: ktx-index's tools plus upstream KTX's (sl_query, sql_execution, memory_ingest…)."""
     from ktx_index.mcp import build_server
-    from ktx_index.mcp.http import is_loopback, serve_http
+    from ktx_index.mcp.http import is_loopback, listen, serve_http
     from ktx_index.mcp.upstream import UpstreamSpec
 
     if transport == "http" and not is_loopback(host) and not token:  # refuse an unsafe bind before any work
@@ -84,6 +90,7 @@ def serve_command(
     if upstream_headers and upstream is None:
         raise click.UsageError("--upstream-header needs --upstream URL")
     spec = UpstreamSpec.parse(upstream, upstream_headers) if upstream is not None else None  # before any work
+    sock = listen(host, port) if transport == "http" else None  # a port in use fails here, before any work
     faulthandler.enable()  # a crash in native code (ONNX Runtime, tantivy, watchfiles) says where, on stderr
     service = open_service(project_dir)
     service.embed_first_build_later = True  # --no-build on a project with no index: the first call answers lexically
@@ -108,13 +115,15 @@ def serve_command(
             server = build_server(service, _gateway(service, spec))
             server.ready = threading.Event()
             service.in_background("ktx-index-warm", functools.partial(_warm, service, server.ready))
-            if transport == "stdio":
+            if sock is None:
                 server.run("stdio")  # returns at the end of stdin
             else:
-                click.echo(f"ktx-index: serving MCP at http://{host}:{port}/mcp", err=True)
-                serve_http(server, host, port, token)
+                click.echo(f"ktx-index: serving MCP at http://{host}:{sock.getsockname()[1]}/mcp", err=True)
+                serve_http(server, sock, host, token)
         finally:
             stopper.stop()
+            if sock is not None:
+                sock.close()
 
 
 class Stopper:

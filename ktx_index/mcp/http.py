@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import socket
 from typing import Any
 
 import uvicorn
@@ -76,6 +77,27 @@ def http_app(server: MCPServer, host: str, port: int, token: str | None) -> Any:
     return BearerAuth(app, token) if token else app
 
 
-def serve_http(server: MCPServer, host: str, port: int, token: str | None) -> None:
-    app = http_app(server, host, port, token)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).run()
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything else runs (serve binds it first): a port in use is an error
+    naming it rather than a "serving" line and then uvicorn's own, and port 0 becomes the one the system chose
+    (``socket.getsockname``), which serve then prints."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise InvalidInput(f"cannot listen on {host}: {exc.strerror or exc}", "pass --host 127.0.0.1") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}", "pass another --port (0 lets the system pick one)"
+        ) from exc
+    return sock
+
+
+def serve_http(server: MCPServer, sock: socket.socket, host: str, token: str | None) -> None:
+    """Serve on ``sock`` (``listen``) until stopped; ``host`` as the user named it, for the allowed Host headers."""
+    app = http_app(server, host, sock.getsockname()[1], token)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])

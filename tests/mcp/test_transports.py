@@ -7,6 +7,7 @@ served process runs with ``--no-build`` and answers from that index.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -268,3 +269,43 @@ def test_http_non_loopback_without_token_is_refused(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "token" in done.stderr and "0.0.0.0" in done.stderr, done.stderr
+
+
+def test_http_on_a_port_in_use_is_an_error_before_any_serving_line(tmp_path: Path) -> None:
+    (tmp_path / "ktx.yaml").write_text("connections: {}\nindex:\n  embeddings: false\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        args = serve_args(tmp_path, "--transport", "http", "--port", str(port))
+        done = subprocess.run(
+            [str(KTX_INDEX), *args], capture_output=True, text=True, timeout=60, env=child_env(), cwd=tmp_path
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "pass another --port" in done.stderr
+    assert "serving MCP" not in done.stderr
+
+
+async def test_http_on_port_0_says_the_port_the_system_chose(tmp_path: Path) -> None:
+    (tmp_path / "ktx.yaml").write_text("connections: {}\nindex:\n  embeddings: false\n")
+    (tmp_path / "wiki/global").mkdir(parents=True)
+    (tmp_path / "wiki/global/refunds.md").write_text("---\nsummary: Refunds\n---\nWithin 30 days.\n")
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(KTX_INDEX), *serve_args(tmp_path, "--transport", "http", "--port", "0")],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=child_env(), cwd=tmp_path,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not (said := re.search(r"serving MCP at (http://127\.0\.0\.1:(\d+)/mcp)", log.read_text())):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        assert said.group(2) != "0"
+        wait_until_listening(proc, int(said.group(2)), log)
+        with anyio.fail_after(CALL_TIMEOUT):
+            async with Client(said.group(1)) as client:
+                found = await client.call_tool("wiki_search", {"query": "refunds"})
+                assert not found.is_error and found.structured_content["results"]
+    finally:
+        stop(proc)
