@@ -65,6 +65,40 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     return meta, text[match.end() :].strip()
 
 
+#: Frontmatter fields of text (``TEXT_FIELDS``) or of ids (one, or a list: ``LIST_FIELDS``), and what KTX makes of
+#: another shape: it drops it, which for ``connections`` widens the page to every connection.
+TEXT_FIELDS = ("summary",)
+LIST_FIELDS = {
+    "tags": "no tags",
+    "refs": "no refs",
+    "sl_refs": "no refs",
+    "tables": "no tables",
+    "connections": "no connections, so the page applies to every connection",
+}
+
+
+def shape_problems(meta: dict[str, Any]) -> list[str]:
+    """What in a page's frontmatter has a shape KTX does not read, and how it is read instead (a field of the
+    wrong shape is a diagnostic everywhere else in a project; here it was dropped without a word)."""
+    out = []
+    for name in TEXT_FIELDS:
+        if meta.get(name) is not None and not isinstance(meta[name], str):
+            out.append(f"{name}: expected text, got {meta[name]!r}; read as no {name} (quote it)")
+    for name, instead in LIST_FIELDS.items():
+        value = meta.get(name)
+        if value is None or isinstance(value, str):
+            continue
+        if isinstance(value, list):
+            dropped = [item for item in value if not isinstance(item, str)]
+            if not dropped:
+                continue
+            if len(dropped) < len(value):
+                out.append(f"{name}: {dropped!r} left out, not text (quote them)")
+                continue
+        out.append(f"{name}: expected text or a list of text, got {value!r}; read as {instead}")
+    return out
+
+
 def split_sections(body: str) -> list[Section]:
     """Split a Markdown body at headings (outside code fences); the heading path labels each part."""
     sections: list[Section] = []
@@ -143,6 +177,8 @@ class WikiIndexer(Indexer):
             return result
         key: str = scope.get("key")
         page_scope: str = scope.get("scope")
+        for problem in shape_problems(meta):  # read as KTX reads them (dropped), and said
+            result.problem(rel, problem, code="warning")
         summary = clean_text(meta.get("summary"))
         tags = as_str_list(meta.get("tags"))
         attrs: dict[str, Any] = {

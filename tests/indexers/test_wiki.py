@@ -44,7 +44,7 @@ def wiki_docs(root):
 def test_page_fields_and_flat_list_rule(make_project):
     root = make_project({"wiki/global/churn.md": PAGE})
     (doc,), diags = wiki_docs(root)
-    assert diags == []
+    assert [(d.code, d.message) for d in diags] == [("warning", "tags: [7] left out, not text (quote them)")]
     assert doc.uid == "wiki:global:churn" and doc.id == "churn" and doc.kind == "wiki"
     assert doc.summary == "How churn is defined"
     assert doc.tags == ["retention", "churn"]  # non-string entries dropped, as KTX does
@@ -52,6 +52,17 @@ def test_page_fields_and_flat_list_rule(make_project):
     assert doc.attrs["slRefs"] == ["warehouse.subscriptions"]
     assert doc.attrs["stale_since"] == "2026-05-01"
     assert doc.body.startswith("# Churn") and doc.path == "wiki/global/churn.md"
+
+
+def test_fields_of_another_shape_are_read_as_ktx_reads_them_and_said(make_project):
+    page = "---\nsummary: 5\nconnections: 5\ntags: [2024]\nrefs: {a: b}\n---\nBody.\n"
+    (doc,), diags = wiki_docs(make_project({"wiki/global/odd.md": page}))
+    assert doc.summary is None and doc.attrs["connections"] == [] and doc.tags == [] and doc.attrs["refs"] == []
+    said = {d.message.split(":")[0]: d.message for d in diags if d.code == "warning"}
+    assert said["summary"] == "summary: expected text, got 5; read as no summary (quote it)"
+    assert said["connections"].endswith("got 5; read as no connections, so the page applies to every connection")
+    assert said["tags"] == "tags: expected text or a list of text, got [2024]; read as no tags"
+    assert set(said) == {"summary", "connections", "tags", "refs"} and {d.path for d in diags} == {"wiki/global/odd.md"}
 
 
 def test_sections_follow_headings_but_not_code_fences():
