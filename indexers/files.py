@@ -169,7 +169,9 @@ def read_json(project: ProjectFiles, rel: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SourceError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+        where = f"line {exc.lineno}, column {exc.colno}"
+        ends = " (the file ends early: written only in part?)" if not text.rstrip().endswith(("}", "]")) else ""
+        raise SourceError(f"invalid JSON at {where}: {exc.msg.removesuffix(' at')}{ends}") from exc
     except RecursionError as exc:
         raise SourceError("JSON nested too deeply") from exc
 

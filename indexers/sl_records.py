@@ -251,7 +251,9 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
                 )
             continue
         if not isinstance(data, dict):
-            diagnostics.append(Diagnostic(path=rel, message="source file must be a YAML mapping", code="parse_error"))
+            got = "the file is empty" if data is None else f"got {type(data).__name__}"
+            message = f"source file must be a YAML mapping ({got})"
+            diagnostics.append(Diagnostic(path=rel, message=message, code="parse_error"))
             continue
         name = data.get("name")
         if isinstance(name, (int, float)) and not isinstance(name, bool):  # `name: 2024` meant the text

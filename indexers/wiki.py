@@ -170,7 +170,7 @@ class WikiIndexer(Indexer):
         try:
             text = read_text(project, rel)
             if not text.strip():  # most often a save caught half-way (a shell's `>` truncates, then writes)
-                raise SourceError("the page is empty: not indexed (an earlier version stays) until it has content")
+                raise SourceError("the page is empty: not indexed until it has content (an indexed version stays)")
             meta, body = split_frontmatter(text)
         except SourceError as exc:
             result.problem(rel, str(exc), code="parse_error")

@@ -99,8 +99,11 @@ def test_bad_yaml_names_its_line_and_an_alias_bomb_is_not_expanded():
 
 def test_bad_json_names_its_position(files):
     write(files, "t.json", b'{"a": 1,\n "b": }')
-    with pytest.raises(SourceError, match="invalid JSON at line 2, column 7"):
+    with pytest.raises(SourceError, match=r"invalid JSON at line 2, column 7: Expecting value$"):
         read_json(files, "t.json")
+    write(files, "cut.json", b'{"name": "orders", "columns": [{"name": "st')  # an interrupted write
+    with pytest.raises(SourceError, match=r"Unterminated string starting \(the file ends early"):
+        read_json(files, "cut.json")
     write(files, "deep.json", b"[" * 100_000 + b"]" * 100_000)
     with pytest.raises(SourceError, match="nested too deeply"):
         read_json(files, "deep.json")

@@ -125,7 +125,7 @@ def test_broken_frontmatter_binary_and_non_utf8_are_diagnostics(make_project):
     assert "binary" in reasons["binary.md"]
     assert "UTF-8" in reasons["latin1.md"]
     assert "at line 4, column" in reasons["tags.md"]  # the file's line, past the opening '---'
-    assert "the page is empty: not indexed (an earlier version stays)" in reasons["empty.md"]
+    assert "the page is empty: not indexed until it has content" in reasons["empty.md"]
 
 
 def test_symlink_leaving_the_project_is_refused(make_project, tmp_path):
