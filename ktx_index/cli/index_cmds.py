@@ -54,7 +54,7 @@ def render_rebuild(report: RebuildReport) -> None:
     if report.words_embedded:
         click.echo(f"words    embedded {report.words_embedded} common words for the bridge (once on this machine)")
     if report.embedding_status != "ready":
-        click.echo(f"embeddings: {report.embedding_status} — search is lexical-only until this is fixed", err=True)
+        click.echo(f"embeddings: {embedding_note(report.embedding_status)}", err=True)
     for diag in report.diagnostics:
         click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}", err=True)
     for stale in report.stale:
@@ -138,6 +138,18 @@ def cluster_progress(update: Callable[[str, int, int], None], quiet: bool) -> Ca
             click.echo(f"ray: {done}/{total} texts embedded across the cluster", err=True)
 
     return progress
+
+
+#: What rebuild says when not every text is embedded, by the embedding status (others: the model's failure).
+EMBEDDING_NOTES = {
+    "disabled": "off (index.embeddings: false in ktx.yaml): search is lexical only",
+    "pending": "not all texts embedded yet (stopped early): the next `ktx-index rebuild` or `serve` embeds the rest; "
+    "until then those documents are found by their words only",
+}
+
+
+def embedding_note(status: str) -> str:
+    return EMBEDDING_NOTES.get(status) or f"{status} — search is lexical only until this is fixed"
 
 
 #: Changed files status lists by name (the count covers them all).

@@ -14,6 +14,8 @@ def test_rebuild_json_then_noop(project):
     assert first["added"] == 6 and first["embedding_status"] == "disabled"
     second = json.loads(run_cli("rebuild", "--project", project, "--json").output)
     assert (second["added"], second["updated"], second["scopes_read"]) == (0, 0, 0)
+    text = run_cli("rebuild", "--project", project).output
+    assert "embeddings: off (index.embeddings: false in ktx.yaml)" in text and "until this is fixed" not in text
 
 
 def test_status_reports_changed_files(project):
