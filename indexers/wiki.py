@@ -10,7 +10,16 @@ import re
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
-from indexers.files import SAFE_ID, SourceError, UnlistedFolder, list_dirs, list_files, parse_yaml, read_text
+from indexers.files import (
+    SAFE_ID,
+    SourceError,
+    UnlistedFolder,
+    is_dir,
+    list_dirs,
+    list_files,
+    parse_yaml,
+    read_text,
+)
 from indexers.models import Diagnostic, Document, Section, make_uid
 from indexers.project import Project
 
@@ -155,13 +164,12 @@ class WikiIndexer(Indexer):
                     continue
                 scopes.append(Scope(self.family, rel, (rel,), (("key", key), ("scope", scope_name))))
             for nested in (name for name in nested_folders if f"{folder}/{name}" not in pages):  # a looping page
-                diagnostics.append(
-                    Diagnostic(
-                        path=f"{folder}/{nested}",
-                        code="warning",
-                        message=f"nested wiki folders are not read (keys are flat); move pages to {folder}/<key>.md",
-                    )
-                )
+                try:
+                    is_dir(project, f"{folder}/{nested}")
+                    message = f"nested wiki folders are not read (keys are flat); move pages to {folder}/<key>.md"
+                except UnlistedFolder:  # not a folder
+                    message = "a symlink that cannot be followed (it loops); not read"
+                diagnostics.append(Diagnostic(path=f"{folder}/{nested}", code="warning", message=message))
         return scopes, diagnostics
 
     def read(self, project: Project, scope: Scope) -> ScopeResult:

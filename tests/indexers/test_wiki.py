@@ -1,3 +1,5 @@
+import os
+
 from indexers import load_project, read_project
 from indexers.wiki import WikiIndexer, split_frontmatter, split_sections, suggest_key
 
@@ -85,12 +87,14 @@ def test_user_scope_and_unsafe_or_nested_keys(make_project):
             "wiki/global/nested/page.md": "x",
         }
     )
+    os.symlink("loop", root / "wiki/global/loop")  # points at itself
     docs, diags = wiki_docs(root)
     assert sorted(d.uid for d in docs) == ["wiki:global:churn", "wiki:user/local:churn"]
     assert {d.attrs["scope"] for d in docs} == {"GLOBAL", "USER"}
     messages = {d.path: d.message for d in diags}
     assert "bad-key.md" in messages["wiki/global/bad key.md"]
     assert "nested" in messages["wiki/global/nested"]
+    assert messages["wiki/global/loop"] == "a symlink that cannot be followed (it loops); not read"
 
 
 def test_page_without_frontmatter_and_crlf(make_project):
