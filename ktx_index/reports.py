@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Literal, TypedDict
@@ -39,7 +40,8 @@ class ProgressListeners:
         with self._lock:
             listeners = list(self._listeners)
         for listener in listeners:
-            listener(stage, done, total)
+            with contextlib.suppress(Exception):  # one caller's failing callback must not fail the others' build
+                listener(stage, done, total)
 
 
 class ConnectionInfo(BaseModel):

@@ -299,7 +299,7 @@ class KtxIndex:
         texts are embedded in the background, as serve's own start does: ``serve --no-build`` on a large project
         nobody indexed kept its first caller waiting for the whole embedding (64 s for 30,000 columns). A call that
         arrives during that build waits for it and hears its progress (``on_progress``) from then on."""
-        if self._engine is None:  # not opened yet: there may be no index, or another call building it
+        if self._engine is None or not self.layout.exists():  # no index, or another call building the first
             listener = on_progress or no_progress
             self._first_build.add(listener)  # a call waiting on another's build hears its progress too
             try:

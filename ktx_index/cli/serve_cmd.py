@@ -90,7 +90,7 @@ def serve_command(
     if upstream_headers and upstream is None:
         raise click.UsageError("--upstream-header needs --upstream URL")
     spec = UpstreamSpec.parse(upstream, upstream_headers) if upstream is not None else None  # before any work
-    sock = listen(host, port) if transport == "http" else None  # a port in use fails here, before any work
+    sockets = listen(host, port) if transport == "http" else []  # a port in use fails here, before any work
     faulthandler.enable()  # a crash in native code (ONNX Runtime, tantivy, watchfiles) says where, on stderr
     service = open_service(project_dir)
     service.embed_first_build_later = True  # --no-build on a project with no index: the first call answers lexically
@@ -115,14 +115,14 @@ def serve_command(
             server = build_server(service, _gateway(service, spec))
             server.ready = threading.Event()
             service.in_background("ktx-index-warm", functools.partial(_warm, service, server.ready))
-            if sock is None:
+            if not sockets:
                 server.run("stdio")  # returns at the end of stdin
             else:
-                click.echo(f"ktx-index: serving MCP at http://{host}:{sock.getsockname()[1]}/mcp", err=True)
-                serve_http(server, sock, host, token)
+                click.echo(f"ktx-index: serving MCP at http://{host}:{sockets[0].getsockname()[1]}/mcp", err=True)
+                serve_http(server, sockets, host, token)
         finally:
             stopper.stop()
-            if sock is not None:
+            for sock in sockets:
                 sock.close()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import socket
@@ -77,27 +78,41 @@ def http_app(server: MCPServer, host: str, port: int, token: str | None) -> Any:
     return BearerAuth(app, token) if token else app
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """The server's socket, bound before anything else runs (serve binds it first): a port in use is an error
-    naming it rather than a "serving" line and then uvicorn's own, and port 0 becomes the one the system chose
-    (``socket.getsockname``), which serve then prints."""
+def listen(host: str, port: int) -> list[socket.socket]:
+    """The server's sockets, one per address of ``host`` (``localhost``: IPv4 and IPv6), bound and listening
+    before anything else runs (serve opens them first): a port in use is an error naming it rather than a
+    "serving" line and then uvicorn's own, and port 0 becomes the one the system chose (``socket.getsockname``),
+    the same for every address, which serve then prints. An address this machine cannot bind (no IPv6) is
+    skipped when another was bound."""
     try:
-        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, kind, proto)
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise InvalidInput(f"cannot listen on {host}: {exc.strerror or exc}", "pass --host 127.0.0.1") from exc
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        raise InvalidInput(
-            f"cannot listen on {host}:{port}: {exc.strerror or exc}", "pass another --port (0 lets the system pick one)"
-        ) from exc
-    return sock
+    sockets: list[socket.socket] = []
+    for family, kind, proto, address in dict.fromkeys((f, k, p, a) for f, k, p, _name, a in found):
+        sock = socket.socket(family, kind, proto)
+        try:
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # the IPv4 address has its own
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((address[0], sockets[0].getsockname()[1], *address[2:]) if sockets else address)
+            sock.listen()
+        except OSError as exc:
+            sock.close()
+            if sockets and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                continue
+            for bound in sockets:
+                bound.close()
+            raise InvalidInput(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                "pass another --port (0 lets the system pick one)",
+            ) from exc
+        sockets.append(sock)
+    return sockets
 
 
-def serve_http(server: MCPServer, sock: socket.socket, host: str, token: str | None) -> None:
-    """Serve on ``sock`` (``listen``) until stopped; ``host`` as the user named it, for the allowed Host headers."""
-    app = http_app(server, host, sock.getsockname()[1], token)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
+def serve_http(server: MCPServer, sockets: list[socket.socket], host: str, token: str | None) -> None:
+    """Serve on ``sockets`` (``listen``) until stopped; ``host`` as the user named it, for the allowed Host
+    headers."""
+    app = http_app(server, host, sockets[0].getsockname()[1], token)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=sockets)

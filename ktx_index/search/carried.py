@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 #: At most this many words of a question are left out one by one (each costs about one question's embedding).
 MOST_WORDS = 8
+#: At most this many of them are started before ranking (``foreseen``): more would hold another question's vector
+#: behind them on the worker, and a question of many unknown words is often answered with nothing, unchecked.
+FORESEEN = 3
 
 
 def content_words(text: str) -> list[str]:
@@ -64,10 +67,10 @@ def left_out(text: str, words: list[str]) -> list[str]:
 def foreseen(lexical: LexicalIndex, q: Query) -> list[str]:
     """The variants ``weakest`` will embed whatever the ranking: the question without each content word of
     which the index holds no term (a word no answer matches by its terms; a misspelt or bridged one among
-    them). Within the MOST_WORDS ``weakest`` embeds, in the question's order."""
-    words = content_words(q.text)
+    them), the first FORESEEN of them, in the question's order."""
+    words = content_words(q.text)[:MOST_WORDS]
     absent = [w for w in words if any(lexical.doc_freq(term) == 0 for term in question_terms(w).terms)]
-    return left_out(q.text, absent[:MOST_WORDS])
+    return left_out(q.text, absent[:FORESEEN])
 
 
 def weakest_carried(cosines: np.ndarray, owners: np.ndarray) -> float | None:

@@ -204,13 +204,11 @@ class Engine:
             cache = derived["documents"] = LRUCache(CACHED_DOCUMENTS)
         return cache
 
-    def stale(self, snap: Snapshot) -> dict[str, str]:
-        """The snapshot's documents kept from a file's last good version → the file and why its latest does not
-        parse (one read per snapshot; almost always empty). Refs carry it, so an agent knows what it reads."""
-        found: dict[str, str] | None = snap.derived.get("stale")  # type: ignore[assignment]
-        if found is None:
-            found = snap.derived["stale"] = self.store.docs.stale_by_uid()
-        return found
+    def stale(self) -> dict[str, str]:
+        """The documents kept from a file's last good version → the file and why its latest does not parse. Refs
+        carry it, so an agent knows what it reads. Read each time (an indexed read of the few stale rows, almost
+        always none): marking a file stale, or fresh again, commits no new generation for a snapshot to key on."""
+        return self.store.docs.stale_by_uid()
 
     def per_generation(self, name: str, build: Callable[[], T]) -> T:
         """What a tool derives from the index at its current generation (``name`` tells them apart), built

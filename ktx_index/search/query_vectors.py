@@ -27,7 +27,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 #: How often a missing word table is looked for again (serve builds it after its catch-up, while answering).
 WORDS_RECHECK_S = 10.0
-#: Texts whose embeddings are kept (questions, and the carried check's variants of them: search/carried.py).
+#: Questions whose embeddings are kept, and texts of ``get_many`` (the carried check's variants, search/carried.py).
+CACHED_QUESTIONS = 512
 CACHED_TEXTS = 1024
 #: A question's embedding that took longer than this says the model is not answering at its usual speed (being
 #: loaded, on PyTorch behind a bulk encode, a starved machine): ``quick`` is then False until one is fast again.
@@ -39,7 +40,9 @@ class QueryVectors:
         self.embedder = embedder
         #: Why the model gave no vector for the last question (None when it did).
         self.error: str | None = None
-        self._cached = functools.lru_cache(maxsize=CACHED_TEXTS)(self._encode)
+        self._cached = functools.lru_cache(maxsize=CACHED_QUESTIONS)(self._encode)
+        #: ``get_many``'s texts, apart from the questions: their embeddings do not time the model (``quick``).
+        self._texts = functools.lru_cache(maxsize=CACHED_TEXTS)(self._encode_text)
         self._busy = 0  # jobs on the worker not yet done (_submit)
         self._busy_lock = threading.Lock()  # guards _busy, _underway and _unclaimed
         #: Texts asked of get_many or prefetch and not yet embedded → their embedding, once one thread has made it.
@@ -66,9 +69,13 @@ class QueryVectors:
     def _encode(self, text: str) -> np.ndarray:
         started = time.perf_counter()
         self._last_encode_s = None  # a failure below leaves it unknown, so not quick
-        vector = self.embedder.encode([text])[0]  # type: ignore[union-attr]  # get() asks only with a model
-        vector.flags.writeable = False
+        vector = self._encode_text(text)
         self._last_encode_s = time.perf_counter() - started
+        return vector
+
+    def _encode_text(self, text: str) -> np.ndarray:
+        vector = self.embedder.encode([text])[0]  # type: ignore[union-attr]  # asked only with a model
+        vector.flags.writeable = False
         return vector
 
     def _encode_many(self, texts: tuple[str, ...]) -> np.ndarray:
@@ -102,7 +109,8 @@ class QueryVectors:
 
     def _drain(self, texts: Sequence[str]) -> None:
         """Embed the texts no thread has started yet, each claimed before it is embedded: the worker and the
-        asking thread share a list without embedding a text twice."""
+        asking thread share a list without embedding a text twice (questions, ``get`` and ``ahead``, have a
+        cache of their own)."""
         for text in texts:
             with self._busy_lock:
                 if text not in self._unclaimed:
@@ -110,10 +118,12 @@ class QueryVectors:
                 self._unclaimed.discard(text)
                 pending = self._underway[text]
             try:
-                vector = self._cached(text)
-            except Exception as exc:  # handed to whoever waits for it; the next ask tries the model again
+                vector = self._texts(text)
+            except BaseException as exc:  # handed to whoever waits for it; the next ask tries the model again
                 self._finish(text)
                 pending.set_exception(exc)
+                if not isinstance(exc, Exception):  # an interrupt: no waiter is left hanging, and it goes on
+                    raise
             else:
                 self._finish(text)
                 pending.set_result(vector)

@@ -106,7 +106,7 @@ def discover(
             seen[key] = len(chosen)
         chosen.append((cand, doc, []))
     terms = set(q.terms)
-    stale = engine.stale(snap)
+    stale = engine.stale()
     refs = []
     for cand, doc, twins in chosen:
         ref = _ref(doc, cand, terms, explain)

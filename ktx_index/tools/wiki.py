@@ -56,7 +56,7 @@ def wiki_search(
             ("exact", "available", None, sum(1 for c in ranked if c.exact), 1.0),
         )
     ]  # fmt: skip
-    stale = engine.stale(engine.snapshot)
+    stale = engine.stale()
     results: list[WikiResult] = []
     for cand in ranked[:limit]:
         doc = docs.get(cand.uid)

@@ -1,5 +1,6 @@
 """http.py's allow-lists in-process (the served end-to-end runs are in test_transports.py, with the real model):
-a page of this machine on any port may call the server, a page of another site may not, whatever it names."""
+a page of this machine on any port may call the server, a page of another site may not, whatever it names; and
+the sockets serve opens first."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import pytest
 from projects import INITIALIZE, MCP_HEADERS
 from starlette.testclient import TestClient
 
+from ktx_index.errors import InvalidInput
 from ktx_index.mcp import build_server
-from ktx_index.mcp.http import http_app
+from ktx_index.mcp.http import http_app, listen
 from ktx_index.service import KtxIndex
 
 
@@ -45,3 +47,17 @@ def test_a_page_of_this_machine_on_any_port_is_served(http, origin) -> None:
 )
 def test_a_page_of_another_site_is_refused(http, origin) -> None:
     assert status(http, origin) == 403
+
+
+def test_listening_sockets_hold_their_port_from_the_start():
+    """serve opens its sockets before any work (a first build can take a minute): a second server on that port
+    is refused at once, and port 0 gives every address of the host the one port the system chose."""
+    first = listen("localhost", 0)
+    try:
+        port = first[0].getsockname()[1]
+        assert port and {sock.getsockname()[1] for sock in first} == {port}
+        with pytest.raises(InvalidInput, match=rf"cannot listen on 127\.0\.0\.1:{port}: .*in use"):
+            listen("127.0.0.1", port)
+    finally:
+        for sock in first:
+            sock.close()

@@ -90,14 +90,17 @@ def test_the_variants_of_words_the_index_lacks_are_foreseen_before_ranking(patie
     service.close()
 
 
-def test_discover_embeds_the_foreseen_variants_once(patients):
+def test_discover_starts_the_foreseen_variants_before_ranking_and_embeds_them_once(patients):
     service = patients(HashEmbedder())
     engine = service.refreshed_engine()
-    embedder = engine.vectors.embedder
+    started: list[list[str]] = []
+    prefetch = engine.vectors.prefetch
+    engine.vectors.prefetch = lambda texts: (started.append(list(texts)), prefetch(texts))[1]  # type: ignore[method-assign]
     service.discover_data("hospital ward of each patient")
-    calls = embedder.calls
-    engine.vectors.get_many(("ward of each patient",))  # the carried check's variant, prefetched and cached
-    assert embedder.calls == calls
+    assert started == [["ward of each patient"]]  # 'hospital' is held nowhere
+    calls = engine.vectors.embedder.calls
+    engine.vectors.get_many(("ward of each patient",))  # the carried check's variant: embedded once, cached
+    assert engine.vectors.embedder.calls == calls
     service.close()
 
 

@@ -197,3 +197,24 @@ def test_a_prefetched_text_is_embedded_on_the_worker_and_waited_for():
     vectors.prefetch(["after close"])  # no worker: nothing started, get_many embeds it here
     assert vectors.get_many(("after close",)) is not None
     assert embedder.threads["after close"] == threading.current_thread().name
+
+
+class InterruptedOnce(Flaky):
+    """Its first embedding is interrupted (a BaseException, as KeyboardInterrupt is)."""
+
+    interrupted = False
+
+    def encode(self, texts):
+        if not self.interrupted:
+            self.interrupted = True
+            raise KeyboardInterrupt
+        return super().encode(texts)
+
+
+def test_an_interrupted_embedding_leaves_no_one_waiting_for_it():
+    vectors = QueryVectors(InterruptedOnce())
+    vectors.prefetch(["age of each"])  # interrupted on the worker
+    vectors._worker.submit(lambda: None).result()
+    assert not vectors._underway  # not left under way: the next ask embeds it again instead of waiting forever
+    assert vectors.get_many(("age of each",)).shape == (1, vectors.embedder.dim)
+    vectors.close()

@@ -62,11 +62,17 @@ def test_a_table_whose_scan_file_breaks_is_read_as_its_last_good_version_and_say
     service.rebuild()
     entity = [{"table": "raw.orders"}]
     assert "stale" not in service.entity_details("warehouse", entity).results[0].model_dump()
+    assert service.discover_data("orders status").refs[0].stale is None  # an engine open and answering
     path = next(p for p in files if p.endswith(".json") and "/tables/" in p)
+    good = (root / path).read_text()
     (root / path).write_text('{"name": "orders", "columns": [')  # truncated by an interrupted rescan
-    service.rebuild()
+    service.rebuild()  # marks the table stale: no new generation, so nothing keyed on one may hide it
     details = service.entity_details("warehouse", entity).results[0]
     assert details.ok and [c.name for c in details.columns] == ["id", "status"]
     assert details.stale.startswith(f"{path}: ")
     assert service.discover_data("orders status").refs[0].stale == details.stale
+    (root / path).write_text(good)  # the same content again: fresh, still without a new generation
+    service.rebuild()
+    assert service.discover_data("orders status").refs[0].stale is None
+    assert service.entity_details("warehouse", entity).results[0].stale is None
     service.close()
