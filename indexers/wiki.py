@@ -7,6 +7,7 @@ Keys are flat, as in KTX: a file in a nested folder or with a key outside
 from __future__ import annotations
 
 import re
+import reprlib
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
@@ -86,13 +87,19 @@ LIST_FIELDS = {
 }
 
 
+#: How a value of the wrong shape is shown in its warning: a few items, two levels (YAML aliases can expand a
+#: field to millions of nodes).
+SHORT = reprlib.Repr()
+SHORT.maxlevel, SHORT.maxlist, SHORT.maxdict, SHORT.maxstring, SHORT.maxother = 2, 4, 4, 40, 40
+
+
 def shape_problems(meta: dict[str, Any]) -> list[str]:
     """What in a page's frontmatter has a shape KTX does not read, and how it is read instead (a field of the
     wrong shape is a diagnostic everywhere else in a project; here it was dropped without a word)."""
     out = []
     for name in TEXT_FIELDS:
         if meta.get(name) is not None and not isinstance(meta[name], str):
-            out.append(f"{name}: expected text, got {meta[name]!r}; read as no {name} (quote it)")
+            out.append(f"{name}: expected text, got {SHORT.repr(meta[name])}; read as no {name} (quote it)")
     for name, instead in LIST_FIELDS.items():
         value = meta.get(name)
         if value is None or isinstance(value, str):
@@ -102,9 +109,9 @@ def shape_problems(meta: dict[str, Any]) -> list[str]:
             if not dropped:
                 continue
             if len(dropped) < len(value):
-                out.append(f"{name}: {dropped!r} left out, not text (quote them)")
+                out.append(f"{name}: {SHORT.repr(dropped)} left out, not text (quote them)")
                 continue
-        out.append(f"{name}: expected text or a list of text, got {value!r}; read as {instead}")
+        out.append(f"{name}: expected text or a list of text, got {SHORT.repr(value)}; read as {instead}")
     return out
 
 
