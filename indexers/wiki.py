@@ -175,7 +175,7 @@ class WikiIndexer(Indexer):
                     is_dir(project, f"{folder}/{nested}")
                     message = f"nested wiki folders are not read (keys are flat); move pages to {folder}/<key>.md"
                 except UnlistedFolder:  # not a folder
-                    message = "a symlink that cannot be followed (it loops); not read"
+                    message = "cannot be followed (a symlink loop?); not read"
                 diagnostics.append(Diagnostic(path=f"{folder}/{nested}", code="warning", message=message))
         return scopes, diagnostics
 

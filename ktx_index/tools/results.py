@@ -32,7 +32,7 @@ def _absent_if_none(value: Any) -> bool:
     return value is None
 
 
-#: A ref from a file that broke after it was indexed, said in both searches' output schemas.
+#: An item read from a file that broke after it was indexed, said in the searches' and entity_details' output schemas.
 STALE = (
     "ktx-index: present when the file this item comes from no longer parses: the item is its last good version, and "
     "this names the file and why (`ktx-index status` lists it too). Its latest edit is not in the answer."
