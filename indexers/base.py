@@ -34,7 +34,7 @@ class Scope:
 class ScopeResult:
     documents: list[Document] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    #: file → why: documents of that file missing from this read are kept (stale), not deleted. For a file
+    #: file (or folder) → why: documents of that file missing from this read are kept (stale), not deleted. For a file
     #: that parsed but lost part of its documents to another that did not (a table's sample values to its
     #: snapshot's relationship profile); a file that does not parse is kept by its own ``parse_error``.
     kept: dict[str, str] = field(default_factory=dict)

@@ -50,8 +50,9 @@ class SemanticLayerIndexer(Indexer):
         if not SAFE_ID.match(conn_id):
             result.problem(f"semantic-layer/{conn_id}", f"unsafe connection id {conn_id!r}")
             return result
-        records, diagnostics = load_records(project, conn_id)
+        records, diagnostics, held = load_records(project, conn_id)
         result.diagnostics.extend(diagnostics)
+        result.kept.update(held)
         for record in records.values():
             if record.origin != "broken":
                 result.documents.extend(self._documents(record))

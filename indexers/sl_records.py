@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -204,7 +204,15 @@ def connection_files(project: Project, connection_id: str) -> list[str]:
     return list_files(project, f"semantic-layer/{connection_id}", (".yaml", ".yml"), recursive=True)
 
 
-def load_records(project: Project, connection_id: str) -> tuple[dict[str, SourceRecord], list[Diagnostic]]:
+class ConnectionRead(NamedTuple):
+    records: dict[str, SourceRecord]
+    diagnostics: list[Diagnostic]
+    #: folder → why what the connection held is kept (ScopeResult.kept): a file outside ``_schema`` that cannot
+    #: be read may be an overlay adding to another source, whose additions stay (stale) until it is read again.
+    held: dict[str, str]
+
+
+def load_records(project: Project, connection_id: str) -> ConnectionRead:
     """Every source of one connection by name. Broken files become diagnostics (and a
     ``broken`` placeholder, so sl_read_source can still show the file)."""
     records: dict[str, SourceRecord] = {}
@@ -214,7 +222,7 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
     try:
         paths = connection_files(project, connection_id)
     except UnlistedFolder as exc:  # listed a moment ago: the builder keeps what the connection held
-        return {}, exc.holding(f"semantic-layer/{connection_id}", "the semantic layer")
+        return ConnectionRead({}, exc.holding(f"semantic-layer/{connection_id}", "the semantic layer"), {})
     unread: list[str] = []  # files outside _schema that cannot be read or parsed: perhaps overlays of others
     for rel in paths:
         try:
@@ -291,12 +299,12 @@ def load_records(project: Project, connection_id: str) -> tuple[dict[str, Source
         base.data, problems = compose_overlay(base.data, overlay)
         base.overlays.append(rel)
         diagnostics.extend(Diagnostic(path=rel, message=p, code="warning") for p in problems)
+    held = {}
     if unread:  # what an unread overlay added to a source elsewhere (its measures, say) is kept, stale
         folder = f"semantic-layer/{connection_id}"
         names = ", ".join(rel.removeprefix(f"{folder}/") for rel in unread[:3]) + (" ..." if len(unread) > 3 else "")
-        message = f"{names} cannot be read: what the connection held is kept until it can (it may add to other sources)"
-        diagnostics.append(Diagnostic(path=folder, message=message, code="parse_error"))
-    return dict(sorted(records.items())), diagnostics
+        held[folder] = f"{names} cannot be read, and may add to this source"
+    return ConnectionRead(dict(sorted(records.items())), diagnostics, held)
 
 
 def _shape_diagnostics(rel: str, data: dict[str, Any], where: str = "") -> list[Diagnostic]:

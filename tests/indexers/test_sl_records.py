@@ -28,7 +28,7 @@ def test_description_resolution_order():
 
 
 def test_overlay_composes_onto_manifest_regardless_of_file_order(make_project):
-    records, diagnostics = warehouse_records(
+    records, diagnostics, _held = warehouse_records(
         make_project,
         {
             "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
@@ -60,7 +60,7 @@ def test_overlay_without_base_and_broken_files_are_reported(make_project):
         }
     )
     project = load_project(root)
-    records, diagnostics = load_records(project, "warehouse")
+    records, diagnostics, _held = load_records(project, "warehouse")
     reasons = {d.path.rsplit("/", 1)[1]: d.message for d in diagnostics}
     assert "no base source" in reasons["ghost.yaml"]
     assert "invalid YAML" in reasons["broken.yaml"] and "invalid YAML" in reasons["bad.yaml"]
@@ -137,7 +137,7 @@ def test_fields_of_the_wrong_shape_are_named_one_by_one():
 
 
 def test_wrong_shapes_are_parse_errors_of_their_file_or_manifest_entry(make_project):
-    records, diagnostics = warehouse_records(
+    records, diagnostics, _held = warehouse_records(
         make_project,
         {
             "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: public.orders\nmeasures: nope\n",
@@ -152,7 +152,7 @@ def test_wrong_shapes_are_parse_errors_of_their_file_or_manifest_entry(make_proj
 
 
 def test_a_numeric_name_is_read_as_text_and_a_list_name_falls_back_to_the_file_name(make_project):
-    records, diagnostics = warehouse_records(
+    records, diagnostics, _held = warehouse_records(
         make_project,
         {
             "semantic-layer/warehouse/y2024.yaml": "name: 2024\ntable: public.y2024\n",

@@ -215,7 +215,8 @@ def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make
 
 def test_an_overlay_that_no_longer_parses_keeps_what_it_added_to_its_base(make_project):
     """The overlay's measure lives on its base's documents (the manifest entry's path): its own file's parse error
-    alone would not keep it; the connection-wide diagnostic does."""
+    alone would not keep it; the connection's hold does (ScopeResult.kept), said once in each stale reason rather
+    than as a second diagnostic on the folder."""
     root = make_project(
         {"semantic-layer/warehouse/_schema/public.yaml": SL_SHARD, "semantic-layer/warehouse/orders.yaml": SL_OVERLAY}
     )
@@ -224,7 +225,10 @@ def test_an_overlay_that_no_longer_parses_keeps_what_it_added_to_its_base(make_p
     (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY + "measures: [unterminated\n")
     report = service.rebuild()
     assert report.deleted == 0 and report.kept_stale >= 1
-    assert {d.path for d in report.diagnostics} == {"semantic-layer/warehouse", "semantic-layer/warehouse/orders.yaml"}
+    assert {d.path for d in report.diagnostics} == {"semantic-layer/warehouse/orders.yaml"}
+    assert {s.reason for s in report.stale} == {
+        "semantic-layer/warehouse: orders.yaml cannot be read, and may add to this source"
+    }
     assert service.discover_data("order_count").refs[0].id == "orders.order_count"
     service.close()
 
