@@ -134,8 +134,7 @@ def search_command(
         elif tool == "wiki_search":
             result = service.wiki_search(" ".join(words), limit, connection_id=connection_id, explain=explain)
         else:
-            wanted = [kind.lower() for kind in kinds] or None
-            result = service.discover_data(" ".join(words), connection_id, wanted, limit, explain)
+            result = service.discover_data(" ".join(words), connection_id, list(kinds) or None, limit, explain)
     finally:
         service.close()
     if as_json:
