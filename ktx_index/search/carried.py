@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ktx_index.analysis import RAW_TOKEN, STOPWORDS, question_terms
+from ktx_index.analysis import RAW_TOKEN
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.query import Query
 from ktx_index.search.signals import CARRIED, answer_order
@@ -38,16 +38,6 @@ MOST_WORDS = 8
 #: At most this many of them are started before ranking (``foreseen``): more would hold another question's vector
 #: behind them on the worker, and a question of many unknown words is often answered with nothing, unchecked.
 FORESEEN = 3
-
-
-def content_words(text: str) -> list[str]:
-    """The question's words that name something (a letter in them, not filler), each once (first spelling)."""
-    words: dict[str, str] = {}
-    for match in RAW_TOKEN.finditer(text):
-        word = match.group(0)
-        if word.casefold() not in STOPWORDS and any(ch.isalpha() for ch in word):
-            words.setdefault(word.casefold(), word)
-    return list(words.values())
 
 
 def left_out(text: str, words: list[str]) -> list[str]:
@@ -68,8 +58,8 @@ def foreseen(lexical: LexicalIndex, q: Query) -> list[str]:
     """The variants ``weakest`` will embed whatever the ranking: the question without each content word of
     which the index holds no term (a word no answer matches by its terms; a misspelt or bridged one among
     them), the first FORESEEN of them, in the question's order."""
-    words = content_words(q.text)[:MOST_WORDS]
-    absent = [w for w in words if any(lexical.doc_freq(term) == 0 for term in question_terms(w).terms)]
+    words = q.words[:MOST_WORDS]
+    absent = [w.word for w in words if any(lexical.doc_freq(term) == 0 for term in w.terms)]
     return left_out(q.text, absent[:FORESEEN])
 
 
@@ -113,11 +103,10 @@ def weakest(engine: Engine, snap: Snapshot, q: Query, ranked: list[Candidate]) -
     top = answer_order(ranked)[: engine.params.carried_top]
     docs = [i for c in top if (i := snap.uid_index.get(c.uid, -1)) >= 0]  # ``snap``'s positions: a commit may race
     rows, owners = answer_rows(snap, docs)
-    words = content_words(q.text)
-    if not len(rows) or not words:
+    if not len(rows) or not q.words:
         return None
     matched = {term for c in top for term, share in c.terms.items() if share > 0}
-    unmatched = [w for w in words if not set(question_terms(w).terms) <= matched][:MOST_WORDS]
+    unmatched = [w.word for w in q.words if not set(w.terms) <= matched][:MOST_WORDS]
     if not unmatched:
         return CARRIED
     vector = engine.query_vector(q.text)

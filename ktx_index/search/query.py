@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ktx_index.analysis import (
     RAW_TOKEN,
@@ -21,6 +22,11 @@ from ktx_index.analysis import (
 from ktx_index.search.shapes import Value, question_values
 
 QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
+
+
+class ContentWord(NamedTuple):
+    word: str  # as first spelt in the question
+    terms: tuple[str, ...]  # the analysed terms it yields (question_terms)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,9 @@ class Query:
     #: (analysis.english_word): its cosine then measures a meaning, and it is held to the lower of the project's
     #: two noise levels (search/calibration.py).
     in_english: bool = False
+    #: Its words that name something, each once (first spelling), with the terms each yields: what the
+    #: confidence rule's carried check leaves out one by one (search/carried.py).
+    words: tuple[ContentWord, ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -59,11 +68,22 @@ class Query:
             asks_keys=asks_for_keys(text),
             filler_only=words.filler_only,
             in_english=words.in_english,
+            words=tuple(ContentWord(w, tuple(question_terms(w).terms)) for w in content_words(text)),
         )
 
     @classmethod
     def of(cls, query: str | Query) -> Query:
         return query if isinstance(query, Query) else cls.parse(query)
+
+
+def content_words(text: str) -> list[str]:
+    """The question's words that name something (a letter in them, not filler), each once (first spelling)."""
+    words: dict[str, str] = {}
+    for match in RAW_TOKEN.finditer(text):
+        word = match.group(0)
+        if word.casefold() not in STOPWORDS and any(ch.isalpha() for ch in word):
+            words.setdefault(word.casefold(), word)
+    return list(words.values())
 
 
 def value_like(query: str) -> set[str]:

@@ -12,8 +12,8 @@ from projects import column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.search import carried
-from ktx_index.search.carried import CARRIED, content_words, left_out, weakest_carried
-from ktx_index.search.query import Query
+from ktx_index.search.carried import CARRIED, left_out, weakest_carried
+from ktx_index.search.query import Query, content_words
 from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
 from ktx_index.tools.discover import normalize_kinds

@@ -24,6 +24,8 @@ def test_parse_reads_every_part_once_and_of_keeps_a_parsed_query():
     assert {"refund", "refunds", "acmefoods", "depotid"} <= query.named
     assert [(v.shape, v.text) for v in query.values] == [("name", "acme foods")]
     assert query.identifier == "howmanyrefundsdidacmefoodsgetin2024perdepotid"
+    assert [w.word for w in query.words] == ["refunds", "Acme", "Foods", "depot_id"]  # no number, each once
+    assert query.words[-1].terms == ("depot", "id", "depot_id")  # what the carried check asks answers to match
     assert Query.of(query) is query and Query.of(query.text) == query
 
 
