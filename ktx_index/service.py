@@ -38,6 +38,7 @@ from ktx_index.reports import (
 from ktx_index.search import learned
 from ktx_index.search.engine import Engine
 from ktx_index.search.scoring import PARAMS, Params
+from ktx_index.tools import entities as entity_reads
 from ktx_index.tools import reads
 from ktx_index.tools.connections import connection_list
 from ktx_index.tools.dictionary import dictionary_search
@@ -357,9 +358,9 @@ class KtxIndex:
 
     def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
         """An unknown connection is answered per entity (``scan_missing``), as upstream does."""
-        reads.check_entity_count(entities)
+        entity_reads.check_entity_count(entities)
         known = self.project.connection_ids
-        return reads.entity_details(self.refreshed_engine().store, connection_id, entities, known)
+        return entity_reads.entity_details(self.refreshed_engine().store, connection_id, entities, known)
 
     def connection_list(self) -> ConnectionListResult:
         policies = {c.id: c.query_policy for c in self.project.connections.values()}

@@ -573,7 +573,7 @@ def test_alias_expansion_just_under_the_limit_stays_bounded(make_project: Callab
 
 EVENTS = {"catalog": None, "db": "raw", "name": "events"}
 ENTITY_OUTPUT_BUG = (
-    "BUG ktx_index/tools/reads.py:{line} (_details): {what} from the scan files is passed through unchecked; "
+    "BUG ktx_index/tools/entities.py:{line} (_details): {what} from the scan files is passed through unchecked; "
     "{effect}, so entity_details on that table crashes ('Error executing tool entity_details')"
 )
 VALIDATION = "building ColumnDetails/Snapshot raises pydantic ValidationError (not a KtxIndexError)"

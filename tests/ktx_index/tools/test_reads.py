@@ -1,9 +1,8 @@
-"""The reads (wiki_read, sl_read_source, entity_details) hydrate the refs the searches return."""
+"""The reads (wiki_read, sl_read_source; entity_details in test_entities.py) hydrate the refs the searches return."""
 
 import os
 
 import pytest
-from projects import column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput
@@ -51,28 +50,4 @@ def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
     with pytest.raises(InvalidInput, match=r'Wiki keys must be flat; use "a-b"'):
         service.wiki_read("a/b")
     assert service.wiki_read("a-b").content == "Body."
-    service.close()
-
-
-def test_a_table_whose_scan_file_breaks_is_read_as_its_last_good_version_and_says_so(make_project):
-    table = {"catalog": None, "db": "raw", "name": "orders", "columns": [column("id", "int"), column("status")]}
-    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
-    root = make_project(files)
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
-    entity = [{"table": "raw.orders"}]
-    assert "stale" not in service.entity_details("warehouse", entity).results[0].model_dump()
-    assert service.discover_data("orders status").refs[0].stale is None  # an engine open and answering
-    path = next(p for p in files if p.endswith(".json") and "/tables/" in p)
-    good = (root / path).read_text()
-    (root / path).write_text('{"name": "orders", "columns": [')  # truncated by an interrupted rescan
-    service.rebuild()  # marks the table stale: no new generation, so nothing keyed on one may hide it
-    details = service.entity_details("warehouse", entity).results[0]
-    assert details.ok and [c.name for c in details.columns] == ["id", "status"]
-    assert details.stale.startswith(f"{path}: ")
-    assert service.discover_data("orders status").refs[0].stale == details.stale
-    (root / path).write_text(good)  # the same content again: fresh, still without a new generation
-    service.rebuild()
-    assert service.discover_data("orders status").refs[0].stale is None
-    assert service.entity_details("warehouse", entity).results[0].stale is None
     service.close()

@@ -1,0 +1,268 @@
+"""entity_details: the scanned tables a discover ref names, in upstream's shapes and message templates.
+
+Every table reference from a tool input is resolved against the scanned tables the store holds before anything
+is read, so no input can name a path outside the project.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, get_args
+
+from indexers.models import Document, make_uid
+from ktx_index.errors import InvalidInput
+from ktx_index.index.store import DocStore
+from ktx_index.tools.read_results import (
+    ColumnDetails,
+    DimensionType,
+    EntityDetailsResult,
+    EntityError,
+    EntityFailed,
+    EntityFound,
+    ForeignKey,
+    Snapshot,
+    TableCandidate,
+    TableKind,
+)
+from ktx_index.tools.reads import nearest
+from ktx_index.tools.results import TableRefOut
+
+DIMENSION_TYPES = set(get_args(DimensionType))
+TABLE_KINDS = set(get_args(TableKind))
+MAX_ENTITIES = 20
+#: ``table_not_found`` lists the nearest tables, then the rest by name (upstream: every table by name), up to this.
+MAX_CANDIDATES = 200
+
+
+def _strip(part: str) -> str:
+    return part.strip().strip('"`[]').strip()
+
+
+def parse_table_input(table: Any) -> tuple[str | None, str | None, str] | str:
+    """(catalog, db, name) from an object, or the display string as given."""
+    if isinstance(table, str):
+        if not table.strip():
+            raise InvalidInput("empty table name", 'send a name like "orders", "public.orders" or an object')
+        return table.strip()
+    if isinstance(table, dict):
+        if "name" in table:
+            return table.get("catalog"), table.get("db"), str(table["name"])
+        if "table" in table:  # {schema, table} → catalog null, db schema
+            return table.get("catalog"), table.get("schema") or table.get("db"), str(table["table"])
+    raise InvalidInput(
+        f"cannot read table reference {json.dumps(table)[:100]}",
+        'send {"catalog": null, "db": "public", "name": "orders"}, {"schema": "public", "table": "orders"} or "public.orders"',
+    )
+
+
+class TableName:
+    """A scanned table as (uid, catalog, db, name), enough to resolve a reference without loading it."""
+
+    def __init__(self, uid: str, catalog: str | None, db: str | None, name: str) -> None:
+        self.uid, self.catalog, self.db, self.name = uid, catalog, db, name
+        self.display = ".".join(p for p in (catalog, db, name) if p)
+
+
+def _resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str] | str) -> list[TableName]:
+    fold = str.casefold
+    if isinstance(wanted, tuple):
+        catalog, db, name = wanted
+        hits = [
+            t
+            for t in tables
+            if fold(t.name) == fold(name)
+            and (db is None or fold(t.db or "") == fold(db))
+            and (catalog is None or fold(t.catalog or "") == fold(catalog))
+        ]
+        exact = [t for t in hits if t.catalog == catalog and t.db == db]
+        return exact or hits
+    text = ".".join(_strip(p) for p in wanted.split("."))
+    by_display = [t for t in tables if fold(t.display) == fold(text)]
+    if by_display:
+        return by_display
+    suffix = [t for t in tables if fold(t.display).endswith("." + fold(text))]
+    return suffix or [t for t in tables if fold(t.name) == fold(_strip(wanted))]
+
+
+def check_entity_count(entities: list[Any]) -> None:
+    if not 1 <= len(entities) <= MAX_ENTITIES:
+        raise InvalidInput(f"{len(entities)} entities sent", f"send 1 to {MAX_ENTITIES} per call")
+
+
+def entity_details(
+    store: DocStore, connection_id: str, entities: list[dict[str, Any]], known: list[str]
+) -> EntityDetailsResult:
+    """One item per entity, in order, in upstream's shapes and message templates. An unknown connection is not
+    an error of the call (upstream does not check it either): each item says there is no scan, and which
+    connections there are. The count is checked by the service first."""
+    tables = _scanned_tables(store, connection_id)
+    snapshot_doc = store.docs.get(make_uid("snapshot", connection_id, connection_id)) if tables else None
+    latest = _snapshot(snapshot_doc.attrs) if snapshot_doc is not None else None
+    # A known connection with no scan: the other connections' scans, read once for every entity's next step.
+    elsewhere = (
+        {c: _scanned_tables(store, c) for c in known if c != connection_id}
+        if not tables and connection_id in known
+        else {}
+    )
+    out: list[EntityFound | EntityFailed] = []
+    for entity in entities:
+        table = entity.get("table") if isinstance(entity, dict) else entity
+        echo = table if isinstance(table, str) else _echo(table)
+        failed = functools.partial(_failed, connection_id, echo, latest)
+        if not tables:
+            message = f'No live-database scan found for connection "{connection_id}"'
+            if connection_id not in known:  # nothing to ingest: the id names no connection
+                message += f"; it is not configured. Configured connections: {', '.join(known) or '(none configured)'}."
+            else:
+                message += f"; run `ktx ingest {connection_id}` or `ktx scan {connection_id}`."
+                message += _read_elsewhere(store, connection_id, table, elsewhere)
+            out.append(failed("scan_missing", message))
+            continue
+        try:
+            wanted = parse_table_input(table)
+        except InvalidInput:
+            wanted = str(table)
+        hits = _resolve(tables, wanted)
+        label = wanted if isinstance(wanted, str) else ".".join(p for p in wanted if p)
+        if not hits:
+            displays = [t.display for t in tables]
+            close = nearest(label, displays, 8)
+            listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
+            by_display = {t.display: t for t in tables}
+            more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
+            message = (
+                f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first, "
+                f"then the others by name{more}."
+            )
+            out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in listed]))
+        elif len(hits) > 1:
+            message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
+            out.append(failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=_display)]))
+        else:
+            out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo))
+    return EntityDetailsResult(results=out)
+
+
+def _scanned_tables(store: DocStore, connection_id: str) -> list[TableName]:
+    return [TableName(*row) for row in store.docs.table_refs(connection_id)]
+
+
+def _read_elsewhere(store: DocStore, connection_id: str, table: Any, elsewhere: dict[str, list[TableName]]) -> str:
+    """Where a table of a connection with no scan (a dbt project, say: dictionary_search names its enum values)
+    can be read instead: the connections whose scan (``elsewhere``) holds it, and this connection's semantic-layer
+    source on it."""
+    try:
+        wanted = parse_table_input(table)
+    except InvalidInput:
+        return ""
+    scanned = [c for c, tables in elsewhere.items() if _resolve(tables, wanted)]
+    name = wanted if isinstance(wanted, str) else wanted[2]
+    source = store.docs.get(make_uid("sl_source", connection_id, name.rsplit(".", 1)[-1]))
+    quoted = " or ".join(f'"{c}"' for c in scanned)
+    steps = [f"entity_details with connectionId {quoted}"] if scanned else []
+    if source is not None:
+        steps.append(f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{source.id}"}}')
+    return f" This table can be read with {', or '.join(steps)}." if steps else ""
+
+
+def _failed(
+    connection_id: str,
+    table: Any,
+    snapshot: Snapshot | None,
+    code: str,
+    message: str,
+    candidates: list[Any] | None = None,
+) -> EntityFailed:
+    error = EntityError(code=code, message=message, candidates=candidates)  # type: ignore[arg-type]
+    return EntityFailed(ok=False, connectionId=connection_id, table=table, snapshot=snapshot, error=error)
+
+
+def _display(table: TableName) -> str:
+    return table.display
+
+
+def _candidate(table: TableName) -> TableCandidate:
+    return TableCandidate(
+        tableRef=TableRefOut(catalog=table.catalog, db=table.db, name=table.name), display=table.display
+    )
+
+
+def _echo(table: Any) -> Any:
+    """The table as sent, in upstream's shape: an object as {catalog, db, name} ({schema, table} mapped)."""
+    try:
+        parsed = parse_table_input(table)
+    except InvalidInput:
+        return str(table)
+    if isinstance(parsed, str):
+        return parsed
+    return TableRefOut(catalog=parsed[0], db=parsed[1], name=parsed[2])
+
+
+def _snapshot(attrs: dict[str, Any]) -> Snapshot:
+    return Snapshot(
+        syncId=attrs.get("syncId") or "", extractedAt=attrs.get("extractedAt") or "", scanRunId=attrs.get("scanRunId")
+    )
+
+
+def _column(doc: Document, name: str) -> ColumnDetails:
+    """Upstream's seven column fields, which a KTX scan always writes; a hand-made scan lacking one gets a
+    neutral value of the right type (its types 'unknown', a string dimension, nullable, no key)."""
+    attrs = doc.attrs
+    native = attrs.get("nativeType") or attrs.get("normalizedType") or "unknown"
+    dimension = attrs.get("dimensionType")
+    return ColumnDetails(
+        name=name,
+        nativeType=native,
+        normalizedType=attrs.get("normalizedType") or native,
+        dimensionType=dimension if dimension in DIMENSION_TYPES else "string",
+        nullable=attrs.get("nullable") is not False,
+        primaryKey=attrs.get("primaryKey") is True,
+        comment=attrs.get("comment"),
+        description=doc.description or None,
+        sampleValues=doc.sample_values,
+        distinctCount=attrs.get("distinctCount"),
+        nullRate=attrs.get("nullRate"),
+    )
+
+
+def _foreign_keys(raw: list[dict[str, Any]]) -> list[ForeignKey]:
+    """The scan's foreign keys in upstream's shape; one missing a column or target table is left out."""
+    out = []
+    for fk in raw:
+        if all(isinstance(fk.get(k), str) for k in ("fromColumn", "toTable", "toColumn")):
+            out.append(ForeignKey(**{k: fk.get(k) for k in ForeignKey.model_fields}))
+    return out
+
+
+def _details(
+    store: DocStore, table: Document, entity: Any, connection_id: str, echo: Any
+) -> EntityFound | EntityFailed:
+    attrs = table.attrs
+    snapshot = _snapshot(attrs.get("snapshot") or {})
+    columns = {d.name: d for d in store.docs.siblings(table.uid, "column")}
+    wanted = entity.get("columns") if isinstance(entity, dict) else None
+    names = [n for n in attrs.get("columns", []) if n in columns]  # the table's own column order
+    if wanted:
+        by_folded = {n.casefold(): n for n in names}
+        missing = [str(w) for w in wanted if str(w).casefold() not in by_folded]
+        if missing:
+            message = f"Column(s) not found on {table.display}: {', '.join(missing)}"
+            return _failed(connection_id, echo, snapshot, "column_not_found", message, names)
+        names = [by_folded[str(w).casefold()] for w in wanted]
+    kind = attrs.get("kind")
+    return EntityFound(
+        ok=True,
+        connectionId=connection_id,
+        tableRef=TableRefOut(**table.table_ref.model_dump()),
+        display=table.display,
+        kind=kind if kind in TABLE_KINDS else "table",
+        comment=table.comment or None,
+        estimatedRows=attrs.get("estimatedRows"),
+        columns=[_column(columns[name], name) for name in names],
+        foreignKeys=_foreign_keys(attrs.get("foreignKeys", [])),
+        snapshot=snapshot,
+        description=table.description or table.summary,
+        profiledRows=attrs.get("profiledRows"),
+        stale=store.docs.stale_by_uid(table.uid).get(table.uid),
+    )

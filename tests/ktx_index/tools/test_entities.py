@@ -1,0 +1,44 @@
+"""entity_details (tools/entities.py): a table reference in any of upstream's forms, and a table read from its
+last good scan when its file breaks."""
+
+import pytest
+from projects import column, scan_files
+
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.errors import InvalidInput
+from ktx_index.service import KtxIndex
+from ktx_index.tools.entities import parse_table_input
+
+
+def test_a_table_reference_is_read_in_each_of_upstreams_forms():
+    assert parse_table_input({"catalog": None, "db": "raw", "name": "orders"}) == (None, "raw", "orders")
+    assert parse_table_input({"schema": "raw", "table": "orders"}) == (None, "raw", "orders")
+    assert parse_table_input("  raw.orders ") == "raw.orders"
+    for bad in ("  ", {"columns": ["id"]}, 5):
+        with pytest.raises(InvalidInput) as caught:
+            parse_table_input(bad)
+        assert "send" in str(caught.value)
+
+
+def test_a_table_whose_scan_file_breaks_is_read_as_its_last_good_version_and_says_so(make_project):
+    table = {"catalog": None, "db": "raw", "name": "orders", "columns": [column("id", "int"), column("status")]}
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    root = make_project(files)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    entity = [{"table": "raw.orders"}]
+    assert "stale" not in service.entity_details("warehouse", entity).results[0].model_dump()
+    assert service.discover_data("orders status").refs[0].stale is None  # an engine open and answering
+    path = next(p for p in files if p.endswith(".json") and "/tables/" in p)
+    good = (root / path).read_text()
+    (root / path).write_text('{"name": "orders", "columns": [')  # truncated by an interrupted rescan
+    service.rebuild()  # marks the table stale: no new generation, so nothing keyed on one may hide it
+    details = service.entity_details("warehouse", entity).results[0]
+    assert details.ok and [c.name for c in details.columns] == ["id", "status"]
+    assert details.stale.startswith(f"{path}: ")
+    assert service.discover_data("orders status").refs[0].stale == details.stale
+    (root / path).write_text(good)  # the same content again: fresh, still without a new generation
+    service.rebuild()
+    assert service.discover_data("orders status").refs[0].stale is None
+    assert service.entity_details("warehouse", entity).results[0].stale is None
+    service.close()
