@@ -5,15 +5,17 @@ attribute the project does not hold (*age of each patient* over a ``patient`` ta
 date). Its best score is an answer's, and no question-level figure tells it from an answerable one
 (docs/benchmarks.md, twenty-fourth session). What does: leave the attribute out and the best answers match the
 question *better*, since nothing among them was carrying it. So the question is embedded once more per content
-word that no best answer matches by its terms, each time without that word, and a word is carried by the
-answer whose cosine drops most without it. The weakest word's drop says how well the answers cover the whole
-question. A misspelt or bridged word is embedded again too: its answers match its correction, not the word.
+word the index holds no term of (``absent``: a word no answer can match by its terms, a misspelt or bridged one
+among them), each time without that word, and a word is carried by the answer whose cosine drops most without
+it. The weakest word's drop says how well the answers cover the whole question.
 
-Each variant costs about one question's embedding, spread over both cores (QueryVectors.get_many). A word the
-index holds no term of is matched by no answer whatever the ranking: ``foreseen`` names those variants before
-ranking, and discover_data starts them on the worker behind the question's own vector, while ranking runs. Not
-for wiki_search: one word barely moves a page's cosine. docs/benchmarks.md (twenty-seventh session) has the
-figures, and the thirty-third session's the time the foreseen variants save.
+Each variant costs about one question's embedding, spread over both cores (QueryVectors.get_many). The words are
+known before ranking: ``foreseen`` names the first variants, and discover_data starts them on the worker behind
+the question's own vector, while ranking runs. Words the index holds that the best answers do not match were
+embedded too until the thirty-fourth session: 1 % of a scan-only project's words but a third of a KTX-style
+one's, where they flagged as many answerable questions low as they declined no-answer ones, for 1.5 ms of an
+orbit question's ~7 via MCP. Not for wiki_search: one word barely moves a page's cosine. docs/benchmarks.md
+(twenty-seventh, thirty-third and thirty-fourth sessions) has the figures.
 """
 
 from __future__ import annotations
@@ -54,13 +56,16 @@ def left_out(text: str, words: list[str]) -> list[str]:
     return out
 
 
+def absent(lexical: LexicalIndex, q: Query) -> list[str]:
+    """The question's content words of which the index holds no term (a misspelt or bridged one among them):
+    words no answer can match by its terms, so only the meaning can carry them. The first MOST_WORDS of them."""
+    return [w.word for w in q.words if any(lexical.doc_freq(term) == 0 for term in w.terms)][:MOST_WORDS]
+
+
 def foreseen(lexical: LexicalIndex, q: Query) -> list[str]:
-    """The variants ``weakest`` will embed whatever the ranking: the question without each content word of
-    which the index holds no term (a word no answer matches by its terms; a misspelt or bridged one among
-    them), the first FORESEEN of them, in the question's order."""
-    words = q.words[:MOST_WORDS]
-    absent = [w.word for w in words if any(lexical.doc_freq(term) == 0 for term in w.terms)]
-    return left_out(q.text, absent[:FORESEEN])
+    """The first FORESEEN of the variants ``weakest`` will embed, known before ranking: the question without
+    each ``absent`` word, in the question's order."""
+    return left_out(q.text, absent(lexical, q)[:FORESEEN])
 
 
 def weakest_carried(cosines: np.ndarray, owners: np.ndarray) -> float | None:
@@ -95,9 +100,9 @@ def answer_rows(snap: Snapshot, docs: list[int]) -> tuple[np.ndarray, np.ndarray
 
 def weakest(engine: Engine, snap: Snapshot, q: Query, ranked: list[Candidate]) -> float | None:
     """``weakest_carried`` over the best answers (``Params.carried_top`` of them, in the fused order the
-    confidence rule reads) for the first MOST_WORDS content words no answer matches by every term the word
-    yields; CARRIED when the answers match them all; None when there is nothing to measure (no vectors, no
-    content word, no answer with a vector)."""
+    confidence rule reads) for the ``absent`` words; CARRIED when the answers match every content word by its
+    terms; None when there is nothing to measure (no vectors, no content word, no answer with a vector, or only
+    words the index holds that the answers do not match: those are not embedded, and the level stands)."""
     if snap.matrix is None or not len(snap.matrix) or snap.doc_group is None:
         return None
     top = answer_order(ranked)[: engine.params.carried_top]
@@ -106,11 +111,13 @@ def weakest(engine: Engine, snap: Snapshot, q: Query, ranked: list[Candidate]) -
     if not len(rows) or not q.words:
         return None
     matched = {term for c in top for term, share in c.terms.items() if share > 0}
-    unmatched = [w.word for w in q.words if not set(w.terms) <= matched][:MOST_WORDS]
-    if not unmatched:
+    if all(set(w.terms) <= matched for w in q.words):
         return CARRIED
+    words = absent(engine.lexical, q)
+    if not words:
+        return None
     vector = engine.query_vector(q.text)
-    variants = engine.vectors.get_many(tuple(left_out(q.text, unmatched))) if vector is not None else None
+    variants = engine.vectors.get_many(tuple(left_out(q.text, words))) if vector is not None else None
     if variants is None:
         return None
     return weakest_carried(snap.matrix[rows] @ np.vstack([vector, variants]).T, owners)

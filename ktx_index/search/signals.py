@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 WIKI = SEARCH_KINDS.index("wiki")
 #: How sure a search is that the project answers it (signals.assess).
 Confidence = Literal["high", "low", "none"]
-#: What the carried check (search/carried.py) reports when the best answers match every content word of a
-#: question by their terms.
+#: What the carried check (search/carried.py) reports when the index holds a term of every content word of a
+#: question (no word to leave out).
 CARRIED = 1.0
 
 
@@ -80,8 +80,9 @@ def assess(
     and no document matches its words beyond ``chance_lexical``), ``high`` when an identifier is named, ``low``
     for a question of filler alone; otherwise ``high`` when the best score alone is confident, or it clears the
     answer floor with the question's concepts in the project's vocabulary (concept_coverage), ``low`` if not, and
-    then (for the tools ``Params.carried`` names) turned by whether the best answers carry every word of the
-    question: ``least_carried`` gives how far their cosine drops without its least-carried word (search/carried.py).
+    then (for the tools ``Params.carried`` names) turned by whether the best answers carry the question's words the
+    index holds no term of: ``least_carried`` gives how far their cosine drops without the least-carried one
+    (search/carried.py).
 
     A vocabulary rule alone emptied answerable questions asked in words the schema does not use (*patrons* for
     ``customer``); here it only decides between high and low. ``noise`` gives the noise level this question must
@@ -124,7 +125,7 @@ def assess(
         turned = sure != (drop >= threshold)
         sure = drop >= threshold
         if drop >= CARRIED:
-            carried = "the best answers match every word of the question"
+            carried = "the index holds every word of the question"
         else:
             carried = (
                 f"without its least-carried word the best answers' cosine drops by {drop:+.3f} "

@@ -112,3 +112,20 @@ def test_a_confident_answer_that_carries_no_word_of_the_question_turns_low(patie
     unchecked = patients(HashEmbedder(), carried={})
     assert unchecked.discover_data("hospital ward of each patient").confidence is None
     unchecked.close()
+
+
+def test_only_the_words_the_index_holds_no_term_of_are_embedded(make_project):
+    staff = {"catalog": None, "db": "main", "name": "staff", "columns": [column("staff_id", "int"), column("salary")]}
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", [PATIENTS, staff]))
+    service = KtxIndex(root, embedder=HashEmbedder(), params=dataclasses.replace(PARAMS, carried_top=1))
+    service.rebuild()
+    engine = service.refreshed_engine()
+    q = Query.parse("ward salary of each patient")
+    assert "salary" not in engine.rank(q, normalize_kinds(None))[0].terms  # the best answer does not match it ...
+    assert weakest(service, q.text) is None  # ... but the index holds it: not embedded, and the level stands
+    assert weakest(service, "ward of each patient") == CARRIED  # the best answer matches every word
+    assert carried.absent(engine.lexical, Query.parse("hospital ward of each patient, by hospitl")) == [
+        "hospital",
+        "hospitl",
+    ]
+    service.close()
