@@ -138,7 +138,10 @@ def find_project_root(explicit: str | Path | None = None, start: Path | None = N
     if explicit is not None:
         root = Path(explicit).expanduser()
         if not root.is_dir():
-            raise ProjectNotFound(f"project directory '{root}' does not exist; pass --project DIR")
+            what = "is a file, not a folder" if root.exists() else "does not exist"
+            raise ProjectNotFound(
+                f"project directory '{root}' {what}; pass --project DIR, the folder that holds ktx.yaml"
+            )
         root = root.resolve()
     else:
         here = (start or Path.cwd()).resolve()

@@ -20,7 +20,8 @@ from ktx_index.service import KtxIndex
 project_option = click.option(
     "--project",
     "project_dir",
-    type=click.Path(file_okay=False),
+    type=click.Path(),  # a file or a missing folder is told by find_project_root, exit 1 like every user error
+    metavar="DIRECTORY",
     default=None,
     help="Project folder (default: nearest ancestor with ktx.yaml, else the current directory).",
 )

@@ -41,7 +41,10 @@ def test_user_errors_exit_1_with_the_next_step(project, tmp_path):
     out = run_cli("search", "x", "--connection", "nope", "--project", project)
     assert out.exit_code == 1 and "Configured connections: warehouse." in out.output
     missing = run_cli("search", "x", "--project", tmp_path / "empty")
-    assert missing.exit_code == 1
+    assert missing.exit_code == 1 and "does not exist; pass --project DIR" in missing.output
+    (tmp_path / "file").write_text("not a folder")
+    a_file = run_cli("search", "x", "--project", tmp_path / "file")  # click's own check said so with exit 2
+    assert a_file.exit_code == 1 and "is a file, not a folder; pass --project DIR" in a_file.output
     (tmp_path / "empty").mkdir()
     stray = run_cli("search", "x", "--project", tmp_path / "empty")  # no index of nothing is built there
     assert stray.exit_code == 1 and "is not a KTX project" in stray.output and "pass --project DIR" in stray.output
