@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 WIKI = SEARCH_KINDS.index("wiki")
 #: How sure a search is that the project answers it (signals.assess).
 Confidence = Literal["high", "low", "none"]
-#: What the carried check (search/carried.py) reports when the index holds a term of every content word of a
-#: question (no word to leave out).
+#: What the carried check (search/carried.py) reports when the best answers match every content word of a
+#: question by their terms.
 CARRIED = 1.0
 
 
@@ -125,7 +125,7 @@ def assess(
         turned = sure != (drop >= threshold)
         sure = drop >= threshold
         if drop >= CARRIED:
-            carried = "the index holds every word of the question"
+            carried = "the best answers match every word of the question"
         else:
             carried = (
                 f"without its least-carried word the best answers' cosine drops by {drop:+.3f} "

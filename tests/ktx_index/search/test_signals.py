@@ -144,7 +144,7 @@ def test_the_verdict_says_which_evidence_decided_it_with_its_figures():
         f"the best answers' cosine drops by {below - 0.01:+.3f} (< {below:+.3f}), so low"
     )
     assert why("age of each patient", strong, 1.0).endswith(
-        "confident alone; the index holds every word of the question"
+        "confident alone; the best answers match every word of the question"
     )
     middling = [_cand("a", (floor + confident) / 2, lexical=0.9, cosine=0.5)]  # coverage decides: no lexicon, 0 %
     lexicon = _Lexicon()
