@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from ktx_index.search.engine import Engine
     from ktx_index.snapshot.snapshot import Snapshot
 
-#: At most this many words of a question are left out one by one (each costs about one question's embedding).
-MOST_WORDS = 8
+#: At most this many words of a question are left out one by one (each costs about one question's embedding): 4 is
+#: the fewest that moves no verdict of any family from 8 (3 moves a tuning family's), and a long question in new
+#: words then embeds at most five texts (docs/benchmarks.md, thirty-fourth session).
+MOST_WORDS = 4
 #: At most this many of them are started before ranking (``foreseen``): more would hold another question's vector
 #: behind them on the worker, and a question of many unknown words is often answered with nothing, unchecked.
 FORESEEN = 3

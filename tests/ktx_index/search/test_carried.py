@@ -128,4 +128,6 @@ def test_only_the_words_the_index_holds_no_term_of_are_embedded(make_project):
         "hospital",
         "hospitl",
     ]
+    many = Query.parse("ward of each patient by hospital clinic doctor nurse surgeon bed")
+    assert carried.absent(engine.lexical, many) == ["hospital", "clinic", "doctor", "nurse"][: carried.MOST_WORDS]
     service.close()
