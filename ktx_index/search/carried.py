@@ -5,15 +5,16 @@ attribute the project does not hold (*age of each patient* over a ``patient`` ta
 date). Its best score is an answer's, and no question-level figure tells it from an answerable one
 (docs/benchmarks.md, twenty-fourth session). What does: leave the attribute out and the best answers match the
 question *better*, since nothing among them was carrying it. So the question is embedded once more per content
-word the index holds no term of (``absent``: a word no answer can match by its terms, a misspelt or bridged one
+word the index lacks a term of (``absent``: a word no answer can match by every term, a misspelt or bridged one
 among them), each time without that word, and a word is carried by the answer whose cosine drops most without
-it. The weakest word's drop says how well the answers cover the whole question.
+it. The weakest word's drop says how well the answers cover the whole question. When the best answers match
+every word by its terms, the question is carried (``CARRIED``) with nothing embedded.
 
 Each variant costs about one question's embedding, spread over both cores (QueryVectors.get_many). The words are
 known before ranking: ``foreseen`` names the first variants, and discover_data starts them on the worker behind
 the question's own vector, while ranking runs. Words the index holds that the best answers do not match were
-embedded too until the thirty-fourth session: 1 % of a scan-only project's words but a third of a KTX-style
-one's, where they flagged as many answerable questions low as they declined no-answer ones, for 1.5 ms of an
+embedded too until the thirty-fourth session: 1 % of the words left out on scan-only projects but a third on
+KTX-style ones, where they flagged as many answerable questions low as they declined no-answer ones, for 1.5 ms of an
 orbit question's ~7 via MCP. Not for wiki_search: one word barely moves a page's cosine. docs/benchmarks.md
 (twenty-seventh, thirty-third and thirty-fourth sessions) has the figures.
 """
@@ -26,7 +27,7 @@ import numpy as np
 
 from ktx_index.analysis import RAW_TOKEN
 from ktx_index.search.candidate import Candidate
-from ktx_index.search.query import Query
+from ktx_index.search.query import ContentWord, Query
 from ktx_index.search.signals import CARRIED, answer_order
 from ktx_index.snapshot.snapshot import group_rows
 
@@ -44,24 +45,28 @@ MOST_WORDS = 4
 FORESEEN = 3
 
 
-def left_out(text: str, words: list[str]) -> list[str]:
-    """The question once per word of ``words``, without every occurrence of that word (in any case)."""
+def left_out(text: str, words: list[ContentWord]) -> list[str]:
+    """The question once per word of ``words``, without every occurrence of any of its spellings (in any case)."""
     tokens = [(m.group(0).casefold(), m.start(), m.end()) for m in RAW_TOKEN.finditer(text)]
     out = []
     for word in words:
+        spellings = {s.casefold() for s in word.spellings}
         kept, at = [], 0
         for token, start, end in tokens:
-            if token == word.casefold():
+            if token in spellings:
                 kept.append(text[at:start])
                 at = end
         out.append(" ".join(" ".join([*kept, text[at:]]).split()))
     return out
 
 
-def absent(lexical: LexicalIndex, q: Query) -> list[str]:
-    """The question's content words of which the index holds no term (a misspelt or bridged one among them):
-    words no answer can match by its terms, so only the meaning can carry them. The first MOST_WORDS of them."""
-    return [w.word for w in q.words if any(lexical.doc_freq(term) == 0 for term in w.terms)][:MOST_WORDS]
+def absent(lexical: LexicalIndex, q: Query) -> list[ContentWord]:
+    """The question's content words of which the index lacks a term (a misspelt or bridged one among them): words
+    no answer can match by every term, so only the meaning can carry them. The first MOST_WORDS of them; none for a
+    question of one word (without it nothing is left to compare, and every answer would seem to carry it)."""
+    if len(q.words) < 2:
+        return []
+    return [w for w in q.words if any(lexical.doc_freq(term) == 0 for term in w.terms)][:MOST_WORDS]
 
 
 def foreseen(lexical: LexicalIndex, q: Query) -> list[str]:

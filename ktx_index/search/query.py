@@ -7,6 +7,7 @@ index (a term's typo correction, the project word a term is bridged to) stays wi
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -25,8 +26,15 @@ QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
 
 
 class ContentWord(NamedTuple):
-    word: str  # as first spelt in the question
-    terms: tuple[str, ...]  # the analysed terms it yields (question_terms)
+    """A word of the question that names something, every spelling of it (*volunteer*, *volunteers*) and the
+    analysed terms it yields (question_terms, filler dropped)."""
+
+    spellings: tuple[str, ...]  # as the question writes it, in order of first appearance
+    terms: tuple[str, ...]
+
+    @property
+    def word(self) -> str:
+        return self.spellings[0]
 
 
 @dataclass(frozen=True)
@@ -51,9 +59,6 @@ class Query:
     #: (analysis.english_word): its cosine then measures a meaning, and it is held to the lower of the project's
     #: two noise levels (search/calibration.py).
     in_english: bool = False
-    #: Its words that name something, each once (first spelling), with the terms each yields: what the
-    #: confidence rule's carried check leaves out one by one (search/carried.py).
-    words: tuple[ContentWord, ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -68,12 +73,24 @@ class Query:
             asks_keys=asks_for_keys(text),
             filler_only=words.filler_only,
             in_english=words.in_english,
-            words=tuple(ContentWord(w, tuple(question_terms(w).terms)) for w in content_words(text)),
         )
 
     @classmethod
     def of(cls, query: str | Query) -> Query:
         return query if isinstance(query, Query) else cls.parse(query)
+
+    @functools.cached_property
+    def words(self) -> tuple[ContentWord, ...]:
+        """Its words that name something, one per set of terms, in order (what the confidence rule's carried check
+        may leave out, search/carried.py); a word whose terms are all filler (*gave* → give) is none. Worked out
+        on first use: only discover_data asks."""
+        kept = set(self.terms)
+        spellings: dict[tuple[str, ...], list[str]] = {}
+        for word in content_words(self.text):
+            terms = tuple(t for t in question_terms(word).terms if t in kept)
+            if terms:
+                spellings.setdefault(terms, []).append(word)
+        return tuple(ContentWord(tuple(words), terms) for terms, words in spellings.items())
 
 
 def content_words(text: str) -> list[str]:

@@ -80,9 +80,9 @@ def assess(
     and no document matches its words beyond ``chance_lexical``), ``high`` when an identifier is named, ``low``
     for a question of filler alone; otherwise ``high`` when the best score alone is confident, or it clears the
     answer floor with the question's concepts in the project's vocabulary (concept_coverage), ``low`` if not, and
-    then (for the tools ``Params.carried`` names) turned by whether the best answers carry the question's words the
-    index holds no term of: ``least_carried`` gives how far their cosine drops without the least-carried one
-    (search/carried.py).
+    then (for the tools ``Params.carried`` names) turned by whether the best answers carry the question's words:
+    ``least_carried`` gives how far their cosine drops without the least-carried of those the index lacks a term of
+    (search/carried.py), or CARRIED when the answers match every word by its terms.
 
     A vocabulary rule alone emptied answerable questions asked in words the schema does not use (*patrons* for
     ``customer``); here it only decides between high and low. ``noise`` gives the noise level this question must

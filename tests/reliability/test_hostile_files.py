@@ -572,12 +572,6 @@ def test_alias_expansion_just_under_the_limit_stays_bounded(make_project: Callab
 # ------------------------------------------------------------------ read tools over hostile scan values
 
 EVENTS = {"catalog": None, "db": "raw", "name": "events"}
-ENTITY_OUTPUT_BUG = (
-    "BUG ktx_index/tools/entities.py:{line} (_details): {what} from the scan files is passed through unchecked; "
-    "{effect}, so entity_details on that table crashes ('Error executing tool entity_details')"
-)
-VALIDATION = "building ColumnDetails/Snapshot raises pydantic ValidationError (not a KtxIndexError)"
-OUTPUT = "the result then fails the tool's outputSchema (server-side output validation)"
 
 
 @pytest.mark.parametrize(

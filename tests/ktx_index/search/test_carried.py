@@ -27,12 +27,25 @@ PATIENTS = {
 def test_each_content_word_is_left_out_once_wherever_it_occurs():
     question = "Age of each patient, and the patient's age in 2019"
     assert content_words(question) == ["Age", "patient"]  # filler, numbers and repeats dropped; first spelling kept
-    assert left_out(question, ["Age", "patient"]) == [
+    assert left_out(question, list(Query.parse(question).words)) == [
         "of each patient, and the patient's in 2019",
         "Age of each , and the 's age in 2019",
     ]
     assert content_words("the of and") == [] and content_words("2019") == []
-    assert left_out("revenue", ["revenue"]) == [""]
+    assert left_out("revenue", list(Query.parse("revenue").words)) == [""]
+
+
+def test_a_word_in_two_spellings_is_one_word_and_a_filler_verb_none():
+    question = "volunteer shifts and volunteers per depot"
+    volunteers, *_ = Query.parse(question).words  # then shifts, depot
+    assert volunteers.spellings == ("volunteer", "volunteers") and volunteers.word == "volunteer"
+    assert left_out(question, [volunteers]) == ["shifts and per depot"]  # every spelling leaves together
+    assert [w.word for w in Query.parse("star ratings customers gave their deliveries").words] == [
+        "star",
+        "ratings",
+        "customers",
+        "deliveries",
+    ]  # 'gave' is filler (give) once analysed: no answer could ever match it
 
 
 def test_the_weakest_word_is_the_one_no_answer_carries():
@@ -114,20 +127,27 @@ def test_a_confident_answer_that_carries_no_word_of_the_question_turns_low(patie
     unchecked.close()
 
 
-def test_only_the_words_the_index_holds_no_term_of_are_embedded(make_project):
+def test_only_the_words_the_index_lacks_a_term_of_are_embedded(make_project):
     staff = {"catalog": None, "db": "main", "name": "staff", "columns": [column("staff_id", "int"), column("salary")]}
     root = make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", [PATIENTS, staff]))
     service = KtxIndex(root, embedder=HashEmbedder(), params=dataclasses.replace(PARAMS, carried_top=1))
     service.rebuild()
     engine = service.refreshed_engine()
+    asked: list[tuple[str, ...]] = []
+    get_many = engine.vectors.get_many
+    engine.vectors.get_many = lambda texts: (asked.append(texts), get_many(texts))[1]  # type: ignore[method-assign]
     q = Query.parse("ward salary of each patient")
-    assert "salary" not in engine.rank(q, normalize_kinds(None))[0].terms  # the best answer does not match it ...
-    assert weakest(service, q.text) is None  # ... but the index holds it: not embedded, and the level stands
+    salary = q.words[1]
+    assert not set(salary.terms) <= set(engine.rank(q, normalize_kinds(None))[0].terms)  # the best answer lacks it
+    assert weakest(service, q.text) is None and asked == []  # ... but the index holds it: the level stands
     assert weakest(service, "ward of each patient") == CARRIED  # the best answer matches every word
-    assert carried.absent(engine.lexical, Query.parse("hospital ward of each patient, by hospitl")) == [
-        "hospital",
-        "hospitl",
-    ]
+    assert weakest(service, "hospital") is None and asked == []  # one word: nothing left to compare without it
+    assert weakest(service, "hospital ward") < 0 and asked == [("ward",)]
+    typos = Query.parse("hospital ward of each patient, by hospitl")
+    assert [w.word for w in carried.absent(engine.lexical, typos)] == ["hospital", "hospitl"]
     many = Query.parse("ward of each patient by hospital clinic doctor nurse surgeon bed")
-    assert carried.absent(engine.lexical, many) == ["hospital", "clinic", "doctor", "nurse"][: carried.MOST_WORDS]
+    assert [w.word for w in carried.absent(engine.lexical, many)] == ["hospital", "clinic", "doctor", "nurse"][
+        : carried.MOST_WORDS
+    ]
+    assert len(carried.foreseen(engine.lexical, many)) == carried.FORESEEN < carried.MOST_WORDS
     service.close()
