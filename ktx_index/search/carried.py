@@ -14,9 +14,9 @@ Each variant costs about one question's embedding, spread over both cores (Query
 known before ranking: ``foreseen`` names the first variants, and discover_data starts them on the worker behind
 the question's own vector, while ranking runs. Words the index holds that the best answers do not match were
 embedded too until the thirty-fourth session: 1 % of the words left out on scan-only projects but a third on
-KTX-style ones, where they flagged as many answerable questions low as they declined no-answer ones, for 1.5 ms of an
-orbit question's ~7 via MCP. Not for wiki_search: one word barely moves a page's cosine. docs/benchmarks.md
-(twenty-seventh, thirty-third and thirty-fourth sessions) has the figures.
+KTX-style ones, where they flagged as many answerable questions low as they declined no-answer ones, for 1.5 ms
+of an orbit question's ~7 via MCP. Not for wiki_search: one word barely moves a page's cosine.
+docs/benchmarks.md (twenty-seventh, thirty-third and thirty-fourth sessions) has the figures.
 """
 
 from __future__ import annotations

@@ -145,6 +145,8 @@ def test_only_the_words_the_index_lacks_a_term_of_are_embedded(make_project):
     assert weakest(service, "hospital ward") < 0 and asked == [("ward",)]
     typos = Query.parse("hospital ward of each patient, by hospitl")
     assert [w.word for w in carried.absent(engine.lexical, typos)] == ["hospital", "hospitl"]
+    compound = Query.parse("patient_ward salary")  # its parts are indexed, the whole term is not: a term lacking
+    assert [w.word for w in carried.absent(engine.lexical, compound)] == ["patient_ward"]
     many = Query.parse("ward of each patient by hospital clinic doctor nurse surgeon bed")
     assert [w.word for w in carried.absent(engine.lexical, many)] == ["hospital", "clinic", "doctor", "nurse"][
         : carried.MOST_WORDS
