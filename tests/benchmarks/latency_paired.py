@@ -44,18 +44,19 @@ def server(checkout: Path, project: Path) -> StdioServerParameters:
 
 async def paired(checkouts: dict[str, Path], projects: dict[str, Path], questions: dict[str, list[str]], rounds: int):
     """Per tool and checkout, every call's milliseconds, in question order (so the two lists pair up)."""
-    times: dict[tuple[str, str], list[float]] = {(name, tool): [] for name in checkouts for tool in TOOLS}
+    tools = [tool for tool in TOOLS if questions[tool]]  # a scan-only project has no wiki questions
+    times: dict[tuple[str, str], list[float]] = {(name, tool): [] for name in checkouts for tool in tools}
     async with AsyncExitStack() as stack:
         clients = {
             name: await stack.enter_async_context(Client(server(checkout, projects[name])))
             for name, checkout in checkouts.items()
         }
         for client in clients.values():
-            for tool in TOOLS:  # the model loaded and each tool's data derived before timing
+            for tool in tools:  # the model loaded and each tool's data derived before timing
                 await client.call_tool(tool, {"query": "warm up"})
         names = list(clients)
         for round_ in range(rounds):
-            for tool in TOOLS:
+            for tool in tools:
                 for i, question in enumerate(questions[tool]):
                     order = names if (i + round_) % 2 == 0 else names[::-1]
                     for name in order:
@@ -86,7 +87,7 @@ def main() -> None:
     times = anyio.run(paired, checkouts, projects, {"discover_data": discover, "wiki_search": wiki}, args.rounds)
     print(f"project: {args.project.name}  this: {REPO}  other: {checkouts['other']}")
     print(f"{'tool':<16} {'calls':>6} {'other p50':>10} {'this p50':>9} {'paired Δ median':>16}")
-    for tool in TOOLS:
+    for tool in (tool for tool in TOOLS if ("this", tool) in times):
         other, this = times[("other", tool)], times[("this", tool)]
         delta = statistics.median(b - a for a, b in zip(other, this, strict=True))
         print(
