@@ -11,6 +11,12 @@ from ktx_index.cli.common import json_option, open_service, project_option, user
 from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, LaneScores, WikiSearchResult
 
 
+def render_stale(stale: str | None) -> None:
+    """A result read from its file's last good version says so, under its summary (refs and pages alike)."""
+    if stale:
+        click.echo(f"      stale: the last good version; {stale}")
+
+
 def render_discover(result: DiscoverResult, explain: bool) -> None:
     render_verdict(
         bool(result.refs),
@@ -24,8 +30,7 @@ def render_discover(result: DiscoverResult, explain: bool) -> None:
         click.echo(f"{i:>2}. {ref.score:.3f}  {ref.kind:<12} {ref.id}{where}  (matched on {ref.matchedOn})")
         if ref.summary:
             click.echo(f"      {ref.summary[:150]}")
-        if ref.stale:
-            click.echo(f"      stale: the last good version; {ref.stale}")
+        render_stale(ref.stale)
         if explain and ref.lanes:
             click.echo(f"      {render_lanes(ref.lanes)}")
 
@@ -59,8 +64,7 @@ def render_wiki(result: WikiSearchResult, explain: bool) -> None:
         click.echo(f"{i:>2}. {page.score:.3f}  {page.key} ({page.scope.lower()})  {', '.join(page.matchReasons)}")
         if page.summary:
             click.echo(f"      {page.summary[:150]}")
-        if page.stale:
-            click.echo(f"      stale: the last good version; {page.stale}")
+        render_stale(page.stale)
         if explain and page.snippet:
             click.echo(f"      {page.snippet}")
         if explain and page.laneScores:
