@@ -150,6 +150,8 @@ def main() -> None:
         ("wiki_search", service.wiki_search, wiki),
         ("dictionary_search", service.dictionary_search, values),
     ):
+        if not inputs:  # a judged file without questions for this tool (judged/blind has no values)
+            continue
         times = [timed(fn, q)[0] for q in inputs]
         rows.append(
             (
@@ -170,6 +172,8 @@ def main() -> None:
         rows.append(("MCP server start to first answer", f"{mcp['start_to_first_answer_ms'] / 1000:.2f} s"))
         for tool in ("discover_data", "wiki_search", "dictionary_search"):
             times = mcp[tool]
+            if not times:
+                continue
             rows.append(
                 (f"{tool} via MCP stdio p50 / p95", f"{statistics.median(times):.1f} / {pct(times, 0.95):.1f} ms")
             )
