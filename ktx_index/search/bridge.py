@@ -11,6 +11,7 @@ project's own words ranks exactly as before. Pure functions over a loaded vocabu
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,4 +80,28 @@ def question_words(query: str) -> dict[str, str]:
         word = token.lower()
         if word not in STOPWORDS and word.isalpha():
             out.setdefault(stem(token), word)
+    return out
+
+
+def bridged_terms(
+    bridge: Bridge,
+    word_vector: Callable[[str], np.ndarray | None],
+    held: Callable[[str], bool],
+    query: str,
+    terms: list[str],
+) -> dict[str, tuple[str, float]]:
+    """Each of ``terms`` (a question's terms no field holds) → the nearest project term that the index holds
+    (``held``) and is not the term itself, with the cosine of the two words; ``word_vector`` embeds a word (None:
+    no vector, the term stays unbridged)."""
+    words = question_words(query)
+    out: dict[str, tuple[str, float]] = {}
+    for term in terms:
+        word = words.get(term)
+        vector = word_vector(word) if word else None
+        if vector is None:
+            continue
+        for near, cos in bridge.nearest(word, vector):
+            if near != term and held(near):
+                out[term] = (near, cos)
+                break
     return out

@@ -26,7 +26,7 @@ from ktx_index.index.lexical import LexicalIndex
 from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
 from ktx_index.search import snippets
-from ktx_index.search.bridge import Bridge, load_bridge, question_words
+from ktx_index.search.bridge import Bridge, bridged_terms, load_bridge
 from ktx_index.search.calibration import noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
@@ -34,7 +34,7 @@ from ktx_index.search.lexical_lane import lexical_lane
 from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
 from ktx_index.search.query import Query
 from ktx_index.search.query_vectors import QueryVectors
-from ktx_index.search.scope import scope_mask
+from ktx_index.search.scope import embedded_mask, scope_mask
 from ktx_index.search.scoring import PARAMS, Params, fuse, prior, semantic_score
 from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.spelling import edit_budget
@@ -316,18 +316,7 @@ class Engine:
         cosine of the two words (search/bridge.py); nothing without a model or a vocabulary."""
         if self.embedder is None or not terms:
             return {}
-        words = question_words(query)
-        out: dict[str, tuple[str, float]] = {}
-        for term in terms:
-            word = words.get(term)
-            vector = self.vectors.word(word) if word else None
-            if vector is None:
-                continue
-            for near, cos in self.bridge().nearest(word, vector):
-                if near != term and self.lexical.doc_freq(near) > 0:
-                    out[term] = (near, cos)
-                    break
-        return out
+        return bridged_terms(self.bridge(), self.vectors.word, lambda t: self.lexical.doc_freq(t) > 0, query, terms)
 
     def bridge(self) -> Bridge:
         """The project's embedded vocabulary, read again only when vectors were added or re-keyed."""
@@ -377,7 +366,7 @@ class Engine:
         groups = snap.derived.get("groups")
         if groups is None:
             groups = snap.derived["groups"] = groups_of(snap.chunk_rows, snap.chunk_starts)
-        allowed = self._embedded_mask(snap, kinds, connection)
+        allowed = embedded_mask(snap, kinds, connection)
         p = self.params
         cosines, top = doc_cosines(
             snap.matrix, snap.coarse, groups, snap.chunk_rows, snap.chunk_starts, vector, allowed, pool, p.cos_low,
@@ -387,19 +376,6 @@ class Engine:
             doc = int(snap.chunk_docs[i])
             out.setdefault(snap.doc_uids[doc], Candidate(snap.doc_uids[doc], idx=doc))
         return cosines
-
-    def _embedded_mask(self, snap: Snapshot, kinds: list[str], connection: str | None) -> np.ndarray | None:
-        """Which embedded documents a search of these kinds (and connection) may return, None for all of them;
-        cached per snapshot."""
-        key = (tuple(sorted(kinds)), connection)
-        if key in snap.kind_masks:
-            return snap.kind_masks[key]
-        mask: np.ndarray | None = scope_mask(snap, snap.chunk_docs, set(kinds), connection)
-        if mask.all():
-            mask = None
-        if len(snap.kind_masks) < 64:  # kinds come in a few combinations; bound it all the same
-            snap.kind_masks[key] = mask
-        return mask
 
     def semantic_status(self) -> tuple[str, str | None]:
         snap = self.snapshot

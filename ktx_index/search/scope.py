@@ -44,3 +44,17 @@ def scope_mask(snap: Snapshot, docs: np.ndarray, kinds: Container[str], connecti
         dtype=bool,
     ).reshape(len(SEARCH_KINDS), len(snap.connections))
     return grid[snap.doc_kind[docs], snap.doc_conn[docs]]
+
+
+def embedded_mask(snap: Snapshot, kinds: list[str], connection: str | None) -> np.ndarray | None:
+    """``scope_mask`` over the snapshot's embedded documents (the dense lane's), None when it admits them all;
+    kept per snapshot (kinds come in a few combinations; bounded all the same)."""
+    key = (tuple(sorted(kinds)), connection)
+    if key in snap.kind_masks:
+        return snap.kind_masks[key]
+    mask: np.ndarray | None = scope_mask(snap, snap.chunk_docs, set(kinds), connection)
+    if mask.all():
+        mask = None
+    if len(snap.kind_masks) < 64:
+        snap.kind_masks[key] = mask
+    return mask

@@ -11,7 +11,7 @@ from indexers.models import Document
 from ktx_index.analysis import stem
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.index.texts import vocabulary_words
-from ktx_index.search.bridge import CACHE_WORDS, Bridge, question_words
+from ktx_index.search.bridge import CACHE_WORDS, Bridge, bridged_terms, question_words
 from ktx_index.service import KtxIndex
 
 SYNONYMS = {"movie": "film", "movies": "film", "performer": "actor", "cinema": "theatre", "picture": "film"}
@@ -69,6 +69,24 @@ def test_nearest_keeps_one_entry_per_stem_best_first():
     bridge = Bridge(["film", "films", "actor"], ["film", "film", "actor"], vectors[[0, 0, 1]] * [[1.0], [0.9], [1.0]])
     near = bridge.nearest("movie", np.array([0.8, 0.6, 0.0], dtype=np.float32))
     assert near == [("film", pytest.approx(0.8)), ("actor", pytest.approx(0.6))]
+
+
+def test_a_term_is_bridged_to_its_nearest_held_term_other_than_itself():
+    vectors = np.eye(3, dtype=np.float32)
+    bridge = Bridge(["films", "film", "actor"], ["film", "film", "actor"], vectors)
+    word_vectors = {"movies": vectors[0], "performers": vectors[2], "cinema": None}
+    held = {"actor"}.__contains__  # the index holds no term of 'film' any more
+    out = bridged_terms(
+        bridge,
+        word_vectors.get,
+        held,
+        "movies with performers at the cinema",
+        [stem("movies"), stem("performers"), stem("cinema")],
+    )
+    assert out == {  # 'film' is skipped though nearer: the index no longer holds it; 'cinema' has no vector
+        stem("movies"): ("actor", pytest.approx(0.0)),
+        stem("performers"): ("actor", pytest.approx(1.0)),
+    }
 
 
 def test_a_words_neighbours_are_remembered_and_the_least_recently_asked_forgotten_first():

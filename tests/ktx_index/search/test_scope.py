@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.search.scope import admits, in_scope, scope_mask
+from ktx_index.search.scope import admits, embedded_mask, in_scope, scope_mask
 from ktx_index.snapshot.snapshot import Snapshot
 
 
@@ -39,3 +39,14 @@ def test_the_mask_is_the_rule_applied_to_each_document():
     in_warehouse = scope_mask(snap, docs, {"wiki", "column"}, "warehouse")
     kept = {(SEARCH_KINDS[snap.doc_kind[i]], int(snap.doc_conn[i])) for i in docs[in_warehouse]}
     assert kept == {("wiki", 0), ("wiki", 1), ("column", 1)}
+
+
+def test_the_dense_lanes_mask_is_over_the_embedded_documents_and_none_when_it_admits_them_all():
+    snap = snapshot()
+    snap.chunk_docs = np.array([0, 3, 10, 11], dtype=np.int64)  # the documents with a vector
+    every = embedded_mask(snap, list(SEARCH_KINDS), None)
+    assert every is None
+    columns = embedded_mask(snap, ["column"], "warehouse")
+    assert columns is not None
+    assert columns.tolist() == [False, False, False, True]  # the column of warehouse; not the one of no connection
+    assert embedded_mask(snap, ["column"], "warehouse") is columns  # kept for the snapshot
