@@ -12,7 +12,6 @@ Reads never write; ``refreshed_engine`` says in its name that it reloads the lat
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -25,7 +24,6 @@ from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status, connection_infos
-from ktx_index.logs import log_event
 from ktx_index.reports import (
     ConnectionInfo,
     InspectReport,
@@ -47,7 +45,6 @@ from ktx_index.tools.read_results import ConnectionListResult, EntityDetailsResu
 from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, WikiSearchResult
 from ktx_index.tools.wiki import wiki_search
 
-LOG = logging.getLogger("ktx_index.service")
 DEFAULT = object()
 
 
@@ -83,8 +80,7 @@ class KtxIndex:
         self._stop = threading.Event()  # a requested stop: writers finish their batch and return
         self._background: list[threading.Thread] = []
         self._background_lock = threading.Lock()  # close never misses a thread that in_background is starting
-        self._word_table_lock = threading.Lock()
-        self._word_table_checked = False  # the model's word table exists (or cannot): ensure_word_table
+        self._word_table = word_table.OncePerProcess()  # ensure_word_table
         self._answered: dict[str, tuple[int, str]] = {}  # tool → the snapshot it last answered on (answers_at_once)
         #: A first build for a call (ensure_index) answers lexically and embeds in the background (serve sets it; a
         #: one-shot ``search`` wants its answer with vectors).
@@ -226,23 +222,9 @@ class KtxIndex:
         model, the model in use is a fallback or a stop came. Called by the `rebuild` command and serve's
         background thread, never inside a rebuild: a rebuild may run under the engine's lock (a first call, a
         repair), where 15 s more would stall every reader. It writes to the model cache, not the index."""
-        if self.embedder is None or self._word_table_checked:
-            return 0
-        if getattr(self.embedder, "fallback_reason", None):  # int8 or ONNX missing: vectors of another form
-            return 0  # would be kept for the whole machine under this fingerprint
-        with self._word_table_lock:  # one build however many of this service's threads ask
-            if self._word_table_checked:
-                return 0
-            built = 0
-            try:
-                if word_table.load(self.embedder.fingerprint, self.embedder.dim) is None:
-                    built = word_table.build(self.embedder, self._stop.is_set)
-            except Exception as exc:  # a broken model or an unwritable cache: the bridge embeds words instead
-                log_event(LOG, logging.WARNING, "word_table_failed", error=f"{type(exc).__name__}: {exc}")
-                self._word_table_checked = True  # not tried again by this process: each try costs the whole build
-                return 0
-            self._word_table_checked = built > 0 or not self._stop.is_set()
-            return built
+        if self.embedder is None or getattr(self.embedder, "fallback_reason", None):
+            return 0  # int8 or ONNX missing: vectors of another form would be kept for the whole machine
+        return self._word_table.ensure(self.embedder, self._stop.is_set)
 
     # ------------------------------------------------------------------ reading
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +25,9 @@ import numpy as np
 
 from ktx_index.embedding.embedder import Embedder
 from ktx_index.embedding.onnx_model import cache_dir
-from ktx_index.logs import write_atomic
+from ktx_index.logs import log_event, write_atomic
 
+LOG = logging.getLogger("ktx_index.embedding.word_table")
 #: Words encoded per call of a build, between which a requested stop is honoured.
 BUILD_STEP = 1024
 
@@ -88,6 +91,33 @@ def build(embedder: Embedder, should_stop: Callable[[], bool] = lambda: False) -
     write_atomic(words_path, "\n".join(words))
     write_atomic(vectors_path, _npy(matrix), durable=True)  # a crash must not leave an empty file behind
     return len(words)
+
+
+class OncePerProcess:
+    """``build`` when the machine has no table, at most once per process however many threads ask (a try
+    costs the whole build, ~15 s), and not again after a failure; tried again only when a stop cut it short."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._checked = False  # the table exists, or cannot be built by this process
+
+    def ensure(self, embedder: Embedder, should_stop: Callable[[], bool]) -> int:
+        """The words embedded; 0 when the table exists, was checked before, cannot be built or a stop came."""
+        if self._checked:
+            return 0
+        with self._lock:
+            if self._checked:
+                return 0
+            built = 0
+            try:
+                if load(embedder.fingerprint, embedder.dim) is None:
+                    built = build(embedder, should_stop)
+            except Exception as exc:  # a broken model or an unwritable cache: the bridge embeds words instead
+                log_event(LOG, logging.WARNING, "word_table_failed", error=f"{type(exc).__name__}: {exc}")
+                self._checked = True
+                return 0
+            self._checked = built > 0 or not should_stop()
+            return built
 
 
 def _npy(matrix: np.ndarray) -> bytes:

@@ -120,7 +120,7 @@ def test_a_failed_build_is_reported_once_and_not_tried_again(cache: Path, make_p
     root = make_project({"wiki/global/churn.md": "---\nsummary: Churn\n---\nCustomers who leave.\n"})
     service = KtxIndex(root, embedder=Broken(words=WORDS))
     try:
-        with caplog.at_level("WARNING", logger="ktx_index.service"):
+        with caplog.at_level("WARNING", logger="ktx_index.embedding.word_table"):
             assert service.rebuild().added == 1
             assert service.ensure_word_table() == 0
             assert service.ensure_word_table() == 0
