@@ -21,7 +21,7 @@ from lemminflect import getAllLemmas
 
 ANALYZER = "ktx"
 #: Bump when tokenising changes: the lexical index is rebuilt on mismatch.
-ANALYSIS_VERSION = 2
+ANALYSIS_VERSION = 3
 
 RAW_TOKEN = re.compile(r"[^\W_]+(?:[_.\-$][^\W_]+)*", re.UNICODE)
 MAX_TOKEN_CHARS = 60
@@ -112,16 +112,20 @@ def english_word(word: str) -> bool:
 
 
 def expand(text: str) -> list[str]:
-    """Raw tokens of a text with identifier parts (irregular forms lemmatised) and wholes, in order."""
+    """Raw tokens of a text with identifier parts (irregular forms lemmatised) and wholes, in order.
+
+    A whole is written with underscores where it had hyphens, so a hyphenated word meets the identifier it names
+    (*no-show* and ``no_show``): its parts alone may all be filler, dropped from a question (*no*, *show*)."""
     out: list[str] = []
     for match in RAW_TOKEN.finditer(text):
         token = match.group(0)
         parts = _identifier_parts(token)
         out.extend(lemma(p) for p in parts)
         if len(parts) > 1:
-            out.append(token)
-            if "." in token:  # dotted names: each segment that is itself compound
-                out.extend(seg for seg in token.split(".") if len(_identifier_parts(seg)) > 1)
+            whole = token.replace("-", "_")
+            out.append(whole)
+            if "." in whole:  # dotted names: each segment that is itself compound
+                out.extend(seg for seg in whole.split(".") if len(_identifier_parts(seg)) > 1)
     return out
 
 

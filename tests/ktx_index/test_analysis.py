@@ -22,6 +22,13 @@ def test_identifiers_split_and_keep_the_whole():
     assert "montreal" in analyze("Montréal")
 
 
+def test_a_hyphenated_word_meets_its_identifier():
+    # 'no' and 'show' are question filler: the whole word is all a question keeps of "no-show"
+    assert query_terms("no-show rate per vet") == ["no_show", "rate", "vet"]
+    assert set(query_terms("no-shows")) <= set(analyze("appointments.no_show"))
+    assert expand("carrier-fall-off") == ["carrier", "fall", "off", "carrier_fall_off"]
+
+
 def test_stemming_and_folding_match_both_sides():
     assert analyze("Refunds refunded") == analyze("refund refunded")[:1] + analyze("refunded")
     assert fold("São Paulo") == "sao paulo"
