@@ -40,9 +40,13 @@ class ArtifactCache:
         return value, error
 
     def profile(self, project: Project, rel: str, result: ScopeResult) -> ProfileIndex | None:
-        index, error = self._load(project, rel, _parse_profile)
+        parsed, error = self._load(project, rel, _parse_profile)
         if error:
             result.problem(rel, error, code="parse_error")
+            return None
+        index, skipped = parsed
+        if skipped:
+            result.problem(rel, skipped, code="warning")
         return index
 
     def warm(self, project: Project, profiles: tuple[str, ...], shards: tuple[str, ...]) -> None:
@@ -65,7 +69,8 @@ class ArtifactCache:
         return "", {}
 
 
-def _parse_profile(project: Project, rel: str) -> ProfileIndex:
+def _parse_profile(project: Project, rel: str) -> tuple[ProfileIndex, str | None]:
+    """The profile's entries by table and column, and what was left out of it, said once (None: nothing)."""
     data = read_json(project, rel)
     if not isinstance(data, dict):
         raise SourceError("relationship profile must be a JSON object")
@@ -73,9 +78,14 @@ def _parse_profile(project: Project, rel: str) -> ProfileIndex:
     if not isinstance(columns, dict):
         raise SourceError("relationship profile 'columns' must be an object keyed '<table>.<column>'")
     index: ProfileIndex = {}
+    skipped: list[str] = []  # entries left out
+    unlisted: list[str] = []  # entries whose sample values are not a list
     for key, entry in columns.items():
         if not isinstance(entry, dict):
+            skipped.append(str(key))
             continue
+        if "sampleValues" in entry and not isinstance(entry["sampleValues"], (list, type(None))):
+            unlisted.append(str(key))
         table = entry.get("table")
         column = entry.get("column")
         if isinstance(table, dict) and isinstance(table.get("name"), str):
@@ -87,11 +97,29 @@ def _parse_profile(project: Project, rel: str) -> ProfileIndex:
         elif "." in str(key):
             ref = TableRef(name=str(key).rsplit(".", 1)[0])
         else:
+            skipped.append(str(key))
             continue
         if not isinstance(column, str):
             column = str(key).rsplit(".", 1)[-1]
         index.setdefault(table_key(ref), {})[column] = entry
-    return index
+    return index, _left_out(skipped, unlisted)
+
+
+def _left_out(skipped: list[str], unlisted: list[str]) -> str | None:
+    """What a profile's reader could not use, in one sentence naming the first few entries."""
+
+    def named(keys: list[str]) -> str:
+        return ", ".join(repr(k) for k in keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+
+    parts = []
+    if skipped:
+        parts.append(
+            f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} skipped ({named(skipped)}: an entry "
+            "must be an object keyed '<table>.<column>' or naming its table)"
+        )
+    if unlisted:
+        parts.append(f"sample values ignored where 'sampleValues' is not a list ({named(unlisted)})")
+    return "; ".join(parts) or None
 
 
 def _parse_shard(project: Project, rel: str) -> ShardIndex:

@@ -68,6 +68,29 @@ COLUMN_FIELDS = {
 PROFILE_FIELDS = {"distinctCount": int, "nullCount": int, "rowCount": int, "nullRate": float}
 
 
+#: What a foreign key must name for a join to be written from it (snapshot/joins.py, entity_details).
+FOREIGN_KEY_FIELDS = ("fromColumn", "toTable", "toColumn")
+
+
+def foreign_keys(value: Any, rel: str, result: ScopeResult) -> list[dict[str, Any]]:
+    """A table's foreign keys that name a column, the table and the column it references; the others are
+    reported (a join cannot be written from them) and left out."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        result.problem(rel, "'foreignKeys' must be a list; the table is indexed without foreign keys", code="warning")
+        return []
+    kept = [fk for fk in value if isinstance(fk, dict) and all(isinstance(fk.get(k), str) for k in FOREIGN_KEY_FIELDS)]
+    if len(kept) != len(value):
+        skipped = len(value) - len(kept)
+        result.problem(
+            rel,
+            f"{skipped} foreign key(s) without a string fromColumn, toTable and toColumn were skipped",
+            code="warning",
+        )
+    return kept
+
+
 def column_metadata(column: dict[str, Any]) -> dict[str, Any]:
     return {key: _typed(column.get(key), kind) for key, kind in COLUMN_FIELDS.items()}
 
@@ -123,19 +146,29 @@ class ScanIndexer(Indexer):
         shards and each table file's newest snapshot; None when no snapshot is complete."""
         base = f"raw-sources/{conn}/live-database"
         complete: list[str] = []
+        incomplete: list[str] = []
         for sync in sorted(list_dirs(project, base), reverse=True):
             if exists(project, f"{base}/{sync}/scan-report.json"):
                 complete.append(f"{base}/{sync}")
             else:
+                incomplete.append(f"{base}/{sync}")
+        if not complete:
+            if incomplete:  # a scan still running, or one that died before its report: nothing to fall back on
+                tables = len(list_files(project, f"{incomplete[0]}/tables", (".json",)))
                 diagnostics.append(
                     Diagnostic(
-                        path=f"{base}/{sync}",
-                        code="warning",
-                        message="no scan-report.json yet (scan incomplete); older snapshots are used",
+                        path=incomplete[0],
+                        code="parse_error",
+                        message=f"no scan-report.json (scan incomplete) and no older complete snapshot of "
+                        f"connection '{conn}': its {tables} table file(s) are not indexed; finish or re-run the scan",
                     )
                 )
-        if not complete:
             return None
+        for sync in incomplete:
+            older = "an older snapshot is used" if sync > complete[-1] else "it is not read"
+            diagnostics.append(
+                Diagnostic(path=sync, code="warning", message=f"no scan-report.json yet (scan incomplete); {older}")
+            )
         profiles = tuple(
             f"{sync}/enrichment/relationship-profile.json"
             for sync in complete
@@ -282,9 +315,7 @@ class ScanIndexer(Indexer):
                         "profiledRows": row_count,
                         "driver": _typed(info.get("driver"), str),
                         "columns": [c["name"] for c in columns],
-                        "foreignKeys": [fk for fk in table.get("foreignKeys") or [] if isinstance(fk, dict)]
-                        if isinstance(table.get("foreignKeys"), list)
-                        else [],
+                        "foreignKeys": foreign_keys(table.get("foreignKeys"), rel, result),
                         "snapshot": snapshot,
                         "profileSyncId": profile_sync,
                     }

@@ -56,6 +56,16 @@ def test_newest_snapshot_per_table_and_incomplete_sync_ignored(make_project):
     assert any("no scan-report.json" in d.message for d in read.diagnostics)
 
 
+def test_a_connection_whose_only_snapshot_is_incomplete_says_its_tables_are_not_indexed(make_project):
+    partial = scan_files("warehouse", "2026-03-01-000000-local-c", [ORDERS, INVOICES])
+    files = {k: v for k, v in partial.items() if not k.endswith("scan-report.json")}
+    read = read_project(load_project(make_project(files)))
+    assert not [d for d in read.documents if d.kind == "table"]
+    (problem,) = [d for d in read.diagnostics if "scan-report.json" in d.message]
+    assert problem.code == "parse_error" and problem.path.endswith("2026-03-01-000000-local-c")
+    assert "2 table file(s) are not indexed" in problem.message and "older" in problem.message
+
+
 def test_malformed_artifacts_are_diagnostics_and_the_rest_is_indexed(make_project):
     files = scan_files("warehouse", "2026-01-01-000000-local-a", [ORDERS, INVOICES], PROFILE)
     invoice_path = (
@@ -69,6 +79,26 @@ def test_malformed_artifacts_are_diagnostics_and_the_rest_is_indexed(make_projec
     assert "invalid JSON" in paths[invoice_path.rsplit("/", 1)[1]]
     assert "expected a JSON object" in paths["extra.json"]
     assert any(d.id == "public.orders" for d in read.documents)
+
+
+def test_wrong_shaped_profile_entries_and_foreign_keys_are_reported_and_the_rest_kept(make_project):
+    fk = {"fromColumn": "id", "toCatalog": None, "toDb": "public", "toTable": "invoices", "toColumn": "id"}
+    orders = {**ORDERS, "foreignKeys": [fk, {"fromColumn": "status"}, "orders_fk"]}
+    profile = {
+        **PROFILE,
+        "columns": {**PROFILE["columns"], "orders.id": {**profile_entry("public", "orders", "id", []),
+                                                        "sampleValues": "1"}, "stray": 5},
+    }  # fmt: skip
+    read = read_project(
+        load_project(make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [orders], profile)))
+    )
+    by_uid = {d.uid: d for d in read.documents}
+    assert by_uid["table:warehouse:public.orders"].attrs["foreignKeys"] == [fk]
+    assert by_uid["column:warehouse:public.orders.status"].sample_values == ["paid", "refunded"]
+    messages = {d.path.rsplit("/", 1)[1]: d.message for d in read.diagnostics if d.code == "warning"}
+    assert "2 foreign key(s)" in messages[table_file(None, "public", "orders")]
+    assert "1 entry skipped ('stray'" in messages["relationship-profile.json"]
+    assert "'sampleValues' is not a list ('orders.id')" in messages["relationship-profile.json"]
 
 
 def test_dictionary_filters_follow_ktx_with_wider_string_types():
