@@ -283,6 +283,16 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             records[name] = SourceRecord(connection_id, name, rel, "standalone", data, text)
         else:
             overlays.append((rel, data))
+    for name in [n for n in records if not safe_source_name(n)]:
+        record = records.pop(name)
+        diagnostics.append(
+            Diagnostic(
+                path=record.path.split("#", 1)[0],
+                message=f"source name {name!r} holds a path ('/', '\\' or '..'); the source is not indexed: "
+                "rename it (an agent passes the name back to sl_read_source and KTX's other tools)",
+                code="parse_error",
+            )
+        )
     for rel, overlay in overlays:
         name = overlay["name"]
         base = records.get(name)
@@ -305,6 +315,11 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
         names = ", ".join(rel.removeprefix(f"{folder}/") for rel in unread[:3]) + (" ..." if len(unread) > 3 else "")
         held[folder] = f"{names} cannot be read, and may add to this source"
     return ConnectionRead(dict(sorted(records.items())), diagnostics, held)
+
+
+def safe_source_name(name: str) -> bool:
+    """Whether a source's name can be handed to an agent as an id: no path separator and no ``..`` in it."""
+    return "/" not in name and "\\" not in name and ".." not in name
 
 
 def _shape_diagnostics(rel: str, data: dict[str, Any], where: str = "") -> list[Diagnostic]:

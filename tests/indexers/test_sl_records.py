@@ -70,6 +70,20 @@ def test_overlay_without_base_and_broken_files_are_reported(make_project):
     assert kinds == {"sl_source:warehouse:orders", "sl_source:warehouse:customers", "sl_source:warehouse:subscriptions"}
 
 
+def test_a_source_name_holding_a_path_is_reported_not_indexed(make_project):
+    records, diagnostics, _held = warehouse_records(
+        make_project,
+        {
+            "semantic-layer/warehouse/escape.yaml": 'name: "../../ktx"\ntable: public.orders\n',
+            "semantic-layer/warehouse/subscriptions.yaml": SL_STANDALONE,
+        },
+    )
+    assert set(records) == {"subscriptions"}
+    (problem,) = diagnostics
+    assert problem.path == "semantic-layer/warehouse/escape.yaml" and problem.code == "parse_error"
+    assert "'../../ktx' holds a path" in problem.message and "rename it" in problem.message
+
+
 def test_compose_reports_unknown_override_targets():
     base = {"name": "t", "columns": [{"name": "a"}], "joins": [{"to": "x", "on": "t.a = x.a"}]}
     out, problems = compose_overlay(
