@@ -50,6 +50,20 @@ def blank_query(query: str) -> CallToolResult | None:
     )
 
 
+def blank_values(values: list[str]) -> CallToolResult | None:
+    """Values of spaces alone (the inputSchema admits them, as upstream's does): an in-band error naming them, as
+    ``blank_query`` does for a query, rather than a miss the model would take for "not in the data"."""
+    blank = [i for i, value in enumerate(values) if not value.strip()]
+    if not blank:
+        return None
+    named = ", ".join(f"values[{i}] ({json.dumps(values[i])})" for i in blank)
+    return ToolFailure.of(
+        f"{named} {'holds' if len(blank) == 1 else 'hold'} no characters but spaces; send the business values to "
+        'look up, e.g. ["Acme Corp", "enterprise"].',
+        "InvalidInput",
+    )
+
+
 def as_list(value: object) -> object:
     """Models drift into sending one string where a list is expected: it is read as a list of one, and each
     string in it without the spaces around it."""

@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.mcp.common import ToolSet, as_list, blank_query, call, stripped
+from ktx_index.mcp.common import ToolSet, as_list, blank_query, blank_values, call, stripped
 from ktx_index.service import KtxIndex
 from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, RefKind, WikiSearchResult
 
@@ -139,6 +139,8 @@ def tools(service: KtxIndex) -> ToolSet:
         ctx: Context,
         connectionId: ConnectionArg = None,
     ) -> Annotated[CallToolResult, DictionarySearchResult]:
+        if (blank := blank_values(values)) is not None:
+            return blank
         return await call(ctx, service.dictionary_search, values, connectionId, on_progress=None)
 
     return tools

@@ -244,6 +244,12 @@ async def test_a_query_of_spaces_says_to_send_words(client, name) -> None:
     assert text.startswith('The query "   " holds no words; send what to search for')
 
 
+async def test_values_of_spaces_say_to_send_values(client) -> None:
+    """A value of spaces would come back as a miss, which reads as "not in the data"."""
+    text = tool_error(await client.call_tool("dictionary_search", {"values": ["Premium", "  "]}))
+    assert text.startswith('values[1] ("  ") holds no characters but spaces; send the business values to look up')
+
+
 @pytest.mark.parametrize("name", sorted(SEARCH_ARGS))
 async def test_null_connection_id_reads_as_omitted(client, tools, name) -> None:
     """null is outside the advertised schema but read as omitted (the field description says so)."""
