@@ -22,12 +22,19 @@ from ktx_index.tools.read_results import SlSource, WikiPage
 MAX_KEY_CHARS = 200
 
 
-def nearest(word: str, choices: list[str], limit: int = 5) -> list[str]:
-    return [choice for choice, _score, _i in process.extract(word, choices, limit=limit, score_cutoff=40)]
+#: How alike (rapidfuzz's WRatio, 0-100) a name must be to a page's or source's key to be offered as the one meant:
+#: a misspelling scores 85-90 (*custmer* → customers), a word inside a key 90 (*churn* → churn-definition), unrelated
+#: keys up to 45 (*passwd* → odd).
+MEANT = 60
+
+
+def nearest(word: str, choices: list[str], limit: int = 5, cutoff: float = 40) -> list[str]:
+    return [choice for choice, _score, _i in process.extract(word, choices, limit=limit, score_cutoff=cutoff)]
 
 
 def _hint(word: str, choices: list[str]) -> str:
-    close = nearest(word, choices)
+    """The keys the sender probably meant, else the first known ones (a far-fetched guess would mislead)."""
+    close = nearest(word, choices, cutoff=MEANT)
     return f"did you mean: {', '.join(close)}" if close else f"known: {', '.join(sorted(choices)[:10]) or 'none'}"
 
 

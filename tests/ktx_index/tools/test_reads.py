@@ -51,3 +51,14 @@ def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
         service.wiki_read("a/b")
     assert service.wiki_read("a-b").content == "Body."
     service.close()
+
+
+def test_a_missing_page_is_offered_only_keys_it_resembles(make_project):
+    pages = {f"wiki/global/{key}.md": "---\nsummary: S\n---\nBody.\n" for key in ("odd", "revenue-definitions")}
+    service = KtxIndex(make_project(pages), embedder=HashEmbedder())
+    service.rebuild()
+    with pytest.raises(Exception, match=r"known: odd, revenue-definitions"):
+        service.wiki_read("../../etc/passwd")  # 'passwd' is no misspelling of 'odd'
+    with pytest.raises(Exception, match=r"Did you mean: revenue-definitions"):
+        service.wiki_read("revenue-definitons")
+    service.close()
