@@ -5,7 +5,7 @@ Two file shapes load into the same ``JudgedQuery`` list, so one scorer
 
 * YAML (``tests/benchmarks/judged/*.yaml``, a user's own questions): a ``queries`` list (or a
   bare list). ``relevant`` is a map id → grade (2 = answers it, 1 = also useful) or a plain list
-  (grade 1 each); an empty or absent ``relevant`` means nothing should come back.
+  (grade 1 each; one id alone is a list of one); an empty or absent ``relevant`` means nothing should come back.
 * JSON lines, one question per line, in the YAML's shape or in BIRD's (``bird-dev/judged-*.jsonl``):
   ids ``<db>/<schema>.<table>[.<column>]``, ``relevant`` ordered most central first. Tables get grade 2
   and columns grade 1: the table is what an agent must find first, and a column is worth less alone
@@ -69,6 +69,8 @@ class JudgedQuery(BaseModel):
     def _grades(cls, value: Any) -> Any:
         if value is None:
             return {}
+        if isinstance(value, str):  # one id, as a lone tag is read
+            value = [value]
         if isinstance(value, list):
             return {str(item): 1 for item in value}
         return value

@@ -23,13 +23,15 @@ def test_yaml_lists_maps_defaults_and_values(tmp_path):
         "queries:\n"
         "  - query: refunds\n    relevant: [wiki::refund-policy, 'table:wh:raw.refunds']\n"
         "  - query: paid\n    tool: dictionary_search\n    tags: finance\n    relevant: {'wh:raw.orders.status': 2}\n"
-        "  - query: weather\n    type: no_answer\n",
+        "  - query: weather\n    type: no_answer\n"
+        "  - query: orders\n    relevant: 'table:wh:raw.orders'\n",
     )
-    first, second, third = load_judged(path).queries
+    first, second, third, fourth = load_judged(path).queries
     assert (first.id, first.tool, first.type) == ("q1", "discover_data", "all")
     assert first.relevant == {"wiki::refund-policy": 1, "table:wh:raw.refunds": 1}
     assert second.values == ["paid"] and second.tags == ["finance"] and second.relevant == {"wh:raw.orders.status": 2}
     assert third.relevant == {}
+    assert fourth.relevant == {"table:wh:raw.orders": 1}  # one id, as a lone tag
 
 
 @pytest.mark.parametrize(
