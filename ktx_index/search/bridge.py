@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from cachetools import LRUCache
 
-from ktx_index.analysis import STOPWORDS, expand, stem
+from ktx_index.analysis import stem
 from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
+from ktx_index.search.query import question_words
 
 #: Neighbours of a word looked at, best first, for one whose term the lexical index still holds.
 NEIGHBOURS = 5
@@ -71,16 +72,6 @@ def load_bridge(store: DocStore, vectors: VectorFile) -> Bridge:
         return EMPTY  # the vector lane reports the mismatch; a bridge is only ever an extra
     words = [word for word, _ in rows]
     return Bridge(words, [stem(w) for w in words], matrix)
-
-
-def question_words(query: str) -> dict[str, str]:
-    """Each analysed term of a question → the word it came from, lowercased (the first, when several)."""
-    out: dict[str, str] = {}
-    for token in expand(query):
-        word = token.lower()
-        if word not in STOPWORDS and word.isalpha():
-            out.setdefault(stem(token), word)
-    return out
 
 
 def bridged_terms(

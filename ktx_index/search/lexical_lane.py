@@ -36,16 +36,16 @@ def lexical_lane(
     back, an unknown term none."""
     weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
     unknown: list[str] = []
+    # Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
+    # costs an embedding per word, so a wiki-only search does not bridge.
+    bridging = p.bridged_term > 0 and set(kinds) != {"wiki"}
     for term in query.terms:
-        fixed = indexed_term(lexical, term)
+        fixed = indexed_term(lexical, term, None if bridging else query.term_words.get(term))
         if fixed is None:
             unknown.append(term)
             continue
         idf = lexical.idf(fixed)
         weighted.append((fixed, idf, 1.0 if fixed == term else p.corrected_term, idf))
-    # Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
-    # costs an embedding per word, so a wiki-only search does not bridge.
-    bridging = p.bridged_term > 0 and set(kinds) != {"wiki"}
     near_terms = bridged(query.text, unknown) if unknown and bridging else {}
     for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns most of it back
         near = near_terms.get(term)

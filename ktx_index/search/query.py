@@ -17,8 +17,10 @@ from ktx_index.analysis import (
     STOPWORDS,
     analyze,
     asks_for_keys,
+    expand,
     identifier_key,
     question_terms,
+    stem,
 )
 from ktx_index.search.shapes import Value, question_values
 
@@ -80,6 +82,11 @@ class Query:
         return query if isinstance(query, Query) else cls.parse(query)
 
     @functools.cached_property
+    def term_words(self) -> dict[str, str]:
+        """Each analysed term → the word it came from (question_words): what a term is corrected or bridged as."""
+        return question_words(self.text)
+
+    @functools.cached_property
     def words(self) -> tuple[ContentWord, ...]:
         """Its words that name something, one per set of terms, in order (what the confidence rule's carried check
         may leave out, search/carried.py); a word whose terms are all filler (*gave* → give) is none. Worked out
@@ -91,6 +98,16 @@ class Query:
             if terms:
                 spellings.setdefault(terms, []).append(word)
         return tuple(ContentWord(tuple(words), terms) for terms, words in spellings.items())
+
+
+def question_words(text: str) -> dict[str, str]:
+    """Each analysed term of a question → the word it came from, lowercased (the first, when several)."""
+    out: dict[str, str] = {}
+    for token in expand(text):
+        word = token.lower()
+        if word not in STOPWORDS and word.isalpha():
+            out.setdefault(stem(token), word)
+    return out
 
 
 def content_words(text: str) -> list[str]:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 WIKI = SEARCH_KINDS.index("wiki")
 #: How sure a search is that the project answers it (signals.assess).
 Confidence = Literal["high", "low", "none"]
+#: Tools whose lexical lane does not bridge a word it lacks (search/lexical_lane.py): nor does it correct an
+#: English word, so their vocabulary rule does not either.
+UNBRIDGED = frozenset({"wiki_search"})
 #: What the carried check (search/carried.py) reports when the best answers match every content word of a
 #: question by their terms.
 CARRIED = 1.0
@@ -113,7 +116,7 @@ def assess(
     elif top.score < floor:
         sure, why = False, f"best score {top.score:.3f} < the answer floor {floor}"
     else:
-        covered = concept_coverage(vocabulary(lexical), lexical.idf, query)
+        covered = concept_coverage(vocabulary(lexical, query if tool in UNBRIDGED else None), lexical.idf, query)
         sure = covered >= coverage
         why = (
             f"best score {top.score:.3f} clears the answer floor {floor} and {covered:.0%} of the question's "
@@ -149,6 +152,8 @@ def answer_order(ranked: list[Candidate]) -> list[Candidate]:
     return scored + sorted(rest, key=lambda c: (-(c.cosine or 0.0), c.uid))
 
 
-def vocabulary(lexical: LexicalIndex) -> Callable[[str], bool]:
-    """Whether the project knows a term: indexed, or a misspelling the lexical lane corrects."""
-    return lambda term: indexed_term(lexical, term) is not None
+def vocabulary(lexical: LexicalIndex, unbridged: str | Query | None = None) -> Callable[[str], bool]:
+    """Whether the project knows a term: indexed, or a misspelling the lexical lane corrects (in a question it
+    does not bridge, ``unbridged``, an English word is never taken for a misspelling: spelling.indexed_term)."""
+    words = Query.of(unbridged).term_words if unbridged is not None else {}
+    return lambda term: indexed_term(lexical, term, words.get(term)) is not None

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
+from ktx_index.analysis import english_word
+
 if TYPE_CHECKING:
     from ktx_index.index.lexical import LexicalIndex
 
@@ -43,8 +45,14 @@ def nearest_term(term: str, vocabulary: dict[str, int]) -> str | None:
     return best[0]
 
 
-def indexed_term(lexical: LexicalIndex, term: str) -> str | None:
-    """The term as the index holds it: itself when indexed, else its nearest correction, else None."""
+def indexed_term(lexical: LexicalIndex, term: str, word: str | None = None) -> str | None:
+    """The term as the index holds it: itself when indexed, else its nearest correction, else None.
+
+    A term from an English ``word`` (analysis.english_word) is not corrected: a typo seldom makes another
+    word, and a real word one edit from an indexed one means something else (*sales* → same, *shot* → show);
+    the bridge (search/bridge.py) matches it by meaning instead."""
     if lexical.doc_freq(term) > 0:
         return term
+    if word is not None and english_word(word):
+        return None
     return nearest_term(term, lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD))

@@ -55,3 +55,11 @@ def test_a_term_no_field_holds_is_bridged_except_for_a_wiki_only_search(lexical)
     assert asked == [[stem("movie")]] and stem("film") in found["table:warehouse:main.films"].terms
     assert run(lexical, "movie", ["table", "column"]) == {}  # nothing bridged: the term matches nothing
     assert run(lexical, "movie", ["wiki"], bridged) == {} and len(asked) == 1  # a wiki-only search never bridges
+
+
+def test_a_wiki_only_search_does_not_correct_an_english_word(lexical):
+    """Without a bridge to fall back on, a real word one edit from an indexed one (*word* → work) is another
+    word: a wiki-only search leaves it unknown, where a search that bridges still corrects it."""
+    assert "wiki:global:ratings" in run(lexical, "word", ["wiki", "table"])
+    assert run(lexical, "word", ["wiki"]) == {}
+    assert "wiki:global:ratings" in run(lexical, "wokr", ["wiki"])  # a typo is still corrected

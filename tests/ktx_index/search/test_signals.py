@@ -9,6 +9,7 @@ from ktx_index.search.signals import (
     assess,
     coherence,
     concept_coverage,
+    vocabulary,
 )
 from ktx_index.snapshot.snapshot import Snapshot
 from ktx_index.snapshot.uids import UidIndex
@@ -170,3 +171,20 @@ class _Lexicon:
 
     def vocabulary(self, prefix: str, fields: object, per_field: int) -> list[str]:
         return []  # nothing to correct a term to
+
+
+class _Weeks(_Lexicon):
+    """A lexical index that holds one term, ``week``."""
+
+    def doc_freq(self, term: str) -> int:
+        return int(term == "week")
+
+    def vocabulary(self, prefix: str, fields: object, per_field: int) -> dict[str, int]:  # type: ignore[override]
+        return {"week": 1}
+
+
+def test_an_unbridged_question_keeps_its_english_words_out_of_the_vocabulary():
+    lexicon = _Weeks()
+    assert vocabulary(lexicon)("weak")  # type: ignore[arg-type]  # a bridged search corrects it to week
+    assert not vocabulary(lexicon, "weak links")("weak")  # type: ignore[arg-type]  # another word, not a typo
+    assert vocabulary(lexicon, "weeek report")("weeek")  # type: ignore[arg-type]  # a typo is still one

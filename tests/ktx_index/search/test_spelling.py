@@ -89,3 +89,12 @@ def test_a_typo_in_the_first_two_letters_or_far_from_everything_is_not_corrected
     assert indexed_term(lexical, swapped) is None
     (unrelated,) = analyze("zeppelin")
     assert indexed_term(lexical, unrelated) is None
+
+
+def test_an_english_word_is_not_taken_for_a_misspelling_when_its_word_is_given(lexical):
+    (week,) = analyze("week")
+    (weak,) = analyze("weak")  # an English word one edit from an indexed one: another word, not a typo
+    assert indexed_term(lexical, weak) == week  # the stemmed term alone cannot tell
+    assert indexed_term(lexical, weak, "weak") is None
+    (typo,) = analyze("scorecrad")
+    assert indexed_term(lexical, typo, "scorecrad") is not None  # no English word: still corrected
