@@ -34,8 +34,9 @@ STOPWORDS = frozenset(
     many much more most less least than then also only just can could would should will shall may might must
     into onto about among between within without through during out up down off over under again further
     please tell name names get got want need know let lets one ones other another such both either neither
-    not no nor yes if else so very same own too here""".split()
-)
+    not no nor yes if else so very same own too here
+    t ll ve re didn doesn don isn aren wasn weren hasn haven hadn couldn wouldn shouldn mustn needn""".split()
+)  # the last line: what a contraction leaves once its apostrophe splits it (didn't → didn, t)
 
 
 def build_analyzer() -> tantivy.TextAnalyzer:

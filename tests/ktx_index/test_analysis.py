@@ -42,6 +42,11 @@ def test_query_terms_drop_stopwords_unless_nothing_else():
     assert query_terms("--- ///") == []
 
 
+def test_a_contraction_leaves_no_fragments_behind():
+    assert query_terms("clients who didn't turn up") == ["client", "turn"]
+    assert query_terms("orders that haven't shipped, they're late") == ["order", "ship", "late"]
+
+
 def test_question_filler_is_dropped_before_stemming():
     # 'does' stems to 'doe' and 'has' to 'ha': compared after stemming they slipped through
     assert query_terms("how many customers does each region have") == ["custom", "region"]
