@@ -1,5 +1,6 @@
 """The lexical lane: per question term, the share of it each document matches, the terms no field holds looked
-for as their typo correction, else as the project word nearest in meaning (search/bridge.py).
+for as their typo correction, else as the project word nearest in meaning (search/bridge.py). A wiki-only search
+does not bridge, nor take an English word for a typo (spelling.indexed_term).
 
 A function over the lexical index and the question, so the lane reads the same in a test as in ranking; the
 engine hands in its bridge (which needs the model and the project's embedded vocabulary).
