@@ -48,9 +48,11 @@ def nearest_term(term: str, vocabulary: dict[str, int]) -> str | None:
 def indexed_term(lexical: LexicalIndex, term: str, word: str | None = None) -> str | None:
     """The term as the index holds it: itself when indexed, else its nearest correction, else None.
 
-    A term from an English ``word`` (analysis.english_word) is not corrected: a typo seldom makes another
-    word, and a real word one edit from an indexed one means something else (*sales* → same, *shot* → show);
-    the bridge (search/bridge.py) matches it by meaning instead."""
+    A term from an English ``word`` (analysis.english_word) is not corrected: a typo seldom makes another word,
+    and a real word one edit from an indexed one means something else (*sales* → same, *shot* → show). Callers
+    pass ``word`` only where nothing bridges the term (a wiki-only search): where the bridge (search/bridge.py)
+    runs, correcting such words ranks better held out than bridging them (docs/benchmarks.md, thirty-sixth
+    session)."""
     if lexical.doc_freq(term) > 0:
         return term
     if word is not None and english_word(word):
