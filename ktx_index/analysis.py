@@ -35,8 +35,12 @@ STOPWORDS = frozenset(
     into onto about among between within without through during out up down off over under again further
     please tell name names get got want need know let lets one ones other another such both either neither
     not no nor yes if else so very same own too here
+    acronym acronyms abbreviation abbreviations abbreviated faq faqs
     t ll ve re didn doesn don isn aren wasn weren hasn haven hadn couldn wouldn shouldn mustn needn""".split()
-)  # the last line: what a contraction leaves once its apostrophe splits it (didn't → didn, t)
+)  # the last two lines: words that ask what an answer should be, not what it is about (*what does DMA stand
+#   for*, *the FAQ on refunds*), and what a contraction leaves once its apostrophe splits it (didn't → didn, t)
+#: Phrases of question filler whose words alone are not (*stand for*: a stand is a thing).
+FILLER_PHRASES = re.compile(r"\b(?:stands?|stood) for\b", re.IGNORECASE)
 
 
 def build_analyzer() -> tantivy.TextAnalyzer:
@@ -112,6 +116,29 @@ def english_word(word: str) -> bool:
     return word.isalpha() and bool(getAllLemmas(word.lower()))
 
 
+#: Word endings British and American English spell differently, each pair in both directions (centre/center,
+#: colour/color, organise/organize, analyse/analyze, licence/license, catalogue/catalog, programme/program);
+#: ``-our`` only from six letters on (four, hour and tour are words of their own).
+REGIONAL_ENDINGS = (
+    ("tre", "ter"), ("tres", "ters"), ("our", "or"), ("ours", "ors"), ("ise", "ize"), ("ised", "ized"),
+    ("ises", "izes"), ("ising", "izing"), ("isation", "ization"), ("isations", "izations"), ("yse", "yze"),
+    ("ysed", "yzed"), ("ysing", "yzing"), ("ence", "ense"), ("ogue", "og"), ("ogues", "ogs"), ("mme", "m"),
+    ("mmes", "ms"),
+)  # fmt: skip
+
+
+def regional_spellings(word: str) -> list[str]:
+    """The word as the other side of the Atlantic spells it (``centre`` → center, ``color`` → colour), if its
+    ending is one they spell differently: the same word, which a stemmer does not relate."""
+    lower = word.lower()
+    out = []
+    for british, american in REGIONAL_ENDINGS:
+        for ending, other in ((british, american), (american, british)):
+            if lower.endswith(ending) and len(lower) > len(ending) + 1 and (ending != "our" or len(lower) >= 6):
+                out.append(lower[: -len(ending)] + other)
+    return list(dict.fromkeys(out))
+
+
 def expand(text: str) -> list[str]:
     """Raw tokens of a text with identifier parts (irregular forms lemmatised) and wholes, in order.
 
@@ -178,7 +205,7 @@ class QuestionTerms(NamedTuple):
 
 def question_terms(query: str) -> QuestionTerms:
     """What a question's words are, from one pass over its tokens."""
-    tokens = expand(query)
+    tokens = expand(FILLER_PHRASES.sub(" ", query))
     content = [t for t in tokens if t.lower() not in STOPWORDS]
     terms = list(dict.fromkeys(s for s in (stem(t) for t in content or tokens) if s))
     return QuestionTerms(terms, not content, any(english_word(t) for t in content))

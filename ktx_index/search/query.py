@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ktx_index.analysis import (
+    FILLER_PHRASES,
     RAW_TOKEN,
     STOPWORDS,
     analyze,
@@ -113,7 +114,7 @@ def question_words(text: str) -> dict[str, str]:
 def content_words(text: str) -> list[str]:
     """The question's words that name something (a letter in them, not filler), each once (first spelling)."""
     words: dict[str, str] = {}
-    for match in RAW_TOKEN.finditer(text):
+    for match in RAW_TOKEN.finditer(FILLER_PHRASES.sub(" ", text)):
         word = match.group(0)
         if word.casefold() not in STOPWORDS and any(ch.isalpha() for ch in word):
             words.setdefault(word.casefold(), word)

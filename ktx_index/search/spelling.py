@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
-from ktx_index.analysis import english_word
+from ktx_index.analysis import english_word, regional_spellings, stem
 
 if TYPE_CHECKING:
     from ktx_index.index.lexical import LexicalIndex
@@ -48,13 +48,14 @@ def nearest_term(term: str, vocabulary: dict[str, int]) -> str | None:
 def indexed_term(lexical: LexicalIndex, term: str, word: str | None = None) -> str | None:
     """The term as the index holds it: itself when indexed, else its nearest correction, else None.
 
-    A term from an English ``word`` (analysis.english_word) is not corrected: a typo seldom makes another word,
-    and a real word one edit from an indexed one means something else (*sales* → same, *shot* → show). Callers
+    A term from an English ``word`` (analysis.english_word) is not corrected but to its other regional spelling
+    (*centre* → center): a typo seldom makes another word, and a real word one edit from an indexed one means
+    something else (*sales* → same, *shot* → show). Callers
     pass ``word`` only where nothing bridges the term (a wiki-only search): where the bridge (search/bridge.py)
     runs, correcting such words ranks better held out than bridging them (docs/benchmarks.md, thirty-sixth
     session)."""
     if lexical.doc_freq(term) > 0:
         return term
-    if word is not None and english_word(word):
-        return None
+    if word is not None and english_word(word):  # only its other regional spelling is the same word
+        return next((t for t in map(stem, regional_spellings(word)) if t and lexical.doc_freq(t) > 0), None)
     return nearest_term(term, lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD))

@@ -10,6 +10,7 @@ from ktx_index.analysis import (
     is_key_name,
     lemma,
     query_terms,
+    regional_spellings,
     split_identifier,
     squash,
 )
@@ -45,6 +46,19 @@ def test_query_terms_drop_stopwords_unless_nothing_else():
 def test_a_contraction_leaves_no_fragments_behind():
     assert query_terms("clients who didn't turn up") == ["client", "turn"]
     assert query_terms("orders that haven't shipped, they're late") == ["order", "ship", "late"]
+
+
+def test_words_that_ask_what_an_answer_should_be_are_filler():
+    assert query_terms("what does DMA stand for") == ["dma"]
+    assert query_terms("HCF abbreviation in the FAQ") == ["hcf"]
+    assert query_terms("taxi stand locations") == ["taxi", "stand", "locat"]  # a stand is a thing too
+
+
+def test_regional_spellings_go_both_ways_and_leave_short_words_alone():
+    assert regional_spellings("centre") == ["center"] and regional_spellings("center") == ["centre"]
+    assert regional_spellings("organisation") == ["organization"] and regional_spellings("colour") == ["color"]
+    assert regional_spellings("licence") == ["license"] and regional_spellings("catalogue") == ["catalog"]
+    assert regional_spellings("four") == [] and regional_spellings("sales") == []
 
 
 def test_question_filler_is_dropped_before_stemming():

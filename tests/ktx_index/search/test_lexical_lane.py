@@ -63,3 +63,13 @@ def test_a_wiki_only_search_does_not_correct_an_english_word(lexical):
     assert "wiki:global:ratings" in run(lexical, "word", ["wiki", "table"])
     assert run(lexical, "word", ["wiki"]) == {}
     assert "wiki:global:ratings" in run(lexical, "wokr", ["wiki"])  # a typo is still corrected
+    assert "column:warehouse:main.films.rating" in run(lexical, "film ratings", ["column"])
+
+
+def test_a_wiki_only_search_reads_the_other_regional_spelling_as_the_same_word(make_project):
+    files = {"wiki/global/desk.md": "The service center opens at nine.\n"}
+    service = KtxIndex(make_project(files), embedder=None)
+    service.rebuild()
+    lexical = service.refreshed_engine().lexical
+    assert "wiki:global:desk" in run(lexical, "service centre", ["wiki"])
+    service.close()

@@ -26,7 +26,7 @@ def test_concept_coverage_weighs_known_terms_by_idf_and_ignores_data():
     assert concept_coverage(df, idf, '"Angela Sanders" 2019') == 1.0  # data alone: nothing to judge by
     # an acronym looks like data, but one the project holds is a concept it knows
     known["rvt"] = 1
-    assert concept_coverage(df, idf, "What does RVT stand for") == 1 / 2
+    assert concept_coverage(df, idf, "What does RVT cover") == 1 / 2
 
 
 def test_coherence_lowers_other_connections_in_proportion():
