@@ -102,7 +102,8 @@ class Params:
     carried: dict[str, tuple[float, float]] = field(default_factory=_carried)
     #: How many of the best answers may carry a question's words (0: the check is off).
     carried_top: int = 10
-    #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs.
+    #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs (or
+    #: half the refs asked for, when that is more).
     max_per_container: int = 5
     #: The dense lane keeps its this many nearest documents whatever their cosine (scoring nothing unless another
     #: lane or step lifts them), so an answer of the default ten refs does not stop short while the project holds

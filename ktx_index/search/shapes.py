@@ -101,6 +101,14 @@ def fit(value: Value, column_terms: frozenset[str], table_terms: frozenset[str])
     return (1 + CUE_FIT * cued) * (1 + NAMED_FIT * named)
 
 
+#: Capitalised words that name a time, not a person or a place (*hired in June 2016*): no name value.
+CALENDAR_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+
+
 def question_values(query: str) -> list[Value]:
     """The values a question names: quoted text, dates, times, codes, and runs of capitalised words that do
     not start a sentence ('did Angela Sanders attend', 'Ajax's'), each with the word that introduces it."""
@@ -114,6 +122,8 @@ def question_values(query: str) -> list[Value]:
         before = query[: match.start()]
         starts_sentence = not before.strip() or bool(SENTENCE_END.search(before)) or before.rstrip().endswith(",")
         shape = value_shape(token)
+        if shape == "name" and token.lower() in CALENDAR_WORDS:
+            shape = None
         if quoted is None and shape == "name" and token.lower() not in STOPWORDS and (name or not starts_sentence):
             name_cue = cue if not name else name_cue
             name.append(token)

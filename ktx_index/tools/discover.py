@@ -80,8 +80,10 @@ def discover(
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
-    # choose first (twins merged, at most max_per_container members of one source or table, so one table's
-    # columns do not crowd out everything else), explain after
+    # choose first (twins merged, at most max_per_container members of one source or table in an answer of the
+    # default length, so one table's columns do not crowd out everything else; up to half of a longer one), explain
+    # after
+    cap = max(p.max_per_container, limit // 2)
     chosen: list[tuple[Candidate, Document, list[Document]]] = []
     seen: dict[tuple[str, ...], int] = {}
     per_container: dict[str, int] = {}
@@ -95,7 +97,7 @@ def discover(
             continue
         container = container_of(doc)
         if container is not None:
-            if per_container.get(container, 0) >= p.max_per_container:
+            if per_container.get(container, 0) >= cap:
                 continue
             per_container[container] = per_container.get(container, 0) + 1
         if len(chosen) >= limit:

@@ -105,3 +105,8 @@ def test_a_named_value_lifts_the_name_column_of_a_joined_table(make_project):
     refs = off.discover_data(question, limit=10, explain=True).refs
     assert not [r.id for r in refs if r.lanes is not None and r.lanes.steps.get("shaped")]
     off.close()
+
+
+def test_a_month_or_weekday_is_no_name():
+    assert question_values("Which technicians were hired in June 2016?") == []
+    assert [v.text for v in question_values("players from Lyon on Monday")] == ["lyon"]

@@ -88,3 +88,13 @@ def test_a_join_seen_from_each_table_is_listed_once(demo_service):
     joins = demo_service.discover_data("active subscribers", None, kinds, 50).joins or []
     pairs = [frozenset((j.from_, j.to)) for j in joins]
     assert joins and len(pairs) == len(set(pairs))
+
+
+def test_one_table_holds_at_most_five_refs_of_ten_and_half_of_a_longer_answer(demo_service):
+    def most_members(limit: int) -> int:
+        refs = demo_service.discover_data("courier weekly scorecard", limit=limit).refs
+        owners = [r.id.rsplit(".", 1)[0] for r in refs if r.kind in ("column", "sl_dimension", "sl_measure")]
+        return max(owners.count(owner) for owner in owners)
+
+    assert most_members(10) == 5
+    assert 5 < most_members(30) <= 15
