@@ -123,7 +123,8 @@ def discover(
 
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     """How the tables and sources behind the returned refs join each other (refs given as the uids each
-    stands for). Ids are the containers' ref ids: a table's display name, a source's name."""
+    stands for), and through one table they leave out where two of them join no other way. Ids are the
+    containers' ref ids: a table's display name, a source's name."""
     containers: set[str] = set()
     for uids in refs:
         for uid in uids:
@@ -133,13 +134,41 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
                 containers.add(snap.doc_uids[parent] if parent >= 0 else uid)
     out: list[JoinOut] = []
     seen: set[tuple[frozenset[str], str]] = set()
+    group = {c: c for c in containers}  # which tables already join one another (union-find, by representative)
+
+    def root(c: str) -> str:
+        while group[c] != c:
+            c = group[c]
+        return c
+
+    def add(a: str, b: str, on: str) -> None:
+        key = (frozenset((a, b)), condition_key(on))
+        if key not in seen:
+            seen.add(key)
+            out.append(JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=on))
+
     for container in sorted(containers):
         for edge in snap.facts.joins.get(container, []):
-            key = (frozenset((container, edge.other)), condition_key(edge.on))
-            if edge.other not in containers or key in seen:
-                continue
-            seen.add(key)
-            out.append(JoinOut(from_=container.split(":", 2)[2], to=edge.other.split(":", 2)[2], on=edge.on))
+            if edge.other in containers:
+                add(container, edge.other, edge.on)
+                group[root(edge.other)] = root(container)
+    # Two of them that join only through a table the refs leave out (trips and zones, through stations): the
+    # two joins to it, so the JOIN can still be written.
+    via: dict[str, list[tuple[str, str]]] = {}
+    for container in sorted(containers):
+        for edge in snap.facts.joins.get(container, []):
+            if edge.other not in containers:
+                via.setdefault(edge.other, []).append((container, edge.on))
+    for middle in sorted(via):
+        ends: dict[str, tuple[str, str]] = {}
+        for container, on in via[middle]:
+            ends.setdefault(root(container), (container, on))
+        if len(ends) < 2:
+            continue
+        first = next(iter(ends))
+        for end, (container, on) in ends.items():
+            add(container, middle, on)
+            group[end] = first
     return out
 
 

@@ -122,7 +122,8 @@ class DiscoverResult(Strict):
         default=None,
         exclude_if=_absent_if_none,
         description="ktx-index: how the tables and sources behind the refs join (declared foreign keys, semantic-layer "
-        "joins and usage commonJoins; never inferred), so the JOIN can be written directly.",
+        "joins and usage commonJoins; never inferred), so the JOIN can be written directly; two of them that join "
+        "only through a table the refs leave out come with both joins to it.",
     )
     confidence: Literal["low"] | SkipJsonSchema[None] = Field(
         default=None,

@@ -105,3 +105,26 @@ def test_facts_patched_from_changed_uids_equal_a_full_load(make_project):
     assert [e.other for e in patched.joins["table:f1:main.drivers"]] == ["table:f1:main.laps"]
     assert update_facts(before, store, {"column:f1:main.drivers.dob"}) is before  # nothing that matters
     service.close()
+
+
+def test_two_tables_that_join_only_through_a_third_come_with_both_joins_to_it(make_project):
+    from ktx_index.tools.discover import joins_between
+
+    rides = [
+        table("trips", [column("trip_id", "integer", "number"), column("start_station", "integer", "number")],
+              [fk("start_station", "stations", "station_id")]),
+        table("stations", [column("station_id", "integer", "number"), column("zone_ref", "integer", "number")],
+              [fk("zone_ref", "zones", "zone_id")]),
+        table("zones", [column("zone_id", "integer", "number"), column("zone_name", comment="name of the zone")]),
+        table("weather", [column("rain_mm", "integer", "number", "rainfall")]),
+    ]  # fmt: skip
+    root = make_project(scan_files("f1", SYNC, rides), config="connections:\n  f1:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    joins = joins_between(snap, [["table:f1:main.trips"], ["table:f1:main.zones"], ["table:f1:main.weather"]])
+    assert sorted((j.from_, j.to) for j in joins) == [("main.trips", "main.stations"), ("main.zones", "main.stations")]
+    # a table the refs hold joins directly, with no detour
+    direct = joins_between(snap, [["table:f1:main.trips"], ["table:f1:main.stations"], ["table:f1:main.zones"]])
+    assert sorted((j.from_, j.to) for j in direct) == [("main.stations", "main.trips"), ("main.stations", "main.zones")]
+    service.close()
