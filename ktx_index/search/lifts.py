@@ -110,7 +110,7 @@ class Lifts:
             "propagate": self.propagate,
             "named": lambda: self.named(query.named),
             "join_keys": self.join_keys,
-            "shaped": lambda: self.shaped(shapes, query.values),
+            "shaped": lambda: self.shaped(shapes, query.values + ((Value("date", "", None),) if query.by_time else ())),
             "namesakes": self.namesakes,
             "coherence": lambda: coherence(self.snap, self.ranked, self.p),
             "page_scope": self.page_scope,

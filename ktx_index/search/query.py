@@ -25,6 +25,12 @@ from ktx_index.analysis import (
 )
 from ktx_index.search.shapes import Value, question_values
 
+#: A question that groups by time (*by month*, *monthly*, *over time*, *trend*) needs a date column to group by.
+TIME_GROUPING = re.compile(
+    r"\b(?:(?:by|per|each|every)\s+(?:day|week|month|quarter|year|hour|date)s?|daily|weekly|monthly|quarterly|"
+    r"yearly|annually|hourly|over\s+time|trends?)\b",
+    re.IGNORECASE,
+)
 QUOTED = re.compile(r"[\"“‘']([^\"”’']+)[\"”’']")
 
 
@@ -55,6 +61,8 @@ class Query:
     identifier: str
     #: It asks for identifiers (analysis.asks_for_keys): key columns then keep their full weight (Params.key_member).
     asks_keys: bool = False
+    #: It groups by time (TIME_GROUPING): a date column of the tables it is about is lifted as for a date it names.
+    by_time: bool = False
     #: Nothing but question filler ('the of and'): ``terms`` then holds the filler itself, and what it matches
     #: it matches by chance (signals.assess never answers it confidently).
     filler_only: bool = False
@@ -75,6 +83,7 @@ class Query:
             identifier=identifier_key(text),
             asks_keys=asks_for_keys(text),
             filler_only=words.filler_only,
+            by_time=bool(TIME_GROUPING.search(text)),
             in_english=words.in_english,
         )
 

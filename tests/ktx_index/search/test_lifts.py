@@ -141,3 +141,14 @@ def test_with_a_connection_pages_about_other_connections_are_demoted_never_dropp
     assert elsewhere.score == pytest.approx(PARAMS.other_connection_page * unscoped["ranges-elsewhere"], abs=1e-3)
     assert elsewhere.lanes is not None and elsewhere.lanes.steps["page_scope"] < 0
     service.close()
+
+
+def test_a_question_grouped_by_time_lifts_a_date_column_of_its_table(demo_service):
+    engine = demo_service.ensure_index()
+
+    def shaped(query: str) -> set[str]:
+        kinds = ["table", "column", "sl_source", "sl_dimension"]
+        return {c.uid for c in engine.rank(query, kinds) if c.steps.get("shaped")}
+
+    assert "column:warehouse:analytics.fct_deliveries.delivered_at" in shaped("deliveries per week")
+    assert not shaped("deliveries")

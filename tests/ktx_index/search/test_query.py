@@ -32,3 +32,10 @@ def test_parse_reads_every_part_once_and_of_keeps_a_parsed_query():
 def test_the_identifier_is_the_same_however_a_name_is_written():
     spellings = ["courier_weekly_scorecard", "Courier Weekly Scorecard", "courierWeeklyScorecard"]
     assert {Query.parse(s).identifier for s in spellings} == {"courierweeklyscorecard"}
+
+
+def test_a_question_grouped_by_time_says_so():
+    assert Query.parse("food and beverage revenue by month").by_time
+    assert Query.parse("monthly recurring revenue per plan").by_time
+    assert Query.parse("cleanliness rating trend over time").by_time
+    assert not Query.parse("revenue per hotel").by_time and not Query.parse("a day in the life").by_time
