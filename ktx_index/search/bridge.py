@@ -11,7 +11,7 @@ project's own words ranks exactly as before. Pure functions over a loaded vocabu
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +20,6 @@ from cachetools import LRUCache
 from ktx_index.analysis import stem
 from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
-from ktx_index.search.query import question_words
 
 #: Neighbours of a word looked at, best first, for one whose term the lexical index still holds.
 NEIGHBOURS = 5
@@ -78,13 +77,12 @@ def bridged_terms(
     bridge: Bridge,
     word_vector: Callable[[str], np.ndarray | None],
     held: Callable[[str], bool],
-    query: str,
+    words: Mapping[str, str],
     terms: list[str],
 ) -> dict[str, tuple[str, float]]:
     """Each of ``terms`` (a question's terms no field holds) → the nearest project term that the index holds
-    (``held``) and is not the term itself, with the cosine of the two words; ``word_vector`` embeds a word (None:
-    no vector, the term stays unbridged)."""
-    words = question_words(query)
+    (``held``) and is not the term itself, with the cosine of the two words; ``words`` gives the word each term
+    came from (Query.term_words), ``word_vector`` embeds a word (None: no vector, the term stays unbridged)."""
     out: dict[str, tuple[str, float]] = {}
     for term in terms:
         word = words.get(term)

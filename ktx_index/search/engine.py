@@ -11,7 +11,7 @@ import functools
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import TypeVar
 
@@ -311,12 +311,13 @@ class Engine:
             cache[container] = shapes
         return shapes
 
-    def bridged(self, query: str, terms: list[str]) -> dict[str, tuple[str, float]]:
+    def bridged(self, words: Mapping[str, str], terms: list[str]) -> dict[str, tuple[str, float]]:
         """Terms of the question that no field holds → the nearest project term the index holds, with the
-        cosine of the two words (search/bridge.py); nothing without a model or a vocabulary."""
+        cosine of the two words (search/bridge.py; ``words``: the word each term came from, Query.term_words);
+        nothing without a model or a vocabulary."""
         if self.embedder is None or not terms:
             return {}
-        return bridged_terms(self.bridge(), self.vectors.word, lambda t: self.lexical.doc_freq(t) > 0, query, terms)
+        return bridged_terms(self.bridge(), self.vectors.word, lambda t: self.lexical.doc_freq(t) > 0, words, terms)
 
     def bridge(self) -> Bridge:
         """The project's embedded vocabulary, read again only when vectors were added or re-keyed."""

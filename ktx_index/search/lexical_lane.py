@@ -8,7 +8,7 @@ engine hands in its bridge (which needs the model and the project's embedded voc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ktx_index.index.lexical import LexicalIndex
 from ktx_index.search.candidate import Candidate
@@ -16,8 +16,9 @@ from ktx_index.search.query import Query
 from ktx_index.search.scoring import Params, term_score
 from ktx_index.search.spelling import indexed_term
 
-#: Question text and its unknown terms → per term, the nearest project term and the two words' cosine.
-Bridged = Callable[[str, list[str]], dict[str, tuple[str, float]]]
+#: The word each question term came from and its unknown terms → per term, the nearest project term and the two
+#: words' cosine.
+Bridged = Callable[[Mapping[str, str], list[str]], dict[str, tuple[str, float]]]
 
 
 def lexical_lane(
@@ -47,7 +48,7 @@ def lexical_lane(
             continue
         idf = lexical.idf(fixed)
         weighted.append((fixed, idf, 1.0 if fixed == term else p.corrected_term, idf))
-    near_terms = bridged(query.text, unknown) if unknown and bridging else {}
+    near_terms = bridged(query.term_words, unknown) if unknown and bridging else {}
     for term in unknown:  # the unknown term's weight counts against coverage; a bridge earns most of it back
         near = near_terms.get(term)
         if near is not None and near[1] >= p.bridge_min:

@@ -11,7 +11,8 @@ from indexers.models import Document
 from ktx_index.analysis import stem
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.index.texts import vocabulary_words
-from ktx_index.search.bridge import CACHE_WORDS, Bridge, bridged_terms, question_words
+from ktx_index.search.bridge import CACHE_WORDS, Bridge, bridged_terms
+from ktx_index.search.query import question_words
 from ktx_index.service import KtxIndex
 
 SYNONYMS = {"movie": "film", "movies": "film", "performer": "actor", "cinema": "theatre", "picture": "film"}
@@ -56,14 +57,6 @@ def test_vocabulary_words_are_a_documents_naming_words():
     assert not words & {"what", "it", "to", "per", "main.film.rental_rate"}  # filler and wholes are not words
 
 
-def test_question_words_map_terms_back_to_the_words_they_came_from():
-    assert question_words("Which movies did performers appear in?") == {
-        stem("movies"): "movies",
-        stem("performers"): "performers",
-        stem("appear"): "appear",
-    }
-
-
 def test_nearest_keeps_one_entry_per_stem_best_first():
     vectors = np.eye(3, dtype=np.float32)
     bridge = Bridge(["film", "films", "actor"], ["film", "film", "actor"], vectors[[0, 0, 1]] * [[1.0], [0.9], [1.0]])
@@ -80,7 +73,7 @@ def test_a_term_is_bridged_to_its_nearest_held_term_other_than_itself():
         bridge,
         word_vectors.get,
         held,
-        "movies with performers at the cinema",
+        question_words("movies with performers at the cinema"),
         [stem("movies"), stem("performers"), stem("cinema")],
     )
     assert out == {  # 'film' is skipped though nearer: the index no longer holds it; 'cinema' has no vector
@@ -112,7 +105,9 @@ def test_the_writer_embeds_each_vocabulary_word_once(service):
 
 def test_a_word_the_project_never_uses_is_bridged_to_its_nearest_term(service):
     engine = service.ensure_index()
-    assert engine.bridged("movie rating", [stem("movie")]) == {stem("movie"): ("film", pytest.approx(1.0))}
+    assert engine.bridged(question_words("movie rating"), [stem("movie")]) == {
+        stem("movie"): ("film", pytest.approx(1.0))
+    }
     film = next(c for c in engine.rank("movie rating", ["table"]) if c.uid.endswith("main.film"))
     assert film.terms.get("film", 0) > 0  # the lexical lane searched the bridged term
 
@@ -121,7 +116,7 @@ def test_known_words_and_typos_are_not_bridged(service):
     engine = service.ensure_index()
     actor = next(c for c in engine.rank("actr name", ["table"]) if c.uid.endswith("main.actor"))
     assert "actor" in actor.terms  # the typo correction, not a bridge
-    assert engine.bridged("rating", []) == {}
+    assert engine.bridged(question_words("rating"), []) == {}
 
 
 def test_bridging_off_leaves_unknown_words_unmatched(service):
@@ -134,12 +129,12 @@ def test_new_words_are_bridged_after_the_commit_that_brings_them(make_project):
     service = KtxIndex(root, embedder=SynonymEmbedder())
     service.rebuild()
     engine = service.ensure_index()
-    assert engine.bridged("cinema", [stem("cinema")]).get(stem("cinema"), ("",))[0] != "theatr"
+    assert engine.bridged(question_words("cinema"), [stem("cinema")]).get(stem("cinema"), ("",))[0] != "theatr"
     theatre = {"catalog": None, "db": "main", "name": "theatre", "columns": [column("seats", "int")]}
     rental_project(make_project, (theatre,))
     service.rebuild()
     engine = service.refreshed_engine()
-    assert engine.bridged("cinema", [stem("cinema")])[stem("cinema")][0] == "theatr"
+    assert engine.bridged(question_words("cinema"), [stem("cinema")])[stem("cinema")][0] == "theatr"
     refs = service.discover_data("cinema", connection_id="warehouse").refs
     assert refs and refs[0].id == "main.theatre"
     service.close()

@@ -27,7 +27,7 @@ def lexical(make_project):
     service.close()
 
 
-def run(lexical, question: str, kinds: list[str], bridged=lambda text, terms: {}) -> dict[str, Candidate]:
+def run(lexical, question: str, kinds: list[str], bridged=lambda words, terms: {}) -> dict[str, Candidate]:
     out: dict[str, Candidate] = {}
     lexical_lane(lexical, Query.parse(question), kinds, None, 50, out, p=PARAMS, bridged=bridged)
     return out
@@ -47,7 +47,7 @@ def test_each_document_gets_its_share_of_the_terms_it_matches(lexical):
 def test_a_term_no_field_holds_is_bridged_except_for_a_wiki_only_search(lexical):
     asked: list[list[str]] = []
 
-    def bridged(text: str, terms: list[str]) -> dict[str, tuple[str, float]]:
+    def bridged(words: dict[str, str], terms: list[str]) -> dict[str, tuple[str, float]]:
         asked.append(terms)
         return {stem("movie"): (stem("film"), 0.9)}
 

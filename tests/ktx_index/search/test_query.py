@@ -1,7 +1,8 @@
 """A question analysed once (search/query.py): its terms, the words that are data, the table names its
 phrases could be, the values it names, and the whole question as an identifier."""
 
-from ktx_index.search.query import Query, named_keys, value_like
+from ktx_index.analysis import stem
+from ktx_index.search.query import Query, named_keys, question_words, value_like
 
 
 def test_data_words_are_not_concepts():
@@ -39,3 +40,11 @@ def test_a_question_grouped_by_time_says_so():
     assert Query.parse("monthly recurring revenue per plan").by_time
     assert Query.parse("cleanliness rating trend over time").by_time
     assert not Query.parse("revenue per hotel").by_time and not Query.parse("a day in the life").by_time
+
+
+def test_question_words_map_terms_back_to_the_words_they_came_from():
+    assert question_words("Which movies did performers appear in?") == {
+        stem("movies"): "movies",
+        stem("performers"): "performers",
+        stem("appear"): "appear",
+    }
