@@ -147,18 +147,16 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
             seen.add(key)
             out.append(JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=on))
 
+    via: dict[str, list[tuple[str, str]]] = {}  # a table the refs leave out → the refs' tables joining it
     for container in sorted(containers):
         for edge in snap.facts.joins.get(container, []):
             if edge.other in containers:
                 add(container, edge.other, edge.on)
                 group[root(edge.other)] = root(container)
+            else:
+                via.setdefault(edge.other, []).append((container, edge.on))
     # Two of them that join only through a table the refs leave out (trips and zones, through stations): the
     # two joins to it, so the JOIN can still be written.
-    via: dict[str, list[tuple[str, str]]] = {}
-    for container in sorted(containers):
-        for edge in snap.facts.joins.get(container, []):
-            if edge.other not in containers:
-                via.setdefault(edge.other, []).append((container, edge.on))
     for middle in sorted(via):
         ends: dict[str, tuple[str, str]] = {}
         for container, on in via[middle]:
