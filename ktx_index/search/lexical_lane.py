@@ -8,7 +8,7 @@ engine hands in its bridge (which needs the model and the project's embedded voc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from ktx_index.index.lexical import LexicalIndex
 from ktx_index.search.candidate import Candidate
@@ -19,6 +19,14 @@ from ktx_index.search.spelling import indexed_term
 #: The word each question term came from and its unknown terms → per term, the nearest project term and the two
 #: words' cosine.
 Bridged = Callable[[Mapping[str, str], list[str]], dict[str, tuple[str, float]]]
+
+
+def bridges(kinds: Collection[str]) -> bool:
+    """Whether a search over ``kinds`` bridges the words the index lacks, and so may take an English word for a
+    typo (the bridge would otherwise meet it): not a wiki-only one. Pages are matched on their whole text by the
+    dense lane; a bridge moved no judged wiki_search question and costs an embedding per word. The lane and the
+    vocabulary rule (signals.assess) both read it."""
+    return set(kinds) != {"wiki"}
 
 
 def lexical_lane(
@@ -38,9 +46,7 @@ def lexical_lane(
     back, an unknown term none."""
     weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
     unknown: list[str] = []
-    # Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
-    # costs an embedding per word, so a wiki-only search does not bridge.
-    bridging = p.bridged_term > 0 and set(kinds) != {"wiki"}
+    bridging = p.bridged_term > 0 and bridges(kinds)
     for term in query.terms:
         fixed = indexed_term(lexical, term, None if bridging else query.term_words.get(term))
         if fixed is None:

@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 WIKI = SEARCH_KINDS.index("wiki")
 #: How sure a search is that the project answers it (signals.assess).
 Confidence = Literal["high", "low", "none"]
-#: Tools whose lexical lane does not bridge a word it lacks (search/lexical_lane.py): nor does it correct an
-#: English word, so their vocabulary rule does not either.
-UNBRIDGED = frozenset({"wiki_search"})
 #: What the carried check (search/carried.py) reports when the best answers match every content word of a
 #: question by their terms.
 CARRIED = 1.0
@@ -78,6 +75,8 @@ def assess(
     noise: Callable[[], float | None],
     p: Params = PARAMS,
     least_carried: Callable[[], float | None] = lambda: None,
+    *,
+    bridging: bool = True,
 ) -> Verdict:
     """How sure the ranking is that the project answers the question: ``none`` only when the evidence says the
     project holds nothing for it (its best cosine does not clear the project's own noise level, search/calibration.py,
@@ -91,7 +90,9 @@ def assess(
     A vocabulary rule alone emptied answerable questions asked in words the schema does not use (*patrons* for
     ``customer``); here it only decides between high and low. ``noise`` gives the noise level this question must
     clear (search/calibration.py; None without vectors), asked for only when the words leave the answer in doubt;
-    ``least_carried`` is asked for only when a tool turns on it (None: not known, the level stands)."""
+    ``least_carried`` is asked for only when a tool turns on it (None: not known, the level stands). ``bridging``
+    says whether the search's lexical lane bridged (lexical_lane.bridges): where it did not, the vocabulary rule does
+    not take an English word for a typo either."""
     if not ranked:
         return Verdict("none", "nothing matches the question's words or meaning")
     top = max(ranked, key=lambda c: c.score)
@@ -117,7 +118,7 @@ def assess(
     elif top.score < floor:
         sure, why = False, f"best score {top.score:.3f} < the answer floor {floor}"
     else:
-        covered = concept_coverage(vocabulary(lexical, query if tool in UNBRIDGED else None), lexical.idf, query)
+        covered = concept_coverage(vocabulary(lexical, None if bridging else query), lexical.idf, query)
         sure = covered >= coverage
         why = (
             f"best score {top.score:.3f} clears the answer floor {floor} and {covered:.0%} of the question's "

@@ -8,6 +8,7 @@ from indexers.models import SEARCH_KINDS, Document
 from ktx_index.errors import InvalidInput
 from ktx_index.search import carried, learned
 from ktx_index.search.engine import Candidate, Engine
+from ktx_index.search.lexical_lane import bridges
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, assess
 from ktx_index.search.snippets import matched_on, snippet
@@ -71,7 +72,7 @@ def discover(
     p = engine.params
     verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,
-        lambda: carried.weakest(engine, snap, q, ranked),
+        lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted),
     )  # fmt: skip
     reason = verdict.reason if explain else None
     if verdict.level == "none":

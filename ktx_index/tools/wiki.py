@@ -21,6 +21,7 @@ import numpy as np
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.search.engine import Candidate, Engine
+from ktx_index.search.lexical_lane import bridges
 from ktx_index.search.query import Query
 from ktx_index.search.signals import Verdict, assess
 from ktx_index.search.snippets import snippet
@@ -104,7 +105,10 @@ def matching_pages(engine: Engine, query: Query, connection_id: str | None = Non
     seen = _visible(snap, ranked, connection_id)
     if any(c.score > 0 for c in ranked) and not any(c.score > 0 for c in seen):
         return [], Verdict("none", f"every page that matches is tagged with connections other than '{connection_id}'")
-    verdict = assess(engine.lexical, query, seen, "wiki_search", lambda: wiki_noise(engine, snap, query), engine.params)
+    verdict = assess(
+        engine.lexical, query, seen, "wiki_search", lambda: wiki_noise(engine, snap, query), engine.params,
+        bridging=bridges(["wiki"]),
+    )  # fmt: skip
     if verdict.level == "none":
         return [], verdict
     if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):

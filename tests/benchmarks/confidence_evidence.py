@@ -38,6 +38,7 @@ from wiki_corpora import WIKI_FAMILIES, wiki_corpora  # noqa: E402
 
 from ktx_index.search import calibration, carried  # noqa: E402
 from ktx_index.search.engine import Engine  # noqa: E402
+from ktx_index.search.lexical_lane import bridges  # noqa: E402
 from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.search.scoring import PARAMS, Params  # noqa: E402
 from ktx_index.search.signals import assess, concept_coverage, vocabulary  # noqa: E402
@@ -61,19 +62,23 @@ def evidence(
     """What a confidence rule can read once a question is ranked, the shipped rule's verdict, and its verdict
     under each of ``settings`` (other ranking constants, the ranking itself unchanged)."""
     snap = engine.snapshot
+    wanted = ["wiki"] if tool == "wiki_search" else normalize_kinds(kinds)
     if tool == "wiki_search":
-        ranked, noise = engine.rank(q, ["wiki"]), wiki_noise(engine, snap, q)
+        ranked, noise = engine.rank(q, wanted), wiki_noise(engine, snap, q)
     else:
-        ranked, noise = engine.rank(q, normalize_kinds(kinds), connection), engine.noise(snap, q)
+        ranked, noise = engine.rank(q, wanted, connection), engine.noise(snap, q)
+    bridging = bridges(wanted)
     words = carried.weakest(engine, snap, q, ranked) if tool in engine.params.carried else None
     scores = sorted((c.score for c in ranked), reverse=True) or [0.0]
     cosines = sorted((c.cosine for c in ranked if c.cosine is not None), reverse=True) or [0.0]
     return {
-        "level": assess(engine.lexical, q, ranked, tool, lambda: noise, engine.params, lambda: words).level,
+        "level": assess(
+            engine.lexical, q, ranked, tool, lambda: noise, engine.params, lambda: words, bridging=bridging
+        ).level,
         "top_score": scores[0],
         "best_cosine": cosines[0],
         "best_lexical": max((c.lexical for c in ranked), default=0.0),
-        "coverage": concept_coverage(vocabulary(engine.lexical), engine.lexical.idf, q),
+        "coverage": concept_coverage(vocabulary(engine.lexical, None if bridging else q), engine.lexical.idf, q),
         "noise": noise or 0.0,
         "cos_lift": cosines[0] - float(np.mean(cosines[:10])),
         "score_lift": scores[0] - float(np.mean(scores[:10])),
@@ -81,7 +86,7 @@ def evidence(
         "terms": len([t for t in q.terms if t not in q.data_words]),
         "carried": words if words is not None else 0.0,  # None: no vectors, never so in these families
         "verdicts": {
-            name: assess(engine.lexical, q, ranked, tool, lambda: noise, p, lambda: words).level
+            name: assess(engine.lexical, q, ranked, tool, lambda: noise, p, lambda: words, bridging=bridging).level
             for name, p in (settings or {}).items()
         },
     }

@@ -8,7 +8,7 @@ from projects import column, scan_files
 
 from ktx_index.analysis import stem
 from ktx_index.search.candidate import Candidate
-from ktx_index.search.lexical_lane import lexical_lane
+from ktx_index.search.lexical_lane import bridges, lexical_lane
 from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
@@ -55,6 +55,10 @@ def test_a_term_no_field_holds_is_bridged_except_for_a_wiki_only_search(lexical)
     assert asked == [[stem("movie")]] and stem("film") in found["table:warehouse:main.films"].terms
     assert run(lexical, "movie", ["table", "column"]) == {}  # nothing bridged: the term matches nothing
     assert run(lexical, "movie", ["wiki"], bridged) == {} and len(asked) == 1  # a wiki-only search never bridges
+
+
+def test_only_a_wiki_only_search_goes_without_the_bridge():
+    assert not bridges(["wiki"]) and bridges(["wiki", "table"]) and bridges(["column"])
 
 
 def test_a_wiki_only_search_does_not_correct_an_english_word(lexical):

@@ -191,3 +191,16 @@ def test_an_unbridged_question_keeps_its_english_words_out_of_the_vocabulary():
     assert vocabulary(lexicon)("weak")  # type: ignore[arg-type]  # a bridged search corrects it to week
     assert not vocabulary(lexicon, "weak links")("weak")  # type: ignore[arg-type]  # another word, not a typo
     assert vocabulary(lexicon, "weeek report")("weeek")  # type: ignore[arg-type]  # a typo is still one
+
+
+def test_the_vocabulary_rule_corrects_english_words_only_where_the_lane_bridges():
+    """``bridging`` comes from the search's kinds (lexical_lane.bridges), not the tool: a wiki-only search leaves
+    *weak* unknown in its vocabulary rule as its lane does, whichever tool asked."""
+    floor, _, confident = scoring.PARAMS.answerable["wiki_search"]
+    middling = [_cand("a", (floor + confident) / 2, lexical=0.9, cosine=0.5)]
+
+    def covered(bridging: bool) -> str:
+        verdict = assess(_Weeks(), "weak", middling, "wiki_search", lambda: 0.25, bridging=bridging)  # type: ignore[arg-type]
+        return verdict.reason.split(" and ")[1].split("%")[0]
+
+    assert (covered(True), covered(False)) == ("100", "0")
