@@ -144,6 +144,13 @@ def entity_details(
     return EntityDetailsResult(results=out)
 
 
+def nearest_first(missing: list[str], names: list[str]) -> list[str]:
+    """Every column name, those nearest to each missing name first (reads.nearest), then the rest in the table's
+    order: an agent that sent *state* finds ``st_cd`` at the top, not fifth (upstream lists the table's order)."""
+    close = [name for word in missing for name in nearest(word, names, 3)]
+    return list(dict.fromkeys([*close, *names]))
+
+
 def _scanned_tables(store: DocStore, connection_id: str) -> list[TableName]:
     return [TableName(*row) for row in store.docs.table_refs(connection_id)]
 
@@ -247,8 +254,11 @@ def _details(
         by_folded = {n.casefold(): n for n in names}
         missing = [str(w) for w in wanted if str(w).casefold() not in by_folded]
         if missing:
-            message = f"Column(s) not found on {table.display}: {', '.join(missing)}"
-            return _failed(connection_id, echo, snapshot, "column_not_found", message, names)
+            message = (
+                f"Column(s) not found on {table.display}: {', '.join(missing)}. Send names among the candidates: "
+                "the nearest to each first, then the others in the table's order."
+            )
+            return _failed(connection_id, echo, snapshot, "column_not_found", message, nearest_first(missing, names))
         names = [by_folded[str(w).casefold()] for w in wanted]
     kind = attrs.get("kind")
     return EntityFound(

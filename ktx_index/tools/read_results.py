@@ -97,7 +97,7 @@ class EntityError(Strict):
         default=None,
         exclude_if=_absent_if_none,
         description="Tables to pick from (table codes: the nearest names, closest first), or the table's column "
-        "names (column_not_found).",
+        "names (column_not_found: the nearest to each name sent first, then the table's order).",
     )
 
 

@@ -417,8 +417,11 @@ async def test_entity_details_unknown_column_lists_columns(client, tools) -> Non
     args = entity_args({"table": "raw.orders", "columns": ["id"]})
     (item,) = (await call_ok(client, tools, "entity_details", args))["results"]
     assert (item["ok"], item["error"]["code"]) == (False, "column_not_found")
-    assert item["error"]["message"] == "Column(s) not found on raw.orders: id"
+    assert item["error"]["message"].startswith("Column(s) not found on raw.orders: id. Send names among")
     assert "order_id" in item["error"]["candidates"] and item["snapshot"]["syncId"] == DEMO_SYNC
+    args = entity_args({"table": "raw.orders", "columns": ["order_id", "custmer"]})
+    (item,) = (await call_ok(client, tools, "entity_details", args))["results"]
+    assert item["error"]["candidates"][0] == "customer_id"  # the nearest first, then the table's order
 
 
 async def test_entity_details_unknown_table_gives_nearest_candidates(client, tools) -> None:

@@ -7,7 +7,7 @@ from projects import column, scan_files
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput
 from ktx_index.service import KtxIndex
-from ktx_index.tools.entities import parse_table_input
+from ktx_index.tools.entities import nearest_first, parse_table_input
 
 
 def test_a_table_reference_is_read_in_each_of_upstreams_forms():
@@ -42,3 +42,10 @@ def test_a_table_whose_scan_file_breaks_is_read_as_its_last_good_version_and_say
     assert service.discover_data("orders status").refs[0].stale is None
     assert service.entity_details("warehouse", entity).results[0].stale is None
     service.close()
+
+
+def test_column_candidates_put_the_nearest_to_each_missing_name_first():
+    names = ["mbr_id", "mbr_nm", "addr", "city", "st_cd", "zip"]
+    assert nearest_first(["state"], names) == ["st_cd", "mbr_id", "mbr_nm", "addr", "city", "zip"]
+    assert nearest_first(["zzzz"], names) == names  # nothing near: the table's order
+    assert nearest_first(["state", "cty"], names)[:2] == ["st_cd", "city"]
