@@ -17,7 +17,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import TableRef
-from ktx_index.analysis import fold, squash
+from ktx_index.analysis import english_word, fold, squash
 from ktx_index.errors import InvalidInput, unknown_connection
 from ktx_index.search.engine import Engine
 from ktx_index.search.spelling import edit_budget
@@ -45,11 +45,15 @@ VALUE_EDITS = (4, 6, 13)
 def abbreviates(code: str, words: list[str]) -> bool:
     """Whether a code is made of the words' leading letters, in order, every word giving at least its first
     ('Asia Pacific' → APAC or apac, 'Europe, Middle East and Africa' → EMEA, 'Canadian dollars' → CAD); a
-    single word may also give its first letter and later ones to an upper-case code ('Vermont' → VT)."""
+    single word may also give its first letter and later ones to an upper-case code ('Vermont' → VT), though a
+    code of three letters or more that is an English word only as the word's start ('Sunday' → SUN, but 'SUN' and
+    'SEED' are no abbreviations of 'suspended')."""
     upper = code.isupper()
     code = code.lower()
     if len(words) == 1:
         if not upper:  # 'vet' is no abbreviation of 'Vermont'; 'VT' is
+            return False
+        if len(code) >= 3 and english_word(code) and not words[0].startswith(code):
             return False
         word = words[0]
         if not word.isalpha() or code[0] != word[:1] or len(word) <= len(code):

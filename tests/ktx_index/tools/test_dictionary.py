@@ -42,6 +42,11 @@ def test_abbreviations_reach_stored_codes():
     assert abbreviates("CAD", ["canadian", "dollars"]) and abbreviates("VT", ["vermont"])
     assert abbreviates("apac", ["asia", "pacific"]) and not abbreviates("vet", ["vermont"])
     assert not abbreviates("ON", ["quebec"]) and not abbreviates("CA", ["new", "hampshire"])
+    # a code that is a word abbreviates only the words it starts
+    assert abbreviates("SD", ["suspended"]) and not abbreviates("SEED", ["suspended"])
+    assert (
+        abbreviates("SUN", ["sunday"]) and not abbreviates("SUN", ["suspended"]) and abbreviates("PA", ["pennsylvania"])
+    )
 
 
 def test_dictionary_finds_a_code_from_the_name_a_person_writes(demo_service):
