@@ -124,8 +124,8 @@ def discover(
 
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     """How the tables and sources behind the returned refs join each other (refs given as the uids each
-    stands for), and through one table they leave out where two of them join no other way. Ids are the
-    containers' ref ids: a table's display name, a source's name."""
+    stands for), and through one table they leave out where two of them join no other way (the one joining the
+    most of them first). Ids are the containers' ref ids: a table's display name, a source's name."""
     containers: set[str] = set()
     for uids in refs:
         for uid in uids:
@@ -157,8 +157,9 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
             else:
                 via.setdefault(edge.other, []).append((container, edge.on))
     # Two of them that join only through a table the refs leave out (trips and zones, through stations): the
-    # two joins to it, so the JOIN can still be written.
-    for middle in sorted(via):
+    # two joins to it, so the JOIN can still be written; the tables that join most of them first (a fact table
+    # between three of them before a bridge between two), then by name.
+    for middle in sorted(via, key=lambda m: (-len({root(c) for c, _ in via[m]}), m)):
         ends: dict[str, tuple[str, str]] = {}
         for container, on in via[middle]:
             ends.setdefault(root(container), (container, on))

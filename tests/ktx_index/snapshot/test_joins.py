@@ -128,3 +128,27 @@ def test_two_tables_that_join_only_through_a_third_come_with_both_joins_to_it(ma
     direct = joins_between(snap, [["table:f1:main.trips"], ["table:f1:main.stations"], ["table:f1:main.zones"]])
     assert sorted((j.from_, j.to) for j in direct) == [("main.stations", "main.trips"), ("main.stations", "main.zones")]
     service.close()
+
+
+def test_the_left_out_table_that_joins_the_most_of_them_comes_first(make_project):
+    from ktx_index.tools.discover import joins_between
+
+    key = lambda name: column(name, "integer", "number")  # noqa: E731
+    coop = [
+        table("members", [key("member_id")]),
+        table("crops", [key("crop_id")]),
+        table("buyers", [key("buyer_id")]),
+        table("contracts", [key("c_member"), key("c_crop")],
+              [fk("c_member", "members", "member_id"), fk("c_crop", "crops", "crop_id")]),
+        table("tickets", [key("t_member"), key("t_crop"), key("t_buyer")],
+              [fk("t_member", "members", "member_id"), fk("t_crop", "crops", "crop_id"),
+               fk("t_buyer", "buyers", "buyer_id")]),
+    ]  # fmt: skip
+    root = make_project(scan_files("f1", SYNC, coop), config="connections:\n  f1:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    refs = [["table:f1:main.members"], ["table:f1:main.crops"], ["table:f1:main.buyers"]]
+    # tickets joins all three; contracts (first by name) two, which tickets already joins
+    assert {j.to for j in joins_between(snap, refs)} == {"main.tickets"}
+    service.close()
