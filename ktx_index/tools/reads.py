@@ -160,7 +160,12 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
             for d in store.scopes.diagnostics()
             if d.path.startswith(f"semantic-layer/{connection_id}/") and source_name in d.path
         ]
-        hint = f"that file does not parse ({broken[0]})" if broken else _hint(source_name, names)
+        if broken:
+            hint = f"that file does not parse ({broken[0]})"
+        elif not names and (tables := store.docs.ids("table", connection_id)):
+            hint = f"there are no semantic-layer sources; read its scanned tables with entity_details (such as {min(tables)})"
+        else:
+            hint = _hint(source_name, names)
         raise NotFound(
             f'Semantic-layer source "{source_name}" was not found.', _sentence(f'In "{connection_id}", {hint}')
         )

@@ -3,6 +3,7 @@
 import os
 
 import pytest
+from projects import column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput
@@ -61,4 +62,17 @@ def test_a_missing_page_is_offered_only_keys_it_resembles(make_project):
         service.wiki_read("../../etc/passwd")  # 'passwd' is no misspelling of 'odd'
     with pytest.raises(Exception, match=r"Did you mean: revenue-definitions"):
         service.wiki_read("revenue-definitons")
+    service.close()
+
+
+def test_a_source_asked_of_a_scan_only_connection_points_to_its_tables(make_project):
+    table = {"catalog": None, "db": "ops", "name": "mbr", "columns": [column("mbr_id", "int")]}
+    service = KtxIndex(
+        make_project(scan_files("pgcoop", "2026-01-01-000000-local-a", [table])), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    with pytest.raises(
+        Exception, match=r"no semantic-layer sources; read its scanned tables with entity_details \(such as ops\.mbr\)"
+    ):
+        service.sl_read_source("pgcoop", "members")
     service.close()
