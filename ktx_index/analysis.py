@@ -41,6 +41,14 @@ STOPWORDS = frozenset(
 #   for*, *the FAQ on refunds*), and what a contraction leaves once its apostrophe splits it (didn't → didn, t)
 #: Phrases of question filler whose words alone are not (*stand for*: a stand is a thing).
 FILLER_PHRASES = re.compile(r"\b(?:stands?|stood) for\b", re.IGNORECASE)
+#: Words a question leans on that name nothing a project could hold (indefinite pronouns, adverbs of degree and
+#: frequency: *can someone really cancel*, *how often*). They stay question terms, which ranking reads as it was
+#: tuned, but the confidence rule does not count them as concepts the project must know (search/signals.py,
+#: search/carried.py).
+VAGUE_WORDS = frozenset(
+    """someone somebody anyone anybody everyone everybody something anything everything nothing nobody
+    really actually basically usually often always never ever sometimes quite rather""".split()
+)
 
 
 def build_analyzer() -> tantivy.TextAnalyzer:

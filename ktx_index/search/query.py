@@ -16,6 +16,7 @@ from ktx_index.analysis import (
     FILLER_PHRASES,
     RAW_TOKEN,
     STOPWORDS,
+    VAGUE_WORDS,
     analyze,
     asks_for_keys,
     expand,
@@ -97,11 +98,17 @@ class Query:
         return question_words(self.text)
 
     @functools.cached_property
+    def vague(self) -> frozenset[str]:
+        """Its terms from words that name nothing a project could hold (VAGUE_WORDS: *really*, *someone*): terms
+        ranking reads, concepts the confidence rule does not."""
+        return frozenset(t for t in self.terms if self.term_words.get(t) in VAGUE_WORDS)
+
+    @functools.cached_property
     def words(self) -> tuple[ContentWord, ...]:
         """Its words that name something, one per set of terms, in order (what the confidence rule's carried check
-        may leave out, search/carried.py); a word whose terms are all filler (*gave* → give) is none. Worked out
-        on first use: only discover_data asks."""
-        kept = set(self.terms)
+        may leave out, search/carried.py); a word whose terms are all filler (*gave* → give) or vague is none.
+        Worked out on first use: only discover_data asks."""
+        kept = set(self.terms) - self.vague
         spellings: dict[tuple[str, ...], list[str]] = {}
         for word in content_words(self.text):
             terms = tuple(t for t in question_terms(word).terms if t in kept)

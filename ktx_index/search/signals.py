@@ -49,9 +49,10 @@ def coherence(snap: Snapshot, ranked: list[Candidate], p: Params = PARAMS) -> No
 def concept_coverage(known: Callable[[str], bool], idf: Callable[[str], float], query: str | Query) -> float:
     """The idf-weighted share of a question's concept terms that the project's vocabulary holds at all
     (1.0 when it has none): low when it asks about things the project never mentions. A word that looks like data
-    (a name, a number, an acronym: value_like) counts only when the project holds it: absent, it says nothing."""
+    (a name, a number, an acronym: value_like) counts only when the project holds it: absent, it says nothing; nor
+    does a vague word (Query.vague: *really*, *someone*)."""
     q = Query.of(query)
-    terms = [t for t in q.terms if t not in q.data_words or known(t)]
+    terms = [t for t in q.terms if t not in q.vague and (t not in q.data_words or known(t))]
     if not terms:
         return 1.0
     weights = [(idf(t), known(t)) for t in terms]

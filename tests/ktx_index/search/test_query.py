@@ -48,3 +48,9 @@ def test_question_words_map_terms_back_to_the_words_they_came_from():
         stem("performers"): "performers",
         stem("appear"): "appear",
     }
+
+
+def test_vague_words_stay_terms_but_are_no_words_to_carry():
+    q = Query.parse("can someone really cancel a booking")
+    assert {"someon", "realli"} <= set(q.terms) and q.vague == {"someon", "realli"}
+    assert [w.word for w in q.words] == ["cancel", "booking"]

@@ -27,6 +27,7 @@ def test_concept_coverage_weighs_known_terms_by_idf_and_ignores_data():
     # an acronym looks like data, but one the project holds is a concept it knows
     known["rvt"] = 1
     assert concept_coverage(df, idf, "What does RVT cover") == 1 / 2
+    assert concept_coverage(df, idf, "do members really pay anything") == 1.0  # vague words are no concepts
 
 
 def test_coherence_lowers_other_connections_in_proportion():
