@@ -126,7 +126,11 @@ def search_command(
 ) -> None:
     """Search the index. --json prints exactly the object the MCP tool returns."""
     if not "".join(words).strip():
-        example = "PAID 'North America'" if tool == "dictionary_search" else "monthly orders by customer"
+        example = (
+            "--tool dictionary_search PAID 'North America'"
+            if tool == "dictionary_search"
+            else "monthly orders by customer"
+        )
         raise click.BadParameter(f"the question is empty; e.g. ktx-index search {example}", param_hint="WORDS")
     if kinds and tool != "discover_data":
         raise click.BadParameter(f"--kinds filters discover_data only; drop it for {tool}", param_hint="--kinds")

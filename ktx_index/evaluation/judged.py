@@ -73,6 +73,8 @@ class JudgedQuery(BaseModel):
             value = [value]
         if isinstance(value, list):
             return {str(item): 1 for item in value}
+        if not isinstance(value, dict):
+            raise ValueError(f"`relevant` is a list of ids or a map id → grade (2 answers it, 1 helps), got {value!r}")
         return value
 
     @field_validator("tags", mode="before")
@@ -83,12 +85,12 @@ class JudgedQuery(BaseModel):
     @model_validator(mode="after")
     def _text(self) -> JudgedQuery:
         if self.tool == "dictionary_search":
-            if not self.values:
-                if not self.query:
-                    raise ValueError("a dictionary_search question needs `values` (or `query`)")
+            if not any(v.strip() for v in self.values or []):
+                if not (self.query or "").strip():
+                    raise ValueError("a dictionary_search question needs `values` (or `query`), not blank")
                 self.values = [self.query]
-        elif not self.query:
-            raise ValueError(f"a {self.tool} question needs `query`")
+        elif not (self.query or "").strip():
+            raise ValueError(f"a {self.tool} question needs `query`, words not blank (the tools refuse a blank one)")
         if any(grade < 1 for grade in self.relevant.values()):
             raise ValueError("grades in `relevant` are 1 or more (leave an id out instead of grading it 0)")
         shape, pattern = ID_SHAPES[self.tool]
@@ -141,9 +143,11 @@ def load_judged(path: str | Path) -> JudgedSet:
         )
     queries = []
     for n, item in enumerate(data, 1):
+        where = f"{path} question {n}"
         if isinstance(item, dict):
+            where += f" (id '{item['id']}')" if "id" in item else ""
             item = {"id": f"q{n}", **item}
-        queries.append(_parse(item, f"{path} question {n}"))
+        queries.append(_parse(item, where))
     _check_unique(queries, path)
     return JudgedSet(project=project, source=str(path), queries=queries)
 
@@ -152,7 +156,10 @@ def _parse(item: Any, where: str) -> JudgedQuery:
     try:
         return JudgedQuery.model_validate(item)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'question'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'question'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
         raise InvalidInput(f"{where}: {problems}", "fix that question and run again") from exc
 
 

@@ -39,8 +39,13 @@ def test_yaml_lists_maps_defaults_and_values(tmp_path):
     [
         (
             "queries:\n  - tool: wiki_search\n",
-            "question 1: question: Value error, a wiki_search question needs `query`",
+            "question 1: question: a wiki_search question needs `query`",
         ),
+        (
+            "queries:\n  - {id: blank, query: '   '}\n",
+            "question 1 (id 'blank'): question: a discover_data question needs",
+        ),
+        ("queries:\n  - {id: r, query: x, relevant: 5}\n", "`relevant` is a list of ids or a map id → grade"),
         ("queries:\n  - {id: a, query: x}\n  - {id: a, query: y}\n", "question id 'a' is used twice"),
         ("queries:\n  - {query: x, relevant: {t: 0}}\n", "grades in `relevant` are 1 or more"),
         ("queries:\n  - {query: x, tool: sql}\n", "question 1: tool: Input should be"),
