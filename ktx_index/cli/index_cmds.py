@@ -63,7 +63,12 @@ def render_rebuild(report: RebuildReport) -> None:
 
 @click.command("rebuild")
 @project_option
-@click.option("--force", is_flag=True, help="Re-read every file and rewrite every document (vectors stay cached).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Re-read every file and rebuild the search index from every document (documents whose text did not change "
+    "are reported unchanged; vectors stay cached).",
+)
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option(
