@@ -48,8 +48,10 @@ IDLE_WAKE_MS = 50
 #: Backoff before a failed batch is tried again: doubles from FIRST_RETRY_S up to MAX_RETRY_S.
 FIRST_RETRY_S = 0.25
 MAX_RETRY_S = 30.0
-#: The watch itself (not a batch) failing this many times in a row ends the watcher (state: failed).
+#: The watch itself (not a batch) failing this many times in a row ends the watcher (state: failed); a watch that
+#: ran HEALTHY_WATCH_S before failing starts the count again (six failures a day apart are not "in a row").
 MAX_WATCH_RESTARTS = 5
+HEALTHY_WATCH_S = 60.0
 RECENT_ERRORS = 5
 #: A commit told which paths changed plans from them alone (``planning.Planner``); idle this long since the
 #: last full plan, the watcher plans in full once, so an event the OS dropped is picked up anyway.
@@ -63,7 +65,7 @@ log = logging.getLogger("ktx_index.watcher")  # the logger keeps the name the do
 def relevant(root: Path, path: str) -> bool:
     """Events worth a rebuild: project sources, not dotfiles, editor temp files or the index itself."""
     try:
-        rel = Path(path).resolve().relative_to(root.resolve())
+        rel = _real(Path(path)).relative_to(_real(root))
     except ValueError:
         rel = Path(path)
     parts = rel.parts
@@ -81,9 +83,15 @@ def _relative(root: Path, path: str) -> str | None:
         return Path(path).relative_to(root).as_posix()
     except ValueError:
         try:
-            return Path(path).resolve().relative_to(root.resolve()).as_posix()
+            return _real(Path(path)).relative_to(_real(root)).as_posix()
         except (OSError, ValueError):
             return None
+
+
+def _real(path: Path) -> Path:
+    """The path with symlinks resolved as far as they go: ``Path.resolve`` raises on a symlink loop before Python
+    3.13 (a loop made in the wiki ended the watch), ``os.path.realpath`` stops at it."""
+    return Path(os.path.realpath(path))
 
 
 class Watcher:
@@ -174,11 +182,12 @@ class Watcher:
         self._write_state()
         restarts = 0
         while not self._stop.is_set():
+            started = time.monotonic()
             try:
                 self._watch()
                 restarts = 0
             except Exception as exc:
-                restarts += 1
+                restarts = 1 if time.monotonic() - started >= HEALTHY_WATCH_S else restarts + 1
                 if restarts > MAX_WATCH_RESTARTS:
                     raise
                 self._record_failure("watch", exc)

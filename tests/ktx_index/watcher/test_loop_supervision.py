@@ -131,6 +131,30 @@ def test_a_watcher_that_cannot_go_on_says_failed(make_project, monkeypatch) -> N
     service.close()
 
 
+def test_failures_a_healthy_stretch_apart_are_not_in_a_row(make_project, monkeypatch) -> None:
+    from ktx_index.watcher import loop as watcher_module
+
+    root = make_project({"wiki/global/a.md": PAGE.format("Alpha", "First page.")}, config=CONFIG)
+    monkeypatch.setattr(watcher_module, "FIRST_RETRY_S", 0.01)
+    monkeypatch.setattr(watcher_module, "MAX_RETRY_S", 0.01)
+    monkeypatch.setattr(watcher_module, "HEALTHY_WATCH_S", 0.0)  # every watch ran long enough before it failed
+    failures = []
+
+    def broken_watch(*_args, **_kwargs):
+        failures.append(1)
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(watcher_module.watchfiles, "watch", broken_watch)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    watcher = Watcher(service)
+    watcher.start_in_thread()
+    wait_for(lambda: len(failures) > 2 * watcher_module.MAX_WATCH_RESTARTS, "more failures than a row allows")
+    assert watcher.alive
+    watcher.stop()
+    service.close()
+
+
 SERVE_WITH_BROKEN_WATCHER = textwrap.dedent(
     """
     import sys, watchfiles

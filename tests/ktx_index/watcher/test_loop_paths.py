@@ -1,0 +1,21 @@
+"""Which events the watcher acts on (``loop.relevant``): told from the path alone, whatever the path is."""
+
+import os
+
+from ktx_index.watcher.loop import relevant
+
+
+def test_a_symlink_loop_is_an_event_not_a_crash(tmp_path):
+    """``Path.resolve`` raises on a loop before Python 3.13, and the watch filter ran it on every event: each loop
+    made in the wiki ended the watch, and the sixth ended the watcher."""
+    (tmp_path / "wiki" / "global").mkdir(parents=True)
+    loop = tmp_path / "wiki" / "global" / "loop.md"
+    os.symlink(loop, loop)
+    assert relevant(tmp_path, str(loop))
+    assert not relevant(tmp_path, str(tmp_path / "wiki" / "global" / ".loop.md.swp"))
+
+
+def test_events_outside_the_project_trees_are_not_relevant(tmp_path):
+    assert relevant(tmp_path, str(tmp_path / "ktx.yaml"))
+    assert not relevant(tmp_path, str(tmp_path / ".ktx" / "index" / "meta.db"))
+    assert not relevant(tmp_path, str(tmp_path / "notes" / "todo.md"))
