@@ -25,9 +25,11 @@ from indexers.project import Project
 
 
 class FileStats:
-    """Files' parts of scope fingerprints ('<rel>:(size, mtime_ns)', or '<rel>:None' when missing), each file
-    stat'ed and formatted once per plan: the profile and shard files are shared by thousands of table
-    scopes, whose file lists end alike, so those tails are joined once too."""
+    """Files' parts of scope fingerprints ('<rel>:(size, mtime_ns, permission bits)', or '<rel>:None' when
+    missing), each file stat'ed and formatted once per plan: the profile and shard files are shared by thousands
+    of table scopes, whose file lists end alike, so those tails are joined once too. The permission bits are
+    there because ``chmod`` changes neither size nor time: a file made unreadable, or readable again, is read
+    again (its failure reported, or cleared)."""
 
     def __init__(self, root: Path) -> None:
         self.prefix = f"{root}{os.sep}"
@@ -39,14 +41,14 @@ class FileStats:
         if part is None:
             try:
                 st = os.stat(self.prefix + rel)  # not pathlib: a large project stats ~100k files per plan
-                part = f"{rel}:{(st.st_size, st.st_mtime_ns)}"
+                part = f"{rel}:{(st.st_size, st.st_mtime_ns, st.st_mode & 0o7777)}"
             except OSError:
                 part = f"{rel}:None"
             self.parts[rel] = part
         return part
 
     def exists(self, rel: str) -> bool:
-        return not self(rel).endswith(":None")  # a stat's part ends with its (size, mtime) tuple
+        return not self(rel).endswith(":None")  # a stat's part ends with its (size, mtime, mode) tuple
 
     def joined(self, files: tuple[str, ...]) -> str:
         if len(files) < 3:
@@ -68,7 +70,7 @@ UNDECODABLE = "the file name is not valid UTF-8, so the file is not read: rename
 
 
 def scope_fingerprint(scope: Scope, stat: FileStats) -> str:
-    """Changes when any of the scope's files changes size or modification time, appears or vanishes."""
+    """Changes when any of the scope's files changes size, modification time or permissions, appears or vanishes."""
     try:
         context = _context_json(scope.context)
     except TypeError:  # an unhashable context: not cached

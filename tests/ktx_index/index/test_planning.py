@@ -53,6 +53,18 @@ def test_an_edited_file_is_planned_from_its_path_alone_as_a_full_plan_would(demo
     assert plan.files == plan_scopes(load_project(demo), indexers, stored).files
 
 
+def test_a_file_whose_permissions_change_is_read_again(demo: Path) -> None:
+    """``chmod`` changes neither size nor time: a page made unreadable (or readable again) kept its fingerprint, so
+    its failure was never reported (or never cleared)."""
+    planner, indexers = Planner(), default_indexers()
+    stored = committed(demo, planner, indexers)
+    page = next((demo / "wiki/global").glob("*.md"))
+    page.chmod(0o600)
+    rel = page.relative_to(demo).as_posix()
+    for plan in (planner.plan(load_project(demo), indexers, stored), plan_scopes(load_project(demo), indexers, stored)):
+        assert [sc.files for _, sc, _ in plan.todo] == [(rel,)]
+
+
 def test_an_editors_temporary_file_does_not_force_a_full_plan(demo: Path) -> None:
     planner, indexers = Planner(), default_indexers()
     stored = committed(demo, planner, indexers)
