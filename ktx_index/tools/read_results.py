@@ -31,6 +31,12 @@ class SlSource(Strict):
     files: list[str] = Field(
         default_factory=list, description="ktx-index: every file composed into it (base first, then overlays)."
     )
+    stale: str | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description="ktx-index: present when a file of this source no longer parses: it names the file and why, and "
+        "the document is composed without that file's latest version (`ktx-index status` lists it too).",
+    )
 
 
 DimensionType = Literal["time", "string", "number", "boolean"]

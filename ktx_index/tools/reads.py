@@ -9,6 +9,7 @@ path outside the project.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import PurePosixPath
 
 from rapidfuzz import process
 
@@ -169,10 +170,18 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
         raise NotFound(
             f'Semantic-layer source "{source_name}" was not found.', _sentence(f'In "{connection_id}", {hint}')
         )
+    files = doc.attrs.get("files", [])
+    broken = next(
+        (f"{d.path} does not parse ({d.message}); this source is composed without its latest version"
+         for d in store.scopes.diagnostics()
+         if d.path.startswith(f"semantic-layer/{connection_id}/") and (d.path in files or PurePosixPath(d.path).stem == doc.id)),
+        None,
+    )  # fmt: skip
     return SlSource(
         sourceName=doc.id,
         connectionId=connection_id,
         yaml=doc.attrs.get("yaml", ""),
         path=doc.path,
-        files=doc.attrs.get("files", []),
+        files=files,
+        stale=store.docs.stale_by_uid(doc.uid).get(doc.uid) or broken,
     )

@@ -3,7 +3,7 @@
 import os
 
 import pytest
-from projects import column, scan_files
+from projects import SL_OVERLAY, SL_SHARD, column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput
@@ -75,4 +75,23 @@ def test_a_source_asked_of_a_scan_only_connection_points_to_its_tables(make_proj
         Exception, match=r"no semantic-layer sources; read its scanned tables with entity_details \(such as ops\.mbr\)"
     ):
         service.sl_read_source("pgcoop", "members")
+    service.close()
+
+
+def test_a_source_whose_overlay_breaks_says_it_is_read_without_it(make_project):
+    """The source is composed from its manifest alone while its overlay does not parse: the answer says so, rather
+    than handing over a document whose measures silently went missing."""
+    files = {
+        "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
+        "semantic-layer/warehouse/orders.yaml": SL_OVERLAY,
+    }
+    root = make_project(files)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    assert service.sl_read_source("warehouse", "orders").stale is None
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY + "measures: [\n")
+    service.rebuild()
+    stale = service.sl_read_source("warehouse", "orders").stale
+    assert stale is not None and stale.startswith("semantic-layer/warehouse/orders.yaml does not parse (")
+    assert service.sl_read_source("warehouse", "customers").stale is None
     service.close()
