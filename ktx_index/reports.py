@@ -113,10 +113,11 @@ class WatcherState(BaseModel):
 
     pid: int | None = Field(None, description="PID of the running watcher, or null when none runs.")
     started: str | None = None
-    state: Literal["starting", "running", "retrying", "failed", "stopped"] = Field(
+    state: Literal["starting", "running", "retrying", "failed", "stopped", "died"] = Field(
         "starting",
         description="running; retrying (a batch raised and is retried with backoff); failed (the watcher "
-        "cannot go on: edits are no longer indexed); stopped.",
+        "cannot go on: edits are no longer indexed); stopped; died (its process ended without stopping, killed or "
+        "crashed: the edits it had not committed, ``pending``, are indexed by the next rebuild, watch or serve).",
     )
     last_event: str | None = None
     last_commit: str | None = None

@@ -203,6 +203,10 @@ def render_status(report: StatusReport) -> None:
         )
         if watcher.retry_in_s is not None:
             click.echo(f"  retrying the failed batch in {watcher.retry_in_s:g}s")
+        if watcher.state == "died":
+            click.echo(
+                "  it ended without stopping (killed or crashed): the next rebuild, watch or serve indexes its edits"
+            )
         for err in watcher.recent_errors:
             click.echo(f"  error {err.at} during {err.during}: {err.error}")
     upstream = report.upstream

@@ -50,12 +50,14 @@ def _read_state(model: type[State], path: Path) -> State | None:
 
 
 def _watcher(layout: IndexLayout) -> WatcherState | None:
-    """The watcher's own account; a PID that is gone means it no longer runs, whatever the file says."""
+    """The watcher's own account; a PID that is gone means it no longer runs, whatever the file says: a watcher that
+    stops clears its PID, so one still recorded ended without stopping (``died``: killed or crashed), its pending
+    edits left for the next start to index."""
     state = _read_state(WatcherState, layout.watcher)
     if state is not None and state.pid is not None and not _alive(state.pid):
-        state.pid, state.pending, state.retry_in_s = None, 0, None
+        state.pid, state.retry_in_s = None, None
         if state.state != "failed":
-            state.state = "stopped"
+            state.state = "died"
     return state
 
 

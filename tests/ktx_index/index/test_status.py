@@ -68,11 +68,15 @@ def test_counts_and_chunks_come_from_the_committed_index(built):
     assert status.chunks == status.chunks_embedded > 0 and status.model == HashEmbedder().fingerprint
 
 
-def test_a_watcher_that_is_gone_reads_as_stopped_whatever_its_file_says(built):
+def test_a_watcher_that_is_gone_without_stopping_reads_as_died_whatever_its_file_says(built):
+    """A watcher that stops writes its PID away; one whose PID is still there was killed or crashed, and the edits
+    it had not committed are still to be indexed."""
     path = built.layout.watcher
     path.write_text(WatcherState(pid=gone_pid(), state="retrying", pending=3, retry_in_s=2.0).model_dump_json())
     watcher = built.status().watcher
-    assert (watcher.pid, watcher.state, watcher.pending, watcher.retry_in_s) == (None, "stopped", 0, None)
+    assert (watcher.pid, watcher.state, watcher.pending, watcher.retry_in_s) == (None, "died", 3, None)
+    path.write_text(WatcherState(pid=None, state="stopped").model_dump_json())
+    assert built.status().watcher.state == "stopped"
     path.write_text(WatcherState(pid=gone_pid(), state="failed", last_error="disk full").model_dump_json())
     watcher = built.status().watcher
     assert watcher.state == "failed" and watcher.last_error == "disk full"  # the verdict outlives the process
