@@ -25,8 +25,9 @@ MAX_KEY_CHARS = 200
 
 #: How alike (rapidfuzz's WRatio, 0-100) a name must be to a page's or source's key to be offered as the one meant:
 #: a misspelling scores 85-90 (*custmer* → customers), a word inside a key 90 (*churn* → churn-definition), unrelated
-#: keys up to 45 (*passwd* → odd).
-MEANT = 60
+#: keys up to 45 (*passwd* → odd), and a short word whose letters a long key happens to hold 60 (*nope* →
+#: new-hire-onboarding-policy).
+MEANT = 70
 
 
 def nearest(word: str, choices: list[str], limit: int = 5, cutoff: float = 40) -> list[str]:

@@ -55,13 +55,18 @@ def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
 
 
 def test_a_missing_page_is_offered_only_keys_it_resembles(make_project):
-    pages = {f"wiki/global/{key}.md": "---\nsummary: S\n---\nBody.\n" for key in ("odd", "revenue-definitions")}
+    keys = ("odd", "revenue-definitions", "new-hire-onboarding-policy")
+    pages = {f"wiki/global/{key}.md": "---\nsummary: S\n---\nBody.\n" for key in keys}
     service = KtxIndex(make_project(pages), embedder=HashEmbedder())
     service.rebuild()
-    with pytest.raises(Exception, match=r"known: odd, revenue-definitions"):
-        service.wiki_read("../../etc/passwd")  # 'passwd' is no misspelling of 'odd'
+    with pytest.raises(Exception, match=r"known: new-hire-onboarding-policy, odd, revenue-definitions"):
+        service.wiki_read("../../etc/passwd")  # 'passwd' is no misspelling of 'odd''
     with pytest.raises(Exception, match=r"Did you mean: revenue-definitions"):
         service.wiki_read("revenue-definitons")
+    with pytest.raises(Exception, match=r"Known: new-hire-onboarding-policy, odd"):
+        service.wiki_read("nope")  # the letters of 'nope' in a long key are no resemblance
+    with pytest.raises(Exception, match=r"Did you mean: new-hire-onboarding-policy"):
+        service.wiki_read("onboarding")
     service.close()
 
 
