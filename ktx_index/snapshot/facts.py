@@ -1,4 +1,5 @@
-"""What tables and sources add to ranking: how they join (declared foreign keys, semantic-layer joins).
+"""What tables and sources add to ranking: how they join (declared foreign keys, semantic-layer joins), and which
+of them are one physical table (a scanned table and the semantic-layer source over it: twins).
 
 Keyed by document uid, so a commit that touched a few documents patches these from those
 documents alone (``update_facts``) instead of reading every table and value again.
@@ -19,13 +20,46 @@ class Facts:
     # derived from the above
     joins: dict[str, list[JoinEdge]] = field(default_factory=dict)  # container uid → how it joins others
     declared_by: dict[str, frozenset[str]] = field(default_factory=dict)  # container uid → uids declaring its edges
+    table_of: dict[str, tuple[str, str]] = field(default_factory=dict)  # container uid → (connection, table)
+    # derived from table_of
+    by_table: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)  # (connection, table) → containers
+
+    def twins(self, uid: str) -> frozenset[str]:
+        """The other containers over the same physical table (a source and the scanned table it reads)."""
+        key = self.table_of.get(uid)
+        return self.by_table.get(key, frozenset()) - {uid} if key is not None else frozenset()
 
 
 def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> None:
     facts.edges[uid] = scan_edges(uid, conn, fields) if kind == "table" else source_edges(uid, conn, fields)
+    ref = fields.get("table_ref") or {}
+    if conn is not None and ref.get("name"):
+        table = ".".join(part for part in (ref.get("catalog"), ref.get("db"), ref.get("name")) if part)
+        facts.table_of[uid] = (conn, table.casefold())
+
+
+def _group_tables(facts: Facts) -> None:
+    grouped: dict[tuple[str, str], set[str]] = {}
+    for uid, key in facts.table_of.items():
+        grouped.setdefault(key, set()).add(uid)
+    facts.by_table = {key: frozenset(uids) for key, uids in grouped.items()}
+
+
+def _regroup_after(old: Facts, facts: Facts, relevant: set[str]) -> None:
+    """``by_table`` after a commit, from the old groups and the commit's containers alone."""
+    by_table = facts.by_table = dict(old.by_table)
+    for uid in relevant:
+        before, after = old.table_of.get(uid), facts.table_of.get(uid)
+        if before is not None:
+            left = by_table.pop(before, frozenset()) - {uid}
+            if left:
+                by_table[before] = left
+        if after is not None:
+            by_table[after] = by_table.get(after, frozenset()) | {uid}
 
 
 def _derive(facts: Facts) -> Facts:
+    _group_tables(facts)
     facts.joins = join_graph([edge for edges in facts.edges.values() for edge in edges])
     ends: dict[str, set[str]] = {}
     for uid, edges in facts.edges.items():
@@ -74,9 +108,11 @@ def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
     relevant = {uid for uid in changed if uid.split(":", 1)[0] in CONTAINER_KINDS}
     if not relevant:
         return old
-    facts = Facts(edges=dict(old.edges))
+    facts = Facts(edges=dict(old.edges), table_of=dict(old.table_of))
     for uid in relevant:
         facts.edges.pop(uid, None)
+        facts.table_of.pop(uid, None)
     for row in store.docs.kind_fields(CONTAINER_KINDS, relevant):
         _read(facts, *row)
+    _regroup_after(old, facts, relevant)
     return _derive_after(old, facts, relevant)

@@ -108,6 +108,8 @@ def discover(
         if key is not None:
             seen[key] = len(chosen)
         chosen.append((cand, doc, []))
+    if dedupe:
+        twins_beyond(engine, snap, chosen[:limit], wanted)
     terms = set(q.terms)
     stale = engine.stale()
     refs = []
@@ -177,6 +179,26 @@ def condition_key(on: str) -> str:
     ``b.x = a.x`` (one edge, seen from each table) are the same join."""
     parts = re.split(r"\s+and\s+", on.casefold().strip())
     return " and ".join(sorted(" = ".join(sorted(side.strip() for side in p.split("="))) for p in parts))
+
+
+def twins_beyond(
+    engine: Engine, snap: Snapshot, chosen: list[tuple[Candidate, Document, list[Document]]], wanted: list[str]
+) -> None:
+    """A chosen table or source whose twin ranked below the candidates read gets it too, so an item's kind and id
+    do not depend on ``limit`` (the source's name wins wherever its table ranks)."""
+    missing = {
+        twin: twins
+        for _cand, doc, twins in chosen
+        if doc.kind in ("table", "sl_source") and not twins
+        for twin in snap.facts.twins(doc.uid)
+        if twin.split(":", 1)[0] in wanted
+    }
+    if not missing:
+        return
+    docs = engine.documents(sorted(missing))
+    for uid, twins in missing.items():
+        if uid in docs:
+            twins.append(docs[uid])
 
 
 def _merge_twin(kept: DiscoverRef, twin: Document) -> None:

@@ -4,7 +4,8 @@ short snippets, the confidence field, one ref per physical table, the filters an
 import pytest
 
 from ktx_index.errors import InvalidInput, NotFound
-from ktx_index.tools.discover import condition_key
+from ktx_index.search.candidate import Candidate
+from ktx_index.tools.discover import condition_key, twins_beyond
 
 
 def test_exact_identifier_ranks_first_with_top_tier_score(demo_service):
@@ -98,3 +99,17 @@ def test_one_table_holds_at_most_five_refs_of_ten_and_half_of_a_longer_answer(de
 
     assert most_members(10) == 5
     assert 5 < most_members(30) <= 15
+
+
+def test_a_chosen_table_gets_its_source_even_from_below_the_candidates_read(demo_service):
+    """Twins were merged only when both fell among the candidates read, which grow with ``limit``: a table came as
+    ``table`` at one limit and as its source at another. A chosen table whose source ranked lower gets it anyway."""
+    engine = demo_service.refreshed_engine()
+    table = engine.documents(["table:warehouse:raw.depots"])["table:warehouse:raw.depots"]
+    assert engine.snapshot.facts.twins(table.uid) == {"sl_source:warehouse:depots"}
+    chosen = [(Candidate(table.uid), table, [])]
+    twins_beyond(engine, engine.snapshot, chosen, ["table", "sl_source"])
+    assert [d.uid for d in chosen[0][2]] == ["sl_source:warehouse:depots"]
+    chosen = [(Candidate(table.uid), table, [])]
+    twins_beyond(engine, engine.snapshot, chosen, ["table"])  # a kind the caller left out is not merged in
+    assert chosen[0][2] == []
