@@ -6,7 +6,7 @@ import click
 
 from ktx_index.cli.common import echo_json, json_option, open_service, project_option, user_errors
 from ktx_index.evaluation.judged import load_judged
-from ktx_index.evaluation.metrics import EvalReport, GroupScore, evaluate_index
+from ktx_index.evaluation.metrics import DEEP, EvalReport, GroupScore, evaluate_index, locate_misses
 
 
 def _cell(value: float | None) -> str:
@@ -41,7 +41,7 @@ def render(report: EvalReport, max_misses: int) -> None:
     for q in misses[:max_misses]:
         click.echo(f"  {q.id} [{q.tool}] {q.text!r}  MRR {q.mrr:.2f}  nDCG {q.ndcg:.2f}")
         if q.missed:
-            click.echo(f"      missing:  {', '.join(q.missed)}")
+            click.echo(f"      missing:  {', '.join(_where(i, q.missed_ranks) for i in q.missed)}")
         came = ", ".join(f"{i}. {ref}" for i, ref in enumerate(q.returned[:5], 1)) or "nothing"
         click.echo(f"      came:     {came}")
     if len(misses) > max_misses:
@@ -68,9 +68,18 @@ def eval_command(queries_file: str, project_dir: str | None, as_json: bool, max_
     service = open_service(project_dir)
     try:
         report = evaluate_index(service, queries)
+        locate_misses(service, queries, report)
     finally:
         service.close()
     if as_json:
         echo_json(report)
     else:
         render(report, max_misses)
+
+
+def _where(uid: str, ranks: dict[str, int | None]) -> str:
+    """A missed id and where it came, when that was looked for (metrics.DEEP)."""
+    if uid not in ranks:
+        return uid
+    rank = ranks[uid]
+    return f"{uid} (rank {rank})" if rank is not None else f"{uid} (not in the top {DEEP})"

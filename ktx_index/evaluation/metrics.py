@@ -24,6 +24,8 @@ from ktx_index.service import KtxIndex
 from ktx_index.tools.results import DictionaryMatch, DiscoverRef, TableRefOut
 
 K = 10
+#: How deep eval looks for a judged id a search missed (the tools' largest ``limit``).
+DEEP = 50
 #: A run of one question: per result, the ids it stands for, its own id first.
 Returned = list[list[str]]
 
@@ -56,6 +58,11 @@ class QueryResult(Scores):
     relevant: dict[str, int]
     returned: list[str] = Field(description="The top results' ids, best first.")
     missed: list[str] = Field(description="Judged ids absent from the top k, best grade first.")
+    missed_ranks: dict[str, int | None] = Field(
+        default_factory=dict,
+        description=f"Where each missed id of a search came in the top {DEEP} (null: not there), so a near miss "
+        "tells from an absent one.",
+    )
     low: bool = Field(default=False, description='Answered with confidence "low".')
 
     @property
@@ -256,3 +263,15 @@ def evaluate_index(service: KtxIndex, queries: Sequence[JudgedQuery], k: int = K
     report = evaluate(queries, service_runner(service, k), k)
     report.unknown_ids = unknown_ids(engine.store, queries)
     return report
+
+
+def locate_misses(service: KtxIndex, queries: Sequence[JudgedQuery], report: EvalReport) -> None:
+    """Where each judged id a search missed came in the top DEEP (``missed_ranks``): each such question asked
+    again, neither timed nor scored, so a near miss tells from an absent one."""
+    deep = service_runner(service, DEEP)
+    for q, result in zip(queries, report.queries, strict=True):
+        if result.missed and q.tool != "dictionary_search":
+            answer = deep(q)
+            returned = answer[0] if isinstance(answer, Answer) else answer
+            rank = {i: n for n, ids in reversed(list(enumerate(returned, 1))) for i in ids}
+            result.missed_ranks = {i: rank.get(i) for i in result.missed}

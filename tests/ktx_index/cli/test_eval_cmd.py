@@ -1,6 +1,7 @@
 """``ktx-index eval`` on the demo project: the scorer's report, rendered; bad ids and files reported."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -44,17 +45,20 @@ def test_human_output_lists_misses_with_what_came_instead(demo, tmp_path):
         "queries:\n"
         "  - {id: hit, query: refund reason code, relevant: ['column:warehouse:raw.refunds.reason_code']}\n"
         "  - {id: typo, query: refund reason code, relevant: ['column:warehouse:raw.refunds.reasoncode']}\n"
+        "  - {id: deep, query: refund reason code, relevant: ['column:warehouse:raw.refunds.reason_code', "
+        "'wiki::company-overview']}\n"
     )
     out = run_cli("eval", questions, "--project", demo)
     assert out.exit_code == 0
     assert "MRR@10" in out.stdout and "TblRec@10" not in out.stdout
-    assert "1 miss(es)" in out.stdout
+    assert "2 miss(es)" in out.stdout
+    assert re.search(r"missing:  wiki::company-overview \((rank \d+|not in the top 50)\)", out.stdout)
     assert "typo [discover_data] 'refund reason code'" in out.stdout
-    assert "missing:  column:warehouse:raw.refunds.reasoncode" in out.stdout
+    assert "missing:  column:warehouse:raw.refunds.reasoncode (not in the top 50)" in out.stdout
     assert "came:     1. " in out.stdout
     assert "warning: typo: not in the index (check the spelling): column:warehouse:raw.refunds.reasoncode" in out.stderr
     quiet = run_cli("eval", questions, "--project", demo, "--max-misses", "0")
-    assert "... 1 more" in quiet.stdout
+    assert "... 2 more" in quiet.stdout
 
 
 def test_bad_file_exits_1_with_the_fix(demo, tmp_path):
