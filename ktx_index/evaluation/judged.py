@@ -127,7 +127,7 @@ def load_judged(path: str | Path) -> JudgedSet:
         ) from exc
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}", "check the file's permissions") from exc
-    if path.suffix == ".jsonl":
+    if path.suffix in (".jsonl", ".ndjson"):
         return JudgedSet(source=str(path), queries=_jsonl_queries(path, text))
     try:
         data = yaml.safe_load(text)
@@ -235,12 +235,14 @@ def _jsonl_queries(path: Path, text: str) -> list[JudgedQuery]:
         where = f"{path} line {n}"
         try:
             data = json.loads(line)
-            item = bird_query(data, n) if _bird_shaped(data) else data
+            bird = _bird_shaped(data)
+            item = bird_query(data, n) if bird else data
         except (json.JSONDecodeError, ValueError) as exc:
             raise InvalidInput(f"{where}: {exc}", "fix that line and run again") from exc
-        if isinstance(item, dict):
+        if isinstance(item, dict) and (bird or "id" not in item):  # a question in the YAML's shape keeps its id
             item["id"] = f"{path.stem}:{n}"
         queries.append(_parse(item, where))
     if not queries:
         raise InvalidInput(f"{path} holds no questions", "write one JSON object per line")
+    _check_unique(queries, path)
     return queries

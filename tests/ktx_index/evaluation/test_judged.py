@@ -106,6 +106,14 @@ def test_json_lines_in_the_yaml_shape(tmp_path):
     line = {"tool": "wiki_search", "query": "churn", "relevant": {"wiki::lapsed-subscribers": 2}}
     (question,) = load_judged(write(tmp_path, "mine.jsonl", json.dumps(line))).queries
     assert question.tool == "wiki_search" and question.relevant == {"wiki::lapsed-subscribers": 2}
+    assert question.id == "mine:1"  # no id of its own: the file and line
+    lines = [json.dumps({**line, "id": "churn-page"}), json.dumps({**line, "id": "other"})]
+    assert [q.id for q in load_judged(write(tmp_path, "mine.ndjson", "\n".join(lines))).queries] == [
+        "churn-page",
+        "other",
+    ]
+    with pytest.raises(InvalidInput, match=r"question id 'churn-page' is used twice"):
+        load_judged(write(tmp_path, "twice.jsonl", "\n".join([lines[0], lines[0]])))
     with pytest.raises(InvalidInput, match=r"line 1: .*'customers' is not a discover_data id; write <kind>:"):
         load_judged(write(tmp_path, "bad.jsonl", json.dumps({"query": "q", "relevant": ["customers"]})))
 
