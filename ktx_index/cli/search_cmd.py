@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import click
+from click.core import ParameterSource
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.cli.common import json_option, open_service, project_option, user_errors
@@ -134,6 +135,12 @@ def search_command(
         raise click.BadParameter(f"the question is empty; e.g. ktx-index search {example}", param_hint="WORDS")
     if kinds and tool != "discover_data":
         raise click.BadParameter(f"--kinds filters discover_data only; drop it for {tool}", param_hint="--kinds")
+    given = click.get_current_context().get_parameter_source("limit") == ParameterSource.COMMANDLINE
+    if tool == "dictionary_search" and (explain or given):
+        option = "--explain" if explain else "--limit"
+        raise click.BadParameter(
+            f"{option} applies to discover_data and wiki_search only; drop it for dictionary_search", param_hint=option
+        )
     connection_id = (connection_id or "").strip() or None  # an empty id is no filter, as the MCP tools read it
     service = open_service(project_dir)
     try:

@@ -65,7 +65,10 @@ def test_options_are_read_as_the_mcp_tools_read_them_and_stale_results_say_so(pr
     misplaced = run_cli("search", "refunds", "--tool", "wiki_search", "--kinds", "table", "--project", project)
     assert misplaced.exit_code == 2 and "--kinds filters discover_data only" in misplaced.output
     blank = run_cli("search", " ", "--tool", "dictionary_search", "--project", project)
-    assert blank.exit_code == 2 and "search PAID" in blank.output
+    assert blank.exit_code == 2 and "search --tool dictionary_search PAID" in blank.output
+    for option in (["--limit", "3"], ["--explain"]):
+        ignored = run_cli("search", "paid", "--tool", "dictionary_search", *option, "--project", project)
+        assert ignored.exit_code == 2 and f"{option[0]} applies to discover_data and wiki_search only" in ignored.output
     (project / "wiki/global/revenue.md").write_text("---\nsummary: [broken\n---\nRevenue is net of refunds.\n")
     run_cli("rebuild", "--project", project)
     wiki = run_cli("search", "refunds", "--tool", "wiki_search", "--project", project)
