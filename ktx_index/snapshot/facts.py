@@ -39,6 +39,7 @@ def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> 
 
 
 def _group_tables(facts: Facts) -> None:
+    """``by_table`` from ``table_of``, in full (a snapshot's first load)."""
     grouped: dict[tuple[str, str], set[str]] = {}
     for uid, key in facts.table_of.items():
         grouped.setdefault(key, set()).add(uid)

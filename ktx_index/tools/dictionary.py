@@ -45,8 +45,8 @@ VALUE_EDITS = (4, 6, 13)
 def abbreviates(code: str, words: list[str]) -> bool:
     """Whether a code is made of the words' leading letters, in order, every word giving at least its first
     ('Asia Pacific' → APAC or apac, 'Europe, Middle East and Africa' → EMEA, 'Canadian dollars' → CAD); a
-    single word may also give its first letter and later ones to an upper-case code ('Vermont' → VT), though a
-    code of three letters or more that is an English word only as the word's start ('Sunday' → SUN, but 'SUN' and
+    single word may also give its first letter and later ones to an upper-case code ('Vermont' → VT); a code of
+    three letters or more that is an English word abbreviates only a word it starts ('Sunday' → SUN, but 'SUN' and
     'SEED' are no abbreviations of 'suspended')."""
     upper = code.isupper()
     code = code.lower()

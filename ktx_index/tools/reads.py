@@ -157,32 +157,41 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
     doc = store.docs.get(f"sl_source:{connection_id}:{source_name}")
     if doc is None:
         names = store.docs.ids("sl_source", connection_id)
-        broken = [
-            f"{d.path}: {d.message}"
-            for d in store.scopes.diagnostics()
-            if d.path.startswith(f"semantic-layer/{connection_id}/") and source_name in d.path
-        ]
+        broken = _broken_file(store, connection_id, lambda path: source_name in path)
         if broken:
-            hint = f"that file does not parse ({broken[0]})"
+            hint = f"that file does not parse ({broken[0]}: {broken[1]})"
         elif not names and (tables := store.docs.ids("table", connection_id)):
-            hint = f"there are no semantic-layer sources; read its scanned tables with entity_details (such as {min(tables)})"
+            hint = (
+                "there are no semantic-layer sources; read its scanned tables with entity_details "
+                f"(such as {min(tables)})"
+            )
         else:
             hint = _hint(source_name, names)
         raise NotFound(
             f'Semantic-layer source "{source_name}" was not found.', _sentence(f'In "{connection_id}", {hint}')
         )
     files = doc.attrs.get("files", [])
-    broken = next(
-        (f"{d.path} does not parse ({d.message}); this source is composed without its latest version"
-         for d in store.scopes.diagnostics()
-         if d.path.startswith(f"semantic-layer/{connection_id}/") and (d.path in files or PurePosixPath(d.path).stem == doc.id)),
-        None,
-    )  # fmt: skip
+    stale = store.docs.stale_by_uid(doc.uid).get(doc.uid)
+    broken = _broken_file(store, connection_id, lambda path: path in files or PurePosixPath(path).stem == doc.id)
+    if stale is None and broken is not None:
+        stale = f"{broken[0]} does not parse ({broken[1]}); this source is composed without its latest version"
     return SlSource(
         sourceName=doc.id,
         connectionId=connection_id,
         yaml=doc.attrs.get("yaml", ""),
         path=doc.path,
         files=files,
-        stale=store.docs.stale_by_uid(doc.uid).get(doc.uid) or broken,
+        stale=stale,
+    )
+
+
+def _broken_file(store: DocStore, connection_id: str, belongs: Callable[[str], bool]) -> tuple[str, str] | None:
+    """(path, why) of the first file of the connection's semantic layer that does not parse and ``belongs``."""
+    return next(
+        (
+            (d.path, d.message)
+            for d in store.scopes.diagnostics()
+            if d.path.startswith(f"semantic-layer/{connection_id}/") and belongs(d.path)
+        ),
+        None,
     )
