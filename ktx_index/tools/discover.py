@@ -181,24 +181,48 @@ def condition_key(on: str) -> str:
     return " and ".join(sorted(" = ".join(sorted(side.strip() for side in p.split("="))) for p in parts))
 
 
+#: A container kind → the kind of its members that may have a twin (a scanned column, a semantic-layer dimension).
+MEMBER_KIND = {"table": "column", "sl_source": "sl_dimension"}
+
+
 def twins_beyond(
     engine: Engine, snap: Snapshot, chosen: list[tuple[Candidate, Document, list[Document]]], wanted: list[str]
 ) -> None:
-    """A chosen table or source whose twin ranked below the candidates read gets it too, so an item's kind and id
-    do not depend on ``limit`` (the source's name wins wherever its table ranks)."""
-    missing = {
-        twin: twins
-        for _cand, doc, twins in chosen
-        if doc.kind in ("table", "sl_source") and not twins
-        for twin in snap.facts.twins(doc.uid)
-        if twin.split(":", 1)[0] in wanted
-    }
-    if not missing:
+    """A chosen table, source, column or dimension whose twin ranked below the candidates read gets it too, so an
+    item's kind and id do not depend on ``limit`` (the semantic layer's name wins wherever the scan's ranks). The
+    facts pair the containers (``Facts.twins``); a member's twin is its container twin's member of the same column,
+    looked up by its id and kept only when it is the same physical column."""
+    guesses: dict[str, list[tuple[Document, list[Document]]]] = {}
+    for _cand, doc, twins in chosen:
+        if twins or doc.kind not in (*MEMBER_KIND, *MEMBER_KIND.values()):
+            continue
+        for twin in _twin_uids(snap, doc):
+            if twin.split(":", 1)[0] in wanted:
+                guesses.setdefault(twin, []).append((doc, twins))
+    if not guesses:
         return
-    docs = engine.documents(sorted(missing))
-    for uid, twins in missing.items():
-        if uid in docs:
-            twins.append(docs[uid])
+    found = engine.documents(sorted(guesses))
+    for uid, owners in guesses.items():
+        twin = found.get(uid)
+        for doc, twins in owners:
+            if twin is not None and physical_key(twin) == physical_key(doc) and not twins:
+                twins.append(twin)
+
+
+def _twin_uids(snap: Snapshot, doc: Document) -> list[str]:
+    """Where a document's twin would be: a container's are known (``Facts.twins``); a member's is guessed as its
+    column in each of its container's twins."""
+    if doc.kind in MEMBER_KIND:
+        return sorted(snap.facts.twins(doc.uid))
+    parent_kind = next(k for k, member in MEMBER_KIND.items() if member == doc.kind)
+    parent = f"{parent_kind}:{doc.uid.split(':', 1)[1].rsplit('.', 1)[0]}"
+    if not doc.column_name:
+        return []
+    out = []
+    for twin in sorted(snap.facts.twins(parent)):
+        kind, conn, name = twin.split(":", 2)
+        out.append(f"{MEMBER_KIND[kind]}:{conn}:{name}.{doc.column_name}")
+    return out
 
 
 def _merge_twin(kept: DiscoverRef, twin: Document) -> None:

@@ -113,3 +113,8 @@ def test_a_chosen_table_gets_its_source_even_from_below_the_candidates_read(demo
     chosen = [(Candidate(table.uid), table, [])]
     twins_beyond(engine, engine.snapshot, chosen, ["table"])  # a kind the caller left out is not merged in
     assert chosen[0][2] == []
+    uids = ["column:warehouse:raw.depots.city", "sl_dimension:warehouse:depots.city"]
+    column, dimension = (engine.documents(uids)[uid] for uid in uids)
+    chosen = [(Candidate(column.uid), column, []), (Candidate(dimension.uid), dimension, [])]
+    twins_beyond(engine, engine.snapshot, chosen, ["column", "sl_dimension"])  # a member's twin: the same column
+    assert [[d.uid for d in twins] for _c, _d, twins in chosen] == [uids[1:], uids[:1]]
