@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from indexers.models import CONTAINER_KINDS
 from ktx_index.index.store import DocStore
-from ktx_index.snapshot.joins import Edge, JoinEdge, join_graph, scan_edges, source_edges
+from ktx_index.snapshot.joins import Edge, JoinEdge, join_graph, scan_edges, self_joins, source_edges
 
 
 @dataclass
@@ -20,6 +20,7 @@ class Facts:
     # derived from the above
     joins: dict[str, list[JoinEdge]] = field(default_factory=dict)  # container uid → how it joins others
     declared_by: dict[str, frozenset[str]] = field(default_factory=dict)  # container uid → uids declaring its edges
+    itself: dict[str, tuple[str, ...]] = field(default_factory=dict)  # container uid → how it joins itself
     table_of: dict[str, tuple[str, str]] = field(default_factory=dict)  # container uid → (connection, table)
     # derived from table_of
     by_table: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)  # (connection, table) → containers
@@ -32,6 +33,8 @@ class Facts:
 
 def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> None:
     facts.edges[uid] = scan_edges(uid, conn, fields) if kind == "table" else source_edges(uid, conn, fields)
+    if own := self_joins(facts.edges[uid]):
+        facts.itself[uid] = own
     ref = fields.get("table_ref") or {}
     if conn is not None and ref.get("name"):
         table = ".".join(part for part in (ref.get("catalog"), ref.get("db"), ref.get("name")) if part)
@@ -109,9 +112,10 @@ def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
     relevant = {uid for uid in changed if uid.split(":", 1)[0] in CONTAINER_KINDS}
     if not relevant:
         return old
-    facts = Facts(edges=dict(old.edges), table_of=dict(old.table_of))
+    facts = Facts(edges=dict(old.edges), itself=dict(old.itself), table_of=dict(old.table_of))
     for uid in relevant:
         facts.edges.pop(uid, None)
+        facts.itself.pop(uid, None)
         facts.table_of.pop(uid, None)
     for row in store.docs.kind_fields(CONTAINER_KINDS, relevant):
         _read(facts, *row)

@@ -22,6 +22,7 @@ class JoinEdge:
     other: str  # uid of the other table or source
     keys: tuple[str, ...]  # uids of the key columns on either side (resolved when used: they may not exist)
     on: str  # the condition as the metadata states it
+    declared: bool = True  # this end declares it (the table holding the foreign key, the source listing the join)
 
 
 #: (container uid, other container uid, key column uids, on) as one document declares it
@@ -43,9 +44,7 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
         if not isinstance(to_name, str) or not isinstance(src_col, str) or not isinstance(dst_col, str):
             continue
         to_display = _display(fk.get("toCatalog"), fk.get("toDb"), to_name)
-        other = f"table:{conn or ''}:{to_display}"
-        if other == uid:
-            continue
+        other = f"table:{conn or ''}:{to_display}"  # itself for a self-reference (employees' manager)
         keys = [f"column:{conn or ''}:{display}.{src_col}", f"column:{conn or ''}:{to_display}.{dst_col}"]
         out.append((uid, other, keys, f"{name}.{src_col} = {to_name}.{dst_col}"))
     return out
@@ -63,8 +62,6 @@ def source_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
             continue
         target = target.rsplit(".", 1)[-1]  # commonJoins may name the physical table
         other = f"sl_source:{conn or ''}:{target}"
-        if other == uid:
-            continue
         keys = [
             f"sl_dimension:{conn or ''}:{source}.{column}"
             for owner, column in QUALIFIED.findall(on)
@@ -76,13 +73,22 @@ def source_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
 
 
 def join_graph(edges: list[Edge]) -> dict[str, list[JoinEdge]]:
-    """Container uid → its edges, both directions, one per (other, on)."""
+    """Container uid → its edges to other containers, both directions, one per (other, on) (self_joins has the
+    rest)."""
     graph: dict[str, list[JoinEdge]] = {}
     seen: set[tuple[str, str, str]] = set()
     for a, b, keys, on in edges:
+        if a == b:
+            continue
         for x, y in ((a, b), (b, a)):
             if (x, y, on.casefold()) in seen:
                 continue
             seen.add((x, y, on.casefold()))
-            graph.setdefault(x, []).append(JoinEdge(other=y, keys=tuple(dict.fromkeys(keys)), on=on))
+            graph.setdefault(x, []).append(JoinEdge(other=y, keys=tuple(dict.fromkeys(keys)), on=on, declared=x == a))
     return graph
+
+
+def self_joins(edges: list[Edge]) -> tuple[str, ...]:
+    """The conditions on which a container joins itself (a row to its parent row), from one document's edges: kept
+    out of the graph, whose lifts look for two tables, and returned with the joins."""
+    return tuple(dict.fromkeys(on for a, b, _keys, on in edges if a == b))

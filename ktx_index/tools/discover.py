@@ -12,6 +12,7 @@ from ktx_index.search.lexical_lane import bridges
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, assess
 from ktx_index.search.snippets import matched_on, snippet
+from ktx_index.snapshot.joins import JoinEdge
 from ktx_index.snapshot.snapshot import Snapshot
 from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
 
@@ -144,32 +145,36 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
             c = group[c]
         return c
 
-    def add(a: str, b: str, on: str) -> None:
+    def add(a: str, b: str, on: str, declared: bool = True) -> None:
+        """``from`` is the end that declares the join (the table holding the foreign key)."""
         key = (frozenset((a, b)), condition_key(on))
         if key not in seen:
             seen.add(key)
+            a, b = (a, b) if declared else (b, a)
             out.append(JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=on))
 
-    via: dict[str, list[tuple[str, str]]] = {}  # a table the refs leave out → the refs' tables joining it
+    via: dict[str, list[tuple[str, JoinEdge]]] = {}  # a table the refs leave out → the refs' tables joining it
     for container in sorted(containers):
+        for on in snap.facts.itself.get(container, ()):  # a row and its parent row (an employee's manager)
+            add(container, container, on)
         for edge in snap.facts.joins.get(container, []):
             if edge.other in containers:
-                add(container, edge.other, edge.on)
+                add(container, edge.other, edge.on, edge.declared)
                 group[root(edge.other)] = root(container)
             else:
-                via.setdefault(edge.other, []).append((container, edge.on))
+                via.setdefault(edge.other, []).append((container, edge))
     # Two of them that join only through a table the refs leave out (trips and zones, through stations): the
     # two joins to it, so the JOIN can still be written; the tables that join most of them first (a fact table
     # between three of them before a bridge between two), then by name.
     for middle in sorted(via, key=lambda m: (-len({root(c) for c, _ in via[m]}), m)):
-        ends: dict[str, tuple[str, str]] = {}
-        for container, on in via[middle]:
-            ends.setdefault(root(container), (container, on))
+        ends: dict[str, tuple[str, JoinEdge]] = {}
+        for container, edge in via[middle]:
+            ends.setdefault(root(container), (container, edge))
         if len(ends) < 2:
             continue
         first = next(iter(ends))
-        for end, (container, on) in ends.items():
-            add(container, middle, on)
+        for end, (container, edge) in ends.items():
+            add(container, middle, edge.on, edge.declared)
             group[end] = first
     return out
 

@@ -111,8 +111,12 @@ class DiscoverRef(Strict):
 class JoinOut(Strict):
     model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True)
 
-    from_: str = Field(alias="from", description="Id of one table or source among (or behind) the refs.")
-    to: str = Field(description="Id of the table or source it joins.")
+    from_: str = Field(
+        alias="from",
+        description="Id of the table or source among (or behind) the refs that declares the join: the table holding "
+        "the foreign key, the source listing the join.",
+    )
+    to: str = Field(description="Id of the table or source it joins (the same one for a self-join: a row's parent).")
     on: str = Field(description="The join condition as the project's metadata declares it.")
 
 
@@ -123,7 +127,8 @@ class DiscoverResult(Strict):
         exclude_if=_absent_if_none,
         description="ktx-index: how the tables and sources behind the refs join (declared foreign keys, semantic-layer "
         "joins and usage commonJoins; never inferred), so the JOIN can be written directly; two of them that join "
-        "only through a table the refs leave out come with both joins to it.",
+        "only through a table the refs leave out come with both joins to it; a table that references itself (an "
+        "employee's manager) comes with that join too.",
     )
     confidence: Literal["low"] | SkipJsonSchema[None] = Field(
         default=None,

@@ -48,12 +48,12 @@ def test_discover_returns_the_join_and_its_key_columns(make_project):
     # the key columns between two high-ranked tables that join are part of the answer
     assert "main.results.driver_ref" in ids and "main.drivers.driver_id" in ids
     assert result.joins is not None
-    assert [(j.from_, j.to, j.on) for j in result.joins] == [
-        ("main.drivers", "main.results", "results.driver_ref = drivers.driver_id")
+    assert [(j.from_, j.to, j.on) for j in result.joins] == [  # from the table holding the foreign key
+        ("main.results", "main.drivers", "results.driver_ref = drivers.driver_id")
     ]
     dumped = result.model_dump(mode="json")
     assert dumped["joins"] == [
-        {"from": "main.drivers", "to": "main.results", "on": "results.driver_ref = drivers.driver_id"}
+        {"from": "main.results", "to": "main.drivers", "on": "results.driver_ref = drivers.driver_id"}
     ]
     # nothing invented: a table with no declared key never joins
     lone = service.discover_data("rainfall and drivers", limit=10)
@@ -77,7 +77,7 @@ def test_semantic_layer_joins_resolve_to_dimensions(make_project):
     service = KtxIndex(make_project(files), embedder=HashEmbedder())
     service.rebuild()
     result = service.discover_data("order amount by customer region", limit=10)
-    assert [(j.from_, j.to) for j in result.joins or []] == [("customers", "orders")]
+    assert [(j.from_, j.to) for j in result.joins or []] == [("orders", "customers")]  # from the source declaring it
     ids = [r.id for r in result.refs]
     assert "orders.customer_id" in ids and "customers.id" in ids
     service.close()
@@ -102,7 +102,9 @@ def test_facts_patched_from_changed_uids_equal_a_full_load(make_project):
     changed = {"table:f1:main.laps", "table:f1:main.results", "column:f1:main.laps.lap_driver"}
     patched = update_facts(before, store, changed)
     full = load_facts(store)
-    assert (patched.joins, patched.table_of, patched.by_table) == (full.joins, full.table_of, full.by_table)
+    assert (patched.joins, patched.itself, patched.table_of, patched.by_table) == (
+        full.joins, full.itself, full.table_of, full.by_table
+    )  # fmt: skip
     assert [e.other for e in patched.joins["table:f1:main.drivers"]] == ["table:f1:main.laps"]
     assert update_facts(before, store, {"column:f1:main.drivers.dob"}) is before  # nothing that matters
     service.close()
@@ -124,10 +126,10 @@ def test_two_tables_that_join_only_through_a_third_come_with_both_joins_to_it(ma
     service.rebuild()
     snap = service.refreshed_engine().snapshot
     joins = joins_between(snap, [["table:f1:main.trips"], ["table:f1:main.zones"], ["table:f1:main.weather"]])
-    assert sorted((j.from_, j.to) for j in joins) == [("main.trips", "main.stations"), ("main.zones", "main.stations")]
+    assert sorted((j.from_, j.to) for j in joins) == [("main.stations", "main.zones"), ("main.trips", "main.stations")]
     # a table the refs hold joins directly, with no detour
     direct = joins_between(snap, [["table:f1:main.trips"], ["table:f1:main.stations"], ["table:f1:main.zones"]])
-    assert sorted((j.from_, j.to) for j in direct) == [("main.stations", "main.trips"), ("main.stations", "main.zones")]
+    assert sorted((j.from_, j.to) for j in direct) == [("main.stations", "main.zones"), ("main.trips", "main.stations")]
     service.close()
 
 
@@ -151,5 +153,26 @@ def test_the_left_out_table_that_joins_the_most_of_them_comes_first(make_project
     snap = service.refreshed_engine().snapshot
     refs = [["table:f1:main.members"], ["table:f1:main.crops"], ["table:f1:main.buyers"]]
     # tickets joins all three; contracts (first by name) two, which tickets already joins
-    assert {j.to for j in joins_between(snap, refs)} == {"main.tickets"}
+    assert {j.from_ for j in joins_between(snap, refs)} == {"main.tickets"}
+    service.close()
+
+
+def test_a_table_that_references_itself_comes_with_that_join(make_project):
+    """A manager is an employee: the self-reference was dropped from the facts, so ``joins`` never gave it, while
+    entity_details listed the foreign key."""
+    from ktx_index.tools.discover import joins_between
+
+    staff = [
+        table("employees", [column("employee_id", "integer", "number"), column("reports_to", "integer", "number")],
+              [fk("reports_to", "employees", "employee_id")]),
+    ]  # fmt: skip
+    root = make_project(scan_files("f1", SYNC, staff), config="connections:\n  f1:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    assert snap.facts.joins == {}  # nothing to lift between two tables
+    joins = joins_between(snap, [["column:f1:main.employees.reports_to"]])
+    assert [(j.from_, j.to, j.on) for j in joins] == [
+        ("main.employees", "main.employees", "employees.reports_to = employees.employee_id")
+    ]
     service.close()
