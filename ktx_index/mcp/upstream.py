@@ -146,6 +146,15 @@ class _WatchedRead:
         await self.aclose()
 
 
+def session_gone(error: types.ErrorData) -> bool:
+    """Whether a call failed because the connection is gone, not because upstream refused it: the stream closed,
+    or an HTTP upstream that restarted no longer knows our session (a 404, read by the SDK as "Session not found"
+    or "Session terminated"). Only a new connection helps then; the request never ran."""
+    if error.code == types.CONNECTION_CLOSED:
+        return True
+    return error.code == types.INVALID_REQUEST and error.message.casefold().startswith("session ")
+
+
 class Upstream:
     """One supervised connection; ``tools`` keeps the last list upstream gave (still listed while it is down,
     so an agent's call gets the in-band reason rather than an unknown tool)."""
@@ -185,7 +194,7 @@ class Upstream:
         try:
             result = await client.session.send_request(request, RAW, progress_callback=progress)
         except MCPError as exc:
-            if exc.error.code != types.CONNECTION_CLOSED:
+            if not session_gone(exc.error):
                 raise
             self._mark_lost()
             raise self.unavailable() from exc

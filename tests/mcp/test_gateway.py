@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import jsonschema
+import mcp.types as mcp_types
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
@@ -32,7 +33,7 @@ from ktx_index.errors import InvalidInput
 from ktx_index.mcp import build_server
 from ktx_index.mcp.gateway import Gateway
 from ktx_index.mcp.server import TOOL_NAMES
-from ktx_index.mcp.upstream import UpstreamSpec
+from ktx_index.mcp.upstream import UpstreamSpec, session_gone
 from ktx_index.service import KtxIndex
 
 FAKE = Path(__file__).with_name("fake_upstream.py")
@@ -275,3 +276,14 @@ def test_upstream_spec_parsing() -> None:
     for bad, headers in (("", ()), ("ktx 'unclosed", ()), ("https://x/mcp", ("no colon",)), ("ktx", ("A: b",))):
         with pytest.raises(InvalidInput):
             UpstreamSpec.parse(bad, headers)
+
+
+def test_a_lost_session_is_a_lost_connection_not_upstreams_refusal() -> None:
+    """An HTTP upstream that restarted answers our old session with a 404 ("Session not found"): only a new
+    connection helps. A refusal of the call itself passes through as upstream's own error."""
+    error = mcp_types.ErrorData
+    assert session_gone(error(code=mcp_types.CONNECTION_CLOSED, message="Connection closed"))
+    assert session_gone(error(code=mcp_types.INVALID_REQUEST, message="Session not found"))
+    assert session_gone(error(code=mcp_types.INVALID_REQUEST, message="Session terminated"))
+    assert not session_gone(error(code=mcp_types.INVALID_REQUEST, message="Invalid request parameters"))
+    assert not session_gone(error(code=mcp_types.INVALID_PARAMS, message="Session id must be a string"))
