@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import mcp.types as types
+from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.mcpserver import Context
@@ -131,6 +132,13 @@ class Gateway:
             if self.errors_path is not None:
                 record_error(self.errors_path, tool=name, kind="UpstreamUnavailable", message=str(exc))
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
+        except MCPError as exc:  # upstream's own JSON-RPC error: passed through as it is, and logged like the rest
+            ms = round((time.perf_counter() - started) * 1000, 2)
+            message = f"{exc.error.code}: {exc.error.message}"
+            log_event(log, logging.WARNING, "tool.call", **fields, ms=ms, error_kind="UpstreamError", error=message)
+            if self.errors_path is not None:
+                record_error(self.errors_path, tool=name, kind="UpstreamError", message=message)
+            raise
         ms = round((time.perf_counter() - started) * 1000, 2)
         if result.get("isError"):
             content = result.get("content") or [{}]

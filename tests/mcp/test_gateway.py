@@ -10,6 +10,8 @@ The end-to-end runs of ``ktx-index serve --upstream`` over stdio and HTTP are in
 from __future__ import annotations
 
 import inspect
+import json
+import logging
 import os
 import signal
 import sys
@@ -23,7 +25,7 @@ import jsonschema
 import mcp.types as mcp_types
 import pytest
 from click.testing import CliRunner
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CallToolResult, ToolListChangedNotification
 from projects import write_files
 
@@ -287,3 +289,19 @@ def test_a_lost_session_is_a_lost_connection_not_upstreams_refusal() -> None:
     assert session_gone(error(code=mcp_types.INVALID_REQUEST, message="Session terminated"))
     assert not session_gone(error(code=mcp_types.INVALID_REQUEST, message="Invalid request parameters"))
     assert not session_gone(error(code=mcp_types.INVALID_PARAMS, message="Session id must be a string"))
+
+
+@pytest.mark.anyio
+async def test_an_upstream_json_rpc_error_passes_through_and_is_logged(tmp_path: Path, caplog) -> None:
+    gateway = Gateway(UpstreamSpec.parse("ktx mcp stdio"), tmp_path, None, tmp_path / "errors.json")
+
+    async def refuse(name: str, arguments: dict | None, progress: object) -> dict:
+        raise MCPError(code=mcp_types.INVALID_PARAMS, message="measures must be a list")
+
+    gateway.upstream.call = refuse  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="ktx_index.mcp"), pytest.raises(MCPError, match="measures must"):
+        await gateway.call("sl_query", {"measures": "x"}, None)
+    fields = [r.ktx_fields for r in caplog.records if r.getMessage() == "tool.call"]
+    assert fields and fields[-1]["error_kind"] == "UpstreamError" and "measures must be a list" in fields[-1]["error"]
+    (recorded,) = json.loads((tmp_path / "errors.json").read_text())  # what `status` lists
+    assert (recorded["tool"], recorded["kind"]) == ("sl_query", "UpstreamError")
