@@ -219,10 +219,10 @@ def _twin_uids(snap: Snapshot, doc: Document) -> list[str]:
     column in each of its container's twins."""
     if doc.kind in MEMBER_KIND:
         return sorted(snap.facts.twins(doc.uid))
-    parent_kind = next(k for k, member in MEMBER_KIND.items() if member == doc.kind)
-    parent = f"{parent_kind}:{doc.uid.split(':', 1)[1].rsplit('.', 1)[0]}"
     if not doc.column_name:
         return []
+    parent_kind = next(k for k, member in MEMBER_KIND.items() if member == doc.kind)
+    parent = f"{parent_kind}:{doc.uid.split(':', 1)[1].rsplit('.', 1)[0]}"
     out = []
     for twin in sorted(snap.facts.twins(parent)):
         kind, conn, name = twin.split(":", 2)
