@@ -320,5 +320,12 @@ def describe(exc: BaseException, spec: UpstreamSpec) -> str:
     if isinstance(exc, FileNotFoundError) and spec.command:
         return f"command {spec.command[0]!r} not found (is KTX installed and on PATH? see the README's agent config)"
     if isinstance(exc, MCPError):
+        if exc.error.code == types.CONNECTION_CLOSED and spec.command:  # it exited before answering
+            return (
+                f"command {spec.label!r} exited before answering (MCP error {exc.error.code}: {exc.error.message}); "
+                "its own message, such as a missing setting, is on this server's stderr"
+            )
         return f"MCP error {exc.error.code}: {exc.error.message}"
+    if isinstance(exc, httpx2.ConnectError) and spec.url:
+        return f"nothing answers at {spec.label} (ConnectError: {exc}); is the KTX server running there?"
     return cut(f"{type(exc).__name__}: {exc}")

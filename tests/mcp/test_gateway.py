@@ -305,3 +305,16 @@ async def test_an_upstream_json_rpc_error_passes_through_and_is_logged(tmp_path:
     assert fields and fields[-1]["error_kind"] == "UpstreamError" and "measures must be a list" in fields[-1]["error"]
     (recorded,) = json.loads((tmp_path / "errors.json").read_text())  # what `status` lists
     assert (recorded["tool"], recorded["kind"]) == ("sl_query", "UpstreamError")
+
+
+def test_why_an_upstream_never_answered_points_where_to_look() -> None:
+    import httpx2
+
+    from ktx_index.mcp.upstream import describe
+
+    exited = MCPError(code=mcp_types.CONNECTION_CLOSED, message="Connection closed")
+    why = describe(exited, UpstreamSpec.parse("ktx mcp stdio"))
+    assert why.startswith("command 'ktx mcp stdio' exited before answering") and "stderr" in why
+    refused = httpx2.ConnectError("All connection attempts failed")
+    why = describe(BaseExceptionGroup("transport", [refused]), UpstreamSpec.parse("http://127.0.0.1:9/mcp"))
+    assert why.startswith("nothing answers at http://127.0.0.1:9/mcp") and "is the KTX server running" in why
