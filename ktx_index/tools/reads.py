@@ -40,6 +40,17 @@ def _hint(word: str, choices: list[str]) -> str:
     return f"did you mean: {', '.join(close)}" if close else f"known: {', '.join(sorted(choices)[:10]) or 'none'}"
 
 
+def _indexed_part(key: str, known_keys: Callable[[], list[str]]) -> str:
+    """What search still has of a page that cannot be read now: its last good version, or nothing."""
+    try:
+        held = key in known_keys()
+    except KtxIndexError:  # no index yet
+        held = False
+    if held:
+        return "meanwhile wiki_search serves the last version the index holds of it"
+    return "the index holds nothing of it until it can be read"
+
+
 def _page_exists(project: Project, rel: str) -> bool:
     """For a hint only: a page in a folder that cannot be searched counts as absent."""
     try:
@@ -94,7 +105,7 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             blocked = blocked or exc
             continue
         except SourceError as exc:
-            raise InvalidInput(f"{rel}: {exc}", "fix the file; wiki_search serves what the index holds of it") from exc
+            raise InvalidInput(f"{rel}: {exc}", f"fix the file; {_indexed_part(raw, known_keys)}") from exc
         try:
             meta, body = split_frontmatter(text)
             summary = meta.get("summary")

@@ -100,3 +100,17 @@ def test_a_source_whose_overlay_breaks_says_it_is_read_without_it(make_project):
     assert stale is not None and stale.startswith("semantic-layer/warehouse/orders.yaml does not parse (")
     assert service.sl_read_source("warehouse", "customers").stale is None
     service.close()
+
+
+def test_a_page_that_cannot_be_read_says_whether_search_still_has_it(make_project):
+    root = make_project({"wiki/global/kept.md": "---\nsummary: Kept\n---\nBody.\n"})
+    (root / "wiki/global/never.md").write_bytes(b"---\nsummary: x\n---\n\xff\xfe broken\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    with pytest.raises(InvalidInput, match=r"the index holds nothing of it until it can be read"):
+        service.wiki_read("never")
+    (root / "wiki/global/kept.md").write_bytes(b"---\nsummary: Kept\n---\n\xff broken now\n")
+    service.rebuild()
+    with pytest.raises(InvalidInput, match=r"wiki_search serves the last version the index holds of it"):
+        service.wiki_read("kept")
+    service.close()
