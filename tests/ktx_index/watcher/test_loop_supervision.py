@@ -107,13 +107,18 @@ def test_a_failed_embedding_slice_is_retried_without_another_event(make_project,
     assert watcher.error is None
 
 
-def test_a_watcher_that_cannot_go_on_says_failed(make_project, monkeypatch) -> None:
+def _watcher_whose_watch_fails(make_project, monkeypatch, **constants: float) -> tuple[Path, KtxIndex, Watcher, list]:
+    """A watcher started on a small project whose watch raises at once, every time (the failures listed), with
+    ``constants`` of the watcher's module replaced (``FIRST_RETRY_S`` 0.01 unless given)."""
     from ktx_index.watcher import loop as watcher_module
 
     root = make_project({"wiki/global/a.md": PAGE.format("Alpha", "First page.")}, config=CONFIG)
-    monkeypatch.setattr(watcher_module, "FIRST_RETRY_S", 0.01)
+    for name, value in {"FIRST_RETRY_S": 0.01, **constants}.items():
+        monkeypatch.setattr(watcher_module, name, value)
+    failures: list[int] = []
 
     def broken_watch(*_args, **_kwargs):
+        failures.append(1)
         raise OSError(28, "inotify watch limit reached")
 
     monkeypatch.setattr(watcher_module.watchfiles, "watch", broken_watch)
@@ -121,6 +126,13 @@ def test_a_watcher_that_cannot_go_on_says_failed(make_project, monkeypatch) -> N
     service.rebuild()
     watcher = Watcher(service)
     watcher.start_in_thread()
+    return root, service, watcher, failures
+
+
+def test_a_watcher_that_cannot_go_on_says_failed(make_project, monkeypatch) -> None:
+    from ktx_index.watcher import loop as watcher_module
+
+    root, service, watcher, _failures = _watcher_whose_watch_fails(make_project, monkeypatch)
     assert watcher.wait_ready(10)  # set by the first failure: nobody waits on it
     wait_for(lambda: not watcher.alive, "the watcher to give up")
     status = KtxIndex(root, embedder=None).status()
@@ -134,21 +146,10 @@ def test_a_watcher_that_cannot_go_on_says_failed(make_project, monkeypatch) -> N
 def test_failures_a_healthy_stretch_apart_are_not_in_a_row(make_project, monkeypatch) -> None:
     from ktx_index.watcher import loop as watcher_module
 
-    root = make_project({"wiki/global/a.md": PAGE.format("Alpha", "First page.")}, config=CONFIG)
-    monkeypatch.setattr(watcher_module, "FIRST_RETRY_S", 0.01)
-    monkeypatch.setattr(watcher_module, "MAX_RETRY_S", 0.01)
-    monkeypatch.setattr(watcher_module, "HEALTHY_WATCH_S", 0.0)  # every watch ran long enough before it failed
-    failures = []
-
-    def broken_watch(*_args, **_kwargs):
-        failures.append(1)
-        raise OSError(28, "inotify watch limit reached")
-
-    monkeypatch.setattr(watcher_module.watchfiles, "watch", broken_watch)
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
-    watcher = Watcher(service)
-    watcher.start_in_thread()
+    # every watch ran long enough before it failed
+    _root, service, watcher, failures = _watcher_whose_watch_fails(
+        make_project, monkeypatch, MAX_RETRY_S=0.01, HEALTHY_WATCH_S=0.0
+    )
     wait_for(lambda: len(failures) > 2 * watcher_module.MAX_WATCH_RESTARTS, "more failures than a row allows")
     assert watcher.alive
     watcher.stop()
