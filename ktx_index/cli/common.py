@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from pydantic import BaseModel
 
 from indexers.project import ProjectNotFound, find_project_root
@@ -60,6 +61,12 @@ def setup_logging(level: str, path: str | None) -> None:
         configure(level, path)
     except OSError as exc:
         raise click.ClickException(f"cannot open log file {path}: {exc.strerror or exc}") from exc
+
+
+def given(option: str) -> bool:
+    """Whether the running command's ``option`` (its parameter name) was typed on the command line, not left at
+    its default or read from the environment: options that do not apply are refused only when asked for."""
+    return click.get_current_context().get_parameter_source(option) == ParameterSource.COMMANDLINE
 
 
 def open_service(project_dir: str | None, **kwargs: Any) -> KtxIndex:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import click
-from click.core import ParameterSource
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.cli.common import json_option, open_service, project_option, user_errors
+from ktx_index.cli.common import given, json_option, open_service, project_option, user_errors
 from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, LaneScores, WikiSearchResult
 
 
@@ -135,8 +134,7 @@ def search_command(
         raise click.BadParameter(f"the question is empty; e.g. ktx-index search {example}", param_hint="WORDS")
     if kinds and tool != "discover_data":
         raise click.BadParameter(f"--kinds filters discover_data only; drop it for {tool}", param_hint="--kinds")
-    given = click.get_current_context().get_parameter_source("limit") == ParameterSource.COMMANDLINE
-    if tool == "dictionary_search" and (explain or given):
+    if tool == "dictionary_search" and (explain or given("limit")):
         option = "--explain" if explain else "--limit"
         raise click.BadParameter(
             f"{option} applies to discover_data and wiki_search only; drop it for dictionary_search", param_hint=option

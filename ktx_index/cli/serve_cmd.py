@@ -12,9 +12,8 @@ import threading
 from typing import TYPE_CHECKING
 
 import click
-from click.core import ParameterSource
 
-from ktx_index.cli.common import log_options, open_service, project_option, stop_on_signals, user_errors
+from ktx_index.cli.common import given, log_options, open_service, project_option, stop_on_signals, user_errors
 from ktx_index.cli.index_cmds import terminal_progress
 from ktx_index.errors import IndexBusy, Stopped
 from ktx_index.service import KtxIndex
@@ -84,8 +83,7 @@ def serve_command(
     from ktx_index.mcp.http import is_loopback, listen, serve_http
     from ktx_index.mcp.upstream import UpstreamSpec
 
-    given = click.get_current_context().get_parameter_source
-    http_only = [f"--{name}" for name in ("host", "port", "token") if given(name) == ParameterSource.COMMANDLINE]
+    http_only = [f"--{name}" for name in ("host", "port", "token") if given(name)]
     if transport == "stdio" and http_only:
         verb = "applies" if len(http_only) == 1 else "apply"
         raise click.UsageError(f"{'/'.join(http_only)} {verb} to HTTP only; add --transport http, or drop it")
