@@ -36,6 +36,11 @@ class Answer(NamedTuple):
     returned: Returned
     low: bool
 
+    @classmethod
+    def of(cls, run: Returned | Answer) -> Answer:
+        """A runner's result as an answer (a tool that cannot flag one is never unsure)."""
+        return run if isinstance(run, Answer) else cls(run, False)
+
 
 Runner = Callable[[JudgedQuery], Returned | Answer]
 METRICS = ("mrr", "ndcg", "recall", "table_recall")
@@ -170,7 +175,7 @@ def service_runner(service: KtxIndex, k: int = K) -> Runner:
 
 
 def score(q: JudgedQuery, answer: Returned | Answer, ms: float, k: int = K) -> QueryResult:
-    returned, low = answer if isinstance(answer, Answer) else (answer, False)
+    returned, low = Answer.of(answer)
     scores = metrics(returned, q.relevant, k, low)
     found = {i for ids in returned[:k] for i in ids}
     missed = sorted((i for i in q.relevant if i not in found), key=lambda i: (-q.relevant[i], i))
@@ -271,7 +276,5 @@ def locate_misses(service: KtxIndex, queries: Sequence[JudgedQuery], report: Eva
     deep = service_runner(service, DEEP)
     for q, result in zip(queries, report.queries, strict=True):
         if result.missed and q.tool != "dictionary_search":
-            answer = deep(q)
-            returned = answer[0] if isinstance(answer, Answer) else answer
-            rank = {i: n for n, ids in reversed(list(enumerate(returned, 1))) for i in ids}
+            rank = {i: n for n, ids in reversed(list(enumerate(Answer.of(deep(q)).returned, 1))) for i in ids}
             result.missed_ranks = {i: rank.get(i) for i in result.missed}
