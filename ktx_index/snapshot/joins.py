@@ -13,6 +13,15 @@ from dataclasses import dataclass
 
 #: ``orders.customer_id = customers.id`` → (orders, customer_id), (customers, id)
 QUALIFIED = re.compile(r"([\w$]+)\.([\w$]+)")
+#: A name SQL reads as written, unquoted.
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+def sql_name(name: str) -> str:
+    """A table or column name as a join condition writes it: double-quoted (the SQL standard's quotes, which
+    Postgres, SQLite, Snowflake, DuckDB, SQL Server and Oracle read) when it is not a plain name (``Order
+    Details``), so the condition can be pasted into a query."""
+    return name if PLAIN_NAME.fullmatch(name) else '"' + name.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,8 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
         to_display = _display(fk.get("toCatalog"), fk.get("toDb"), to_name)
         other = f"table:{conn or ''}:{to_display}"  # itself for a self-reference (employees' manager)
         keys = [f"column:{conn or ''}:{display}.{src_col}", f"column:{conn or ''}:{to_display}.{dst_col}"]
-        out.append((uid, other, keys, f"{name}.{src_col} = {to_name}.{dst_col}"))
+        on = f"{sql_name(name)}.{sql_name(src_col)} = {sql_name(to_name)}.{sql_name(dst_col)}"
+        out.append((uid, other, keys, on))
     return out
 
 

@@ -4,7 +4,7 @@ from projects import column, scan_files, write_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.service import KtxIndex
-from ktx_index.snapshot.joins import join_graph
+from ktx_index.snapshot.joins import join_graph, scan_edges, sql_name
 
 SYNC = "2026-01-01-000000-local-a"
 
@@ -176,3 +176,14 @@ def test_a_table_that_references_itself_comes_with_that_join(make_project):
         ("main.employees", "main.employees", "employees.reports_to = employees.employee_id")
     ]
     service.close()
+
+
+def test_scanned_join_quotes_a_name_sql_would_not_read_unquoted():
+    fields = {
+        "table_ref": {"catalog": None, "db": "main", "name": "Order Details"},
+        "attrs": {"foreignKeys": [fk("Product-ID", "Products", "ProductID")]},
+    }
+    ((_uid, other, _keys, on),) = scan_edges("table:nw:main.Order Details", "nw", fields)
+    assert other == "table:nw:main.Products"
+    assert on == '"Order Details"."Product-ID" = Products.ProductID'
+    assert sql_name('say "hi"') == '"say ""hi"""' and sql_name("_x$1") == "_x$1" and sql_name("1st") == '"1st"'
