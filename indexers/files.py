@@ -68,6 +68,44 @@ class ProjectFiles(Protocol):
 
 def read_text(project: ProjectFiles, rel: str) -> str:
     """Read a project file as UTF-8 text, refusing anything unsafe or unusable."""
+    data = _read_bytes(project, rel)
+    if b"\x00" in data:
+        raise SourceError("binary file (contains NUL bytes); expected UTF-8 text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"not UTF-8 text (invalid byte at offset {exc.start})") from exc
+    return text.removeprefix("\ufeff")
+
+
+def read_hand_edited(project: ProjectFiles, rel: str) -> tuple[str, str | None]:
+    """A file people write in any editor (a wiki page, a semantic-layer YAML), and a note when it is not UTF-8.
+
+    Such a file saved as UTF-16 (with its byte-order mark) or in a Windows code page is still read, as KTX's
+    reader reads it, rather than losing the whole page for one accented letter; the note says how it was read, so
+    the rebuild summary and ``status`` tell the user to save it as UTF-8."""
+    data = _read_bytes(project, rel)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16").removeprefix("\ufeff"), "saved as UTF-16; read as such (save it as UTF-8)"
+        except UnicodeDecodeError as exc:
+            raise SourceError(
+                f"not UTF-16 text after its byte-order mark (invalid byte at offset {exc.start})"
+            ) from exc
+    if b"\x00" in data:
+        raise SourceError("binary file (contains NUL bytes); expected UTF-8 text")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff"), None
+    except UnicodeDecodeError as exc:
+        where = f"invalid UTF-8 byte at offset {exc.start}"
+    damaged = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    if any(c > "\x7f" and c != "\ufffd" for c in damaged):  # UTF-8 elsewhere: a damaged byte, not a code page
+        return damaged, f"{where}; read as UTF-8 with it replaced"
+    return data.decode("cp1252", errors="replace"), f"{where}; read as Windows-1252 (save it as UTF-8)"
+
+
+def _read_bytes(project: ProjectFiles, rel: str) -> bytes:
+    """A project file's bytes, refusing a path outside the project, a folder, a pipe and an oversized file."""
     path = project.root / rel
     try:
         real = path.resolve(strict=True)
@@ -92,16 +130,9 @@ def read_text(project: ProjectFiles, rel: str) -> str:
             "(raise index.max_file_mb in ktx.yaml to read it)"
         )
     try:
-        data = real.read_bytes()
+        return real.read_bytes()
     except OSError as exc:
         raise SourceError(f"unreadable: {exc.strerror or exc}") from exc
-    if b"\x00" in data:
-        raise SourceError("binary file (contains NUL bytes); expected UTF-8 text")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"not UTF-8 text (invalid byte at offset {exc.start})") from exc
-    return text.removeprefix("\ufeff")
 
 
 MAX_EXPANDED_NODES = 2_000_000

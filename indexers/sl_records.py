@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from indexers.base import as_str_list
-from indexers.files import SourceError, UnlistedFolder, list_files, parse_yaml, read_text
+from indexers.files import SourceError, UnlistedFolder, list_files, parse_yaml, read_hand_edited
 from indexers.models import Diagnostic
 from indexers.project import Project
 
@@ -226,12 +226,14 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
     unread: list[str] = []  # files outside _schema that cannot be read or parsed: perhaps overlays of others
     for rel in paths:
         try:
-            text = read_text(project, rel)
+            text, decoded = read_hand_edited(project, rel)
         except SourceError as exc:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
             if not rel.startswith(prefix):
                 unread.append(rel)
             continue
+        if decoded:
+            diagnostics.append(Diagnostic(path=rel, message=decoded, code="warning"))
         try:
             data = parse_yaml(text)
         except SourceError as exc:

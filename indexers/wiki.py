@@ -19,7 +19,7 @@ from indexers.files import (
     list_dirs,
     list_files,
     parse_yaml,
-    read_text,
+    read_hand_edited,
 )
 from indexers.models import Diagnostic, Document, Section, make_uid
 from indexers.project import Project
@@ -183,13 +183,15 @@ class WikiIndexer(Indexer):
         result = ScopeResult()
         rel = scope.files[0]
         try:
-            text = read_text(project, rel)
+            text, decoded = read_hand_edited(project, rel)
             if not text.strip():  # most often a save caught half-way (a shell's `>` truncates, then writes)
                 raise SourceError("the page is empty: not indexed until it has content (an indexed version stays)")
             meta, body = split_frontmatter(text)
         except SourceError as exc:
             result.problem(rel, str(exc), code="parse_error")
             return result
+        if decoded:
+            result.problem(rel, decoded, code="warning")
         key: str = scope.get("key")
         page_scope: str = scope.get("scope")
         for problem in shape_problems(meta):  # read as KTX reads them (dropped), and said

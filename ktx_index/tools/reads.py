@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from rapidfuzz import process
 
-from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_text
+from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_hand_edited
 from indexers.project import Project
 from indexers.wiki import split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, KtxIndexError, NotFound
@@ -100,7 +100,7 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
         try:
             if forced not in (None, scope) or not is_file(project, rel):
                 continue
-            text = read_text(project, rel)
+            text, _decoded = read_hand_edited(project, rel)  # as the index read it
         except UnlistedFolder as exc:
             blocked = blocked or exc
             continue

@@ -19,6 +19,7 @@ from indexers.files import (
     list_dirs,
     list_files,
     parse_yaml,
+    read_hand_edited,
     read_json,
     read_text,
 )
@@ -67,6 +68,33 @@ def test_unusable_files_are_refused_with_the_reason(files, data, reason):
     with pytest.raises(SourceError) as refused:
         read_text(files, "a.md")
     assert str(refused.value).startswith(reason)
+
+
+@pytest.mark.parametrize(
+    ("data", "text", "note"),
+    [
+        ("Crème brûlée".encode(), "Crème brûlée", None),
+        ("Crème brûlée – “hot”".encode("cp1252"), "Crème brûlée – “hot”", "read as Windows-1252 (save it as UTF-8)"),
+        ("\ufeffCrème brûlée".encode("utf-16"), "Crème brûlée", "saved as UTF-16; read as such (save it as UTF-8)"),
+        ("Crème ".encode() + b"\xff" + " brûlée".encode(), "Crème \ufffd brûlée", "read as UTF-8 with it replaced"),
+    ],
+)
+def test_a_hand_edited_file_is_read_whatever_editor_saved_it_and_says_how(files, data, text, note):
+    write(files, "a.md", data)
+    read, said = read_hand_edited(files, "a.md")
+    assert read == text
+    assert said == note if note is None else said.endswith(note)
+    if note is None:
+        return
+    assert "UTF-16" in said or "offset" in said  # where the first byte that is not UTF-8 sits
+    with pytest.raises(SourceError):  # machine-written files (scans) stay strict
+        read_text(files, "a.md")
+
+
+def test_a_binary_file_is_not_read_as_a_hand_edited_one(files):
+    write(files, "a.md", b"\x89PNG\x00\x00")
+    with pytest.raises(SourceError, match="binary file"):
+        read_hand_edited(files, "a.md")
 
 
 def test_a_missing_file_and_a_symlink_leaving_the_project_are_refused(files, tmp_path):

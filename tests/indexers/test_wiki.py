@@ -121,13 +121,14 @@ def test_broken_frontmatter_binary_and_non_utf8_are_diagnostics(make_project):
         }
     )
     read = read_project(load_project(root))
-    assert [d.id for d in read.documents] == ["good"]
+    assert [d.id for d in read.documents] == ["good", "latin1"]  # a Latin-1 page is read, and said
+    assert read.documents[1].body == "café"
     reasons = {d.path.rsplit("/", 1)[1]: d.message for d in read.diagnostics}
     assert "invalid YAML" in reasons["broken.md"]
     assert "no closing" in reasons["unclosed.md"]
     assert "mapping" in reasons["list.md"]
     assert "binary" in reasons["binary.md"]
-    assert "UTF-8" in reasons["latin1.md"]
+    assert "read as Windows-1252 (save it as UTF-8)" in reasons["latin1.md"]
     assert "at line 4, column" in reasons["tags.md"]  # the file's line, past the opening '---'
     assert "the page is empty: not indexed until it has content" in reasons["empty.md"]
 

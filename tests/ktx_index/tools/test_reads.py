@@ -102,14 +102,27 @@ def test_a_source_whose_overlay_breaks_says_it_is_read_without_it(make_project):
     service.close()
 
 
+def test_a_page_saved_in_a_windows_code_page_reads_as_search_found_it(make_project):
+    root = make_project({})
+    (root / "wiki/global").mkdir(parents=True)
+    (root / "wiki/global/menu.md").write_bytes("---\nsummary: Crème brûlée\n---\nCafé menu\n".encode("cp1252"))
+    service = KtxIndex(root, embedder=HashEmbedder())
+    report = service.rebuild()
+    assert any(d.path == "wiki/global/menu.md" and "Windows-1252" in d.message for d in report.diagnostics)
+    assert [r.key for r in service.wiki_search("café menu").results] == ["menu"]
+    page = service.wiki_read("menu")
+    assert (page.summary, page.content) == ("Crème brûlée", "Café menu")
+    service.close()
+
+
 def test_a_page_that_cannot_be_read_says_whether_search_still_has_it(make_project):
     root = make_project({"wiki/global/kept.md": "---\nsummary: Kept\n---\nBody.\n"})
-    (root / "wiki/global/never.md").write_bytes(b"---\nsummary: x\n---\n\xff\xfe broken\n")
+    (root / "wiki/global/never.md").write_bytes(b"---\nsummary: x\n---\n\x00 binary\n")
     service = KtxIndex(root, embedder=HashEmbedder())
     service.rebuild()
     with pytest.raises(InvalidInput, match=r"the index holds nothing of it until it can be read"):
         service.wiki_read("never")
-    (root / "wiki/global/kept.md").write_bytes(b"---\nsummary: Kept\n---\n\xff broken now\n")
+    (root / "wiki/global/kept.md").write_bytes(b"---\nsummary: Kept\n---\n\x00 binary now\n")
     service.rebuild()
     with pytest.raises(InvalidInput, match=r"wiki_search serves the last version the index holds of it"):
         service.wiki_read("kept")
