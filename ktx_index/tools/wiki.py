@@ -133,8 +133,8 @@ def _visible(snap: Snapshot, ranked: list[Candidate], connection_id: str | None)
 def _pool_may_be_full(engine: Engine, snap: Snapshot, query: Query) -> bool:
     """Could a lane have matched more than ``pool`` pages (so ranking saw only part of them)?"""
     lexical, p = engine.lexical, engine.params
-    for term in query.terms:
-        term = indexed_term(lexical, term)  # the engine searches a typo's correction instead
+    for term in query.terms:  # as the lane searches it: a typo's correction instead, an English word not corrected
+        term = indexed_term(lexical, term, None if bridges(["wiki"]) else query.term_words.get(term))
         if term and lexical.count([term], ["wiki"]) >= p.pool:
             return True
     vector = engine.query_vector(query.text) if snap.matrix is not None and len(snap.matrix) else None
