@@ -10,16 +10,20 @@ in-band, so the agent reads why and ktx-index's own tools keep answering.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import shlex
+import sys
+import threading
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, TextIO, Unpack
 
 import anyio
 import httpx2
@@ -85,14 +89,15 @@ class UpstreamSpec:
         return cls(label=value, command=argv)
 
     @asynccontextmanager
-    async def transport(self, cwd: Path) -> AsyncIterator[Any]:
+    async def transport(self, cwd: Path, said: StderrTail | None = None) -> AsyncIterator[Any]:
         """The SDK transport: the command as a child process (in the project, with our environment, so it
-        serves the same project with the user's credentials), or an HTTP client carrying the headers."""
+        serves the same project with the user's credentials; its stderr through ``said``, which keeps its last
+        lines), or an HTTP client carrying the headers."""
         if self.url is None:
             params = StdioServerParameters(
                 command=self.command[0], args=list(self.command[1:]), env=dict(os.environ), cwd=str(cwd)
             )
-            async with stdio_client(params) as streams:
+            async with (said or StderrTail()).pipe() as errlog, stdio_client(params, errlog=errlog) as streams:
                 yield streams
             return
         timeout = httpx2.Timeout(30.0, read=None)  # a tool may run for minutes; progress keeps the stream busy
@@ -101,6 +106,40 @@ class UpstreamSpec:
             streamable_http_client(self.url, http_client=http) as streams,
         ):
             yield streams
+
+
+class StderrTail:
+    """An upstream command's stderr, passed on to this server's line by line, its last lines kept: a command that
+    exits before answering (a missing setting, a project it cannot read) says why there, and ``describe`` repeats
+    it where the agent and ``status`` read it."""
+
+    def __init__(self, keep: int = 3) -> None:
+        self.lines: deque[str] = deque(maxlen=keep)
+
+    @asynccontextmanager
+    async def pipe(self) -> AsyncIterator[TextIO]:
+        """A file to hand the child as its stderr; on exit, once the child is gone, the lines it wrote are read
+        (waiting at most a second, off the event loop: a grandchild may hold the pipe open)."""
+        self.lines.clear()
+        read_fd, write_fd = os.pipe()
+        pump = threading.Thread(target=self._pump, args=(read_fd,), name="ktx-index-upstream-stderr", daemon=True)
+        pump.start()
+        writer = os.fdopen(write_fd, "w")
+        try:
+            yield writer
+        finally:
+            writer.close()  # the pump ends when the child's copy closes too (it exited)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(pump.join, 1.0)
+
+    def _pump(self, read_fd: int) -> None:
+        with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                with contextlib.suppress(OSError, ValueError):  # our own stderr gone: the line is still kept
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
+                if line.strip():
+                    self.lines.append(cut(line.strip()))
 
 
 def _without_userinfo(url: str) -> str:
@@ -167,6 +206,7 @@ class Upstream:
         self.state = UpstreamState(pid=os.getpid(), upstream=spec.label)
         self.first_attempt = anyio.Event()  # the server waits for it (bounded) before serving its first list
         self._client: Client | None = None
+        self._said = StderrTail()  # the command's last lines on stderr, for why it exited
         self._wake = anyio.Event()
         self._lost = self._relist = False
 
@@ -221,7 +261,7 @@ class Upstream:
 
     @asynccontextmanager
     async def _watched(self) -> AsyncIterator[Any]:
-        async with self.spec.transport(self.cwd) as (read, write):
+        async with self.spec.transport(self.cwd, self._said) as (read, write):
             yield _WatchedRead(read, self._mark_lost), write
 
     async def run(self) -> None:
@@ -274,7 +314,7 @@ class Upstream:
                             await self._list(client)
                 return LOST, was_up
             except Exception as exc:
-                return describe(exc, self.spec), was_up
+                return describe(exc, self.spec, list(self._said.lines)), was_up
             finally:
                 self._client = None
         return f"no answer to initialize and tools/list within {CONNECT_TIMEOUT:g}s", was_up  # the deadline fired
@@ -313,18 +353,19 @@ class Upstream:
             log_event(log, logging.WARNING, "upstream.state_unwritable", error=str(exc))
 
 
-def describe(exc: BaseException, spec: UpstreamSpec) -> str:
-    """The innermost cause, readable: the SDK's transports wrap the real error in exception groups."""
+def describe(exc: BaseException, spec: UpstreamSpec, said: Sequence[str] = ()) -> str:
+    """The innermost cause, readable: the SDK's transports wrap the real error in exception groups. ``said``: the
+    command's last lines on stderr, quoted when it exited before answering."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, FileNotFoundError) and spec.command:
         return f"command {spec.command[0]!r} not found (is KTX installed and on PATH? see the README's agent config)"
     if isinstance(exc, MCPError):
         if exc.error.code == types.CONNECTION_CLOSED and spec.command:  # it exited before answering
-            return (
-                f"command {spec.label!r} exited before answering (MCP error {exc.error.code}: {exc.error.message}); "
-                "its own message, such as a missing setting, is on this server's stderr"
-            )
+            exited = f"command {spec.label!r} exited before answering (MCP error {exc.error.code}: {exc.error.message})"
+            if said:
+                return f"{exited}; its last words on stderr: {' | '.join(said)}"  # each line cut as it was kept
+            return f"{exited}; it wrote nothing on stderr"
         return f"MCP error {exc.error.code}: {exc.error.message}"
     if isinstance(exc, httpx2.ConnectError) and spec.url:
         return f"nothing answers at {spec.label} (ConnectError: {exc}); is the KTX server running there?"

@@ -234,6 +234,8 @@ async def test_upstream_killed_then_back(gateway, fake: Fake, service: KtxIndex)
     status = service.status().upstream
     assert status is not None and status.state == "unavailable" and status.pid == os.getpid()
     assert status.tools == [*UPSTREAM_ONLY, "mongo_query"] and status.hidden == ["discover_data"] and status.last_error
+    # its restarts exit before answering, and what it wrote on stderr says why
+    await until(lambda: "its last words on stderr: fake upstream: down" in (service.status().upstream.last_error or ""))
     shown = CliRunner().invoke(cli, ["status", "--project", str(service.root)]).output
     assert "upstream     unavailable" in shown and "served by ktx-index instead of upstream: discover_data" in shown
 
@@ -314,7 +316,9 @@ def test_why_an_upstream_never_answered_points_where_to_look() -> None:
 
     exited = MCPError(code=mcp_types.CONNECTION_CLOSED, message="Connection closed")
     why = describe(exited, UpstreamSpec.parse("ktx mcp stdio"))
-    assert why.startswith("command 'ktx mcp stdio' exited before answering") and "stderr" in why
+    assert why.startswith("command 'ktx mcp stdio' exited before answering") and why.endswith("nothing on stderr")
+    why = describe(exited, UpstreamSpec.parse("ktx mcp stdio"), ["loading ktx.yaml", "KTX_API_KEY is not set"])
+    assert why.endswith("its last words on stderr: loading ktx.yaml | KTX_API_KEY is not set")
     refused = httpx2.ConnectError("All connection attempts failed")
     why = describe(BaseExceptionGroup("transport", [refused]), UpstreamSpec.parse("http://127.0.0.1:9/mcp"))
     assert why.startswith("nothing answers at http://127.0.0.1:9/mcp") and "is the KTX server running" in why
