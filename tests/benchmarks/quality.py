@@ -7,6 +7,7 @@
     python tests/benchmarks/quality.py --only validation-business   # the same, tuned on by nothing
     python tests/benchmarks/quality.py --only wiki-tuning,wiki-heldout,wiki-more   # wiki-only projects (wiki_corpora.py)
     python tests/benchmarks/quality.py --only judged-blind   # KTX-style projects, questions nothing was tuned on
+    python tests/benchmarks/quality.py --only abbreviated   # legacy warehouses' abbreviated names (warehouse_corpora.py)
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
@@ -34,6 +35,7 @@ from gains import Gain, family_mean, format_gains, gain  # noqa: E402
 from heldout import FAMILIES, TRAINING_FAMILIES, heldout_corpora, training_corpora  # noqa: E402
 from ktx_baseline import KtxBaseline  # noqa: E402
 from naive import bm25_runner, cosine_runner  # noqa: E402
+from warehouse_corpora import WAREHOUSE_FAMILIES, warehouse_corpora  # noqa: E402
 from wiki_corpora import WIKI_FAMILIES, wiki_corpora  # noqa: E402
 
 from indexers import load_project, read_project  # noqa: E402
@@ -203,6 +205,8 @@ def main() -> None:
         corpora += [(name, family, queries, path) for name, path, queries, family in blind_corpora(args.corpora)]
     for asked in (family for family in WIKI_FAMILIES if family in families):  # wiki-only projects (wiki_corpora.py)
         corpora += [(name, family, queries, path) for name, path, queries, family in wiki_corpora(asked)]
+    for asked in (family for family in WAREHOUSE_FAMILIES if family in families):  # warehouse_corpora.py
+        corpora += [(name, family, queries, path) for name, path, queries, family in warehouse_corpora(asked)]
     for name, table, queries, source in corpora:
         if only and name not in only and table not in only:
             continue
