@@ -124,6 +124,60 @@ def english_word(word: str) -> bool:
     return word.isalpha() and bool(getAllLemmas(word.lower()))
 
 
+def letters_in_order(short: str, word: str) -> bool:
+    """Whether ``short`` starts as ``word`` does and its other letters follow in ``word`` in order: how a code is
+    made from a word ('VT' → Vermont)."""
+    return bool(short) and short[:1] == word[:1] and _within(short[1:], word[1:])
+
+
+def _within(letters: str, text: str) -> bool:
+    """Whether the letters occur in the text in order, others between them."""
+    rest = iter(text)
+    return all(c in rest for c in letters)
+
+
+#: A project word abbreviates a question word only from this many letters ('dt', 'cd' and 'nm' stand for too many).
+MIN_ABBREVIATION = 3
+
+
+VOWELS = frozenset("aeiou")
+
+
+def abbreviates(short: str, word: str) -> bool:
+    """Whether a project word abbreviates a question word, as warehouses name things: the word's start, then
+    consonants of the rest in order, skipping at most one other consonant, and perhaps its last letter ('cust' →
+    customer, 'pymt' → payment, 'rdg' → reading, 'whse' → warehouse, 'divd' → dividend). From three letters and
+    at least a third of the word, shorter than it, and not itself an English word ('tot', 'port' and 'snap' mean
+    something else). An abbreviation that skips to a vowel (*lat* in 'located') or over more consonants (*ast*
+    in 'against', *pol* in 'portfolio') is most often another word's."""
+    if not (MIN_ABBREVIATION <= len(short) < len(word) <= 3 * len(short)) or short[0] != word[0]:
+        return False
+    if len(short) == MIN_ABBREVIATION and word.startswith(short):  # 'min' starts minimum and minutes alike
+        return False
+    for start in range(len(short), 0, -1):  # the longest shared start first
+        if short[:start] != word[:start]:
+            continue
+        rest, body = short[start:], word[start:]
+        if rest[-1:] in VOWELS and rest[-1:] == word[-1]:  # the word's last letter ('whse')
+            rest, body = rest[:-1], body[:-1]
+        if not VOWELS.intersection(rest) and _skipped_consonants(rest, body) <= 1:
+            return not english_word(short)
+    return False
+
+
+def _skipped_consonants(letters: str, text: str) -> int:
+    """How many consonants of ``text`` are passed over to find ``letters`` in it in order (each at its first
+    place); more than any abbreviation skips when they are not all there."""
+    skipped, at = 0, 0
+    for c in letters:
+        found = text.find(c, at)
+        if found < 0:
+            return len(text) + 1
+        skipped += sum(1 for x in text[at:found] if x not in VOWELS)
+        at = found + 1
+    return skipped
+
+
 #: Word endings British and American English spell differently, each pair in both directions (centre/center,
 #: colour/color, organise/organize, analyse/analyze, licence/license, catalogue/catalog, programme/program);
 #: ``-our`` only from six letters on (four, hour and tour are words of their own).

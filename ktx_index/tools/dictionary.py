@@ -17,7 +17,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import TableRef
-from ktx_index.analysis import english_word, fold, squash
+from ktx_index.analysis import english_word, fold, letters_in_order, squash
 from ktx_index.errors import InvalidInput, unknown_connection
 from ktx_index.search.engine import Engine
 from ktx_index.search.spelling import edit_budget
@@ -56,10 +56,7 @@ def abbreviates(code: str, words: list[str]) -> bool:
         if len(code) >= 3 and english_word(code) and not words[0].startswith(code):
             return False
         word = words[0]
-        if not word.isalpha() or code[0] != word[:1] or len(word) <= len(code):
-            return False
-        rest = iter(word[1:])
-        return all(c in rest for c in code[1:])
+        return word.isalpha() and len(word) > len(code) and letters_in_order(code, word)
 
     def fits(i: int, j: int) -> bool:
         if j == len(words):

@@ -1,6 +1,7 @@
 import pytest
 
 from ktx_index.analysis import (
+    abbreviates,
     analyze,
     asks_for_keys,
     english_word,
@@ -109,3 +110,29 @@ def test_a_question_asks_for_keys_by_an_id_word_or_a_named_key() -> None:
 def test_english_words_are_known_in_any_form_and_made_up_ones_are_not():
     assert all(english_word(w) for w in ("renters", "flagged", "troublesome", "brought", "Discs"))
     assert not any(english_word(w) for w in ("zxqv", "blorp", "kubernetes", "sku", "42", "on-time"))
+
+
+@pytest.mark.parametrize(
+    ("short", "word"),
+    [("pymt", "payment"), ("cust", "customer"), ("rdg", "reading"), ("whse", "warehouse"), ("divd", "dividend"),
+     ("amt", "amount"), ("svc", "service"), ("wrtn", "written"), ("shpmt", "shipment"), ("mgr", "manager")],
+)  # fmt: skip
+def test_a_warehouse_abbreviation_is_the_words_start_then_its_consonants(short, word):
+    assert abbreviates(short, word)
+
+
+@pytest.mark.parametrize(
+    ("short", "word", "why"),
+    [
+        ("lat", "located", "skips to a vowel"),
+        ("ast", "against", "skips two consonants"),
+        ("pol", "portfolio", "skips three"),
+        ("min", "minutes", "three letters that start minimum as well"),
+        ("tot", "total", "an English word"),
+        ("cd", "code", "two letters stand for too many words"),
+        ("adj", "adjustment", "under a third of the word"),
+        ("pay", "payment", "an English word"),
+    ],
+)
+def test_what_is_not_taken_for_an_abbreviation(short, word, why):
+    assert not abbreviates(short, word), why

@@ -161,3 +161,37 @@ def test_a_wiki_only_search_does_not_bridge(service):
     assert "movie" not in words  # no word embedded alone: pages are matched on their whole text
     engine.rank("movie rating", ["wiki", "table"])
     assert "movie" in words
+
+
+def test_a_word_is_bridged_to_the_project_word_abbreviating_it_before_its_nearest_in_meaning():
+    words = ["pymt", "pmt", "mins", "pay", "acct"]
+    bridge = Bridge(words, [stem(w) for w in words], np.eye(5, dtype=np.float32))
+    held = {"pymt", "pmt", "min", "pay", "acct"}.__contains__
+    out = bridged_terms(
+        bridge,
+        lambda word: np.eye(5, dtype=np.float32)[3],  # every word's nearest in meaning: 'pay'
+        held,
+        question_words("payments per account in minutes"),
+        [stem("payments"), stem("account"), stem("minutes")],
+    )
+    assert out == {
+        stem("payments"): ("pymt", 1.0),  # the longer of the two abbreviations: more of the word
+        stem("account"): ("acct", 1.0),
+        stem("minutes"): ("pay", pytest.approx(1.0)),  # 'mins' stems to 'min', which minimum's columns hold too
+    }
+    assert bridge.abbreviation("payments") == "pymt" and bridge.abbreviation("zebra") is None
+
+
+def test_an_abbreviated_warehouse_answers_in_its_users_words(make_project):
+    tables = [
+        {"catalog": None, "db": "dw", "name": "PYMT_TXN", "columns": [column("PYMT_AMT", "decimal")]},
+        {"catalog": None, "db": "dw", "name": "MTR_RDG", "columns": [column("RDG_DT", "date")]},
+    ]
+    service = KtxIndex(make_project(scan_files("dw", "2026-01-01-000000-aaaa", tables)), embedder=HashEmbedder())
+    service.rebuild()
+    assert service.discover_data("meter reading", limit=2).refs[0].id == "dw.MTR_RDG"
+    assert {r.id for r in service.discover_data("payment amounts", limit=2).refs} == {
+        "dw.PYMT_TXN",
+        "dw.PYMT_TXN.PYMT_AMT",
+    }
+    service.close()
