@@ -147,12 +147,16 @@ def abbreviates(short: str, word: str) -> bool:
     """Whether a project word abbreviates a question word, as warehouses name things: the word's start, then
     consonants of the rest in order, skipping at most one other consonant, and perhaps its last letter ('cust' →
     customer, 'pymt' → payment, 'rdg' → reading, 'whse' → warehouse, 'divd' → dividend). From three letters and
-    at least a third of the word, shorter than it, and not itself an English word ('tot', 'port' and 'snap' mean
-    something else). An abbreviation that skips to a vowel (*lat* in 'located') or over more consonants (*ast*
+    at least a third of the word, two letters shorter than it at least ('lat' is no 'last'), of an English word
+    (a typo is corrected, not abbreviated), and not itself one ('tot', 'port' and 'snap' mean
+    something else), keeping the consonants the word opens with. An abbreviation that skips to a vowel (*lat* in 'located') or over more consonants (*ast*
     in 'against', *pol* in 'portfolio') is most often another word's."""
-    if not (MIN_ABBREVIATION <= len(short) < len(word) <= 3 * len(short)) or short[0] != word[0]:
+    if not (MIN_ABBREVIATION <= len(short) <= len(word) - 2 and len(word) <= 3 * len(short)) or short[0] != word[0]:
         return False
     if len(short) == MIN_ABBREVIATION and word.startswith(short):  # 'min' starts minimum and minutes alike
+        return False
+    opening = next((i for i, c in enumerate(word) if c in VOWELS or c == "y"), len(word))
+    if not short.startswith(word[:opening]):  # the consonants a word opens with stay together ('crs' is no 'chairs')
         return False
     for start in range(len(short), 0, -1):  # the longest shared start first
         if short[:start] != word[:start]:
@@ -161,8 +165,19 @@ def abbreviates(short: str, word: str) -> bool:
         if rest[-1:] in VOWELS and rest[-1:] == word[-1]:  # the word's last letter ('whse')
             rest, body = rest[:-1], body[:-1]
         if not VOWELS.intersection(rest) and _skipped_consonants(rest, body) <= 1:
-            return not english_word(short)
+            return english_word(word) and not english_word(short)
     return False
+
+
+#: An abbreviation is embedded beside its word only when it keeps this many of its consonants (``pymt``, ``rdg``):
+#: the model reads shorter ones (``amt``, ``abr``) as other words, and on bird-dev they cost answers the lexical
+#: bridge alone does not (docs/benchmarks.md, thirty-eighth session).
+TELLING_CONSONANTS = 3
+
+
+def telling(short: str) -> bool:
+    """Whether the model reads an abbreviation as its word (``TELLING_CONSONANTS``)."""
+    return sum(c not in VOWELS for c in short) >= TELLING_CONSONANTS
 
 
 def _skipped_consonants(letters: str, text: str) -> int:

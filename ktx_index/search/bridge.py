@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from cachetools import LRUCache
 
-from ktx_index.analysis import abbreviates, stem
+from ktx_index.analysis import abbreviates, stem, telling
 from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
+from ktx_index.search.query import Query
 
 #: Neighbours of a word looked at, best first, for one whose term the lexical index still holds.
 NEIGHBOURS = 5
@@ -129,3 +130,17 @@ def bridged_terms(
                 out[term] = (near, cos)
                 break
     return out
+
+
+def telling_abbreviations(bridge: Bridge, q: Query, doc_freq: Callable[[str], int]) -> tuple[tuple[str, str], ...]:
+    """(word, project abbreviation) for each of the question's words the index holds no term of (``doc_freq``)
+    and the project abbreviates tellingly (analysis.telling), in the question's order: what ``Query.dense_text``
+    embeds beside each word. The lexical lane bridges these terms, and the less telling ones, the same way."""
+    found = []
+    for term in q.terms:
+        word = q.term_words.get(term)
+        if word and doc_freq(term) == 0:
+            short = bridge.abbreviation(word)
+            if short is not None and doc_freq(short) > 0 and telling(short):
+                found.append((word, short))
+    return tuple(found)

@@ -72,7 +72,18 @@ def absent(lexical: LexicalIndex, q: Query) -> list[ContentWord]:
 def foreseen(lexical: LexicalIndex, q: Query) -> list[str]:
     """The first FORESEEN of the variants ``weakest`` will embed, known before ranking: the question without
     each ``absent`` word, in the question's order."""
-    return left_out(q.text, absent(lexical, q)[:FORESEEN])
+    return variants(q, absent(lexical, q)[:FORESEEN])
+
+
+def variants(q: Query, words: list[ContentWord]) -> list[str]:
+    """The text the model embeds for the question (``Query.dense_text``) once per word, without it and the
+    project's abbreviation of it."""
+    shorts = dict(q.abbreviations)
+    spelled = [
+        w._replace(spellings=(*w.spellings, *(shorts[s.lower()] for s in w.spellings if s.lower() in shorts)))
+        for w in words
+    ]
+    return left_out(q.dense_text, spelled)
 
 
 def weakest_carried(cosines: np.ndarray, owners: np.ndarray) -> float | None:
@@ -123,8 +134,8 @@ def weakest(engine: Engine, snap: Snapshot, q: Query, ranked: list[Candidate]) -
     words = absent(engine.lexical, q)
     if not words:
         return None
-    vector = engine.query_vector(q.text)
-    variants = engine.vectors.get_many(tuple(left_out(q.text, words))) if vector is not None else None
-    if variants is None:
+    vector = engine.query_vector(q.dense_text)
+    without = engine.vectors.get_many(tuple(variants(q, words))) if vector is not None else None
+    if without is None:
         return None
-    return weakest_carried(snap.matrix[rows] @ np.vstack([vector, variants]).T, owners)
+    return weakest_carried(snap.matrix[rows] @ np.vstack([vector, without]).T, owners)

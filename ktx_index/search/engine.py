@@ -7,6 +7,7 @@ when a writer committed.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import itertools
 import threading
@@ -26,11 +27,11 @@ from ktx_index.index.lexical import LexicalIndex
 from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
 from ktx_index.search import snippets
-from ktx_index.search.bridge import Bridge, bridged_terms, load_bridge
+from ktx_index.search.bridge import Bridge, bridged_terms, load_bridge, telling_abbreviations
 from ktx_index.search.calibration import noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
-from ktx_index.search.lexical_lane import lexical_lane
+from ktx_index.search.lexical_lane import bridges, lexical_lane
 from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
 from ktx_index.search.query import Query
 from ktx_index.search.query_vectors import QueryVectors
@@ -259,7 +260,7 @@ class Engine:
         pool = pool or p.pool
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
-        vector = vector if vector is not None else self.vector_ahead(snap, q.text, kinds)
+        vector = vector if vector is not None else self.vector_ahead(snap, q.dense_text, kinds)
         lexical_lane(self.lexical, q, kinds, connection, pool, candidates, p=p, bridged=self.bridged)
         for uid in self._exact_uids(snap, q):
             candidates.setdefault(uid, Candidate(uid)).exact = True
@@ -318,6 +319,15 @@ class Engine:
         if self.embedder is None or not terms:
             return {}
         return bridged_terms(self.bridge(), self.vectors.word, lambda t: self.lexical.doc_freq(t) > 0, words, terms)
+
+    def abbreviated(self, q: Query, kinds: list[str]) -> Query:
+        """The question with its words the project lacks but abbreviates tellingly (``Query.abbreviations``,
+        bridge.telling_abbreviations), so the dense lane embeds ``Query.dense_text``. Only where a search bridges
+        (lexical_lane.bridges) and with a model."""
+        if self.embedder is None or not bridges(kinds):
+            return q
+        found = telling_abbreviations(self.bridge(), q, self.lexical.doc_freq)
+        return dataclasses.replace(q, abbreviations=found) if found else q
 
     def bridge(self) -> Bridge:
         """The project's embedded vocabulary, read again only when vectors were added or re-keyed."""

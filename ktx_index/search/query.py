@@ -71,6 +71,9 @@ class Query:
     #: (analysis.english_word): its cosine then measures a meaning, and it is held to the lower of the project's
     #: two noise levels (search/calibration.py).
     in_english: bool = False
+    #: Its words the project lacks but abbreviates (lowercased word, the project's abbreviation: *payments*,
+    #: ``pymt``), found by the engine (Engine.abbreviated): the model embeds each beside its word (``dense_text``).
+    abbreviations: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -91,6 +94,13 @@ class Query:
     @classmethod
     def of(cls, query: str | Query) -> Query:
         return query if isinstance(query, Query) else cls.parse(query)
+
+    @functools.cached_property
+    def dense_text(self) -> str:
+        """What the dense lane embeds: the question with each abbreviated word followed by the project's
+        abbreviation of it ('payments pymt'), so it meets a column named ``PYMT_AMT`` in meaning too; the text
+        itself when there is none."""
+        return with_abbreviations(self.text, dict(self.abbreviations))
 
     @functools.cached_property
     def term_words(self) -> dict[str, str]:
@@ -115,6 +125,18 @@ class Query:
             if terms:
                 spellings.setdefault(terms, []).append(word)
         return tuple(ContentWord(tuple(words), terms) for terms, words in spellings.items())
+
+
+def with_abbreviations(text: str, abbreviations: dict[str, str]) -> str:
+    """``text`` with each word of ``abbreviations`` (lowercased) followed by its abbreviation."""
+    if not abbreviations:
+        return text
+
+    def beside(match: re.Match[str]) -> str:
+        short = abbreviations.get(match.group(0).lower())
+        return match.group(0) if short is None else f"{match.group(0)} {short}"
+
+    return RAW_TOKEN.sub(beside, text)
 
 
 def question_words(text: str) -> dict[str, str]:

@@ -65,8 +65,8 @@ def discover(
     if not query.strip() or not wanted:
         return DiscoverResult(refs=[])
     snap = engine.snapshot
-    q = Query.parse(query)
-    vector = engine.vector_ahead(snap, q.text, wanted)
+    q = engine.abbreviated(Query.parse(query), wanted)
+    vector = engine.vector_ahead(snap, q.dense_text, wanted)
     if vector is not None:  # behind the question's vector on the worker, while ranking runs here
         engine.vectors.prefetch(carried.foreseen(engine.lexical, q))
     ranked = engine.rank(q, wanted, connection_id, vector=vector)

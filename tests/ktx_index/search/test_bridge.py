@@ -11,8 +11,8 @@ from indexers.models import Document
 from ktx_index.analysis import stem
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.index.texts import vocabulary_words
-from ktx_index.search.bridge import CACHE_WORDS, Bridge, bridged_terms
-from ktx_index.search.query import question_words
+from ktx_index.search.bridge import CACHE_WORDS, Bridge, bridged_terms, telling_abbreviations
+from ktx_index.search.query import Query, question_words
 from ktx_index.service import KtxIndex
 
 SYNONYMS = {"movie": "film", "movies": "film", "performer": "actor", "cinema": "theatre", "picture": "film"}
@@ -195,3 +195,13 @@ def test_an_abbreviated_warehouse_answers_in_its_users_words(make_project):
         "dw.PYMT_TXN.PYMT_AMT",
     }
     service.close()
+
+
+def test_only_a_telling_abbreviation_of_a_word_the_index_lacks_is_embedded_beside_it():
+    words = ["pymt", "amt", "mtr"]
+    bridge = Bridge(words, words, np.eye(3, dtype=np.float32))
+    held = {"pymt": 3, "amt": 5, "meter": 2, "mtr": 4}
+    q = Query.parse("payment amount per meter")
+    assert telling_abbreviations(bridge, q, lambda term: held.get(term, 0)) == (("payment", "pymt"),)
+    # 'amt' keeps two consonants of 'amount': the lane bridges it, the model would read another word;
+    # 'meter' is held: nothing to bridge

@@ -35,6 +35,13 @@ def test_each_content_word_is_left_out_once_wherever_it_occurs():
     assert left_out("revenue", list(Query.parse("revenue").words)) == [""]
 
 
+def test_a_word_leaves_the_embedded_question_with_the_projects_abbreviation_of_it():
+    q = dataclasses.replace(Query.parse("Payments per meter reading"), abbreviations=(("payments", "pymt"),))
+    assert q.dense_text == "Payments pymt per meter reading"
+    payments, meter, _reading = q.words
+    assert carried.variants(q, [payments, meter]) == ["per meter reading", "Payments pymt per reading"]
+
+
 def test_a_word_in_two_spellings_is_one_word_and_a_filler_verb_none():
     question = "volunteer shifts and volunteers per depot"
     volunteers, *_ = Query.parse(question).words  # then shifts, depot
