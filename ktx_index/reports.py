@@ -141,7 +141,7 @@ class UpstreamChanges(TypedDict, total=False):
 
 
 class UpstreamState(BaseModel):
-    """``.ktx/index/upstream.json``: the gateway's link to upstream KTX (``serve --upstream``), written by the
+    """``.ktx/index/upstream-<pid>.json``: the gateway's link to upstream KTX (``serve --upstream``), written by the
     server at each change of state, read by ``status``."""
 
     pid: int | None = Field(None, description="PID of the serving ktx-index, or null when it no longer runs.")
@@ -197,7 +197,13 @@ class StatusReport(BaseModel):
     changed_paths: list[str] = Field(default_factory=list)
     writer_pid: int | None = Field(None, description="PID of a rebuild or watcher holding the writer.")
     watcher: WatcherState | None = None
-    upstream: UpstreamState | None = Field(None, description="The upstream KTX server `serve --upstream` fronts.")
+    upstream: UpstreamState | None = Field(
+        None, description="The upstream KTX server `serve --upstream` fronts (the latest to change of `upstreams`)."
+    )
+    upstreams: list[UpstreamState] = Field(
+        default_factory=list,
+        description="Every running `serve --upstream`'s link (two agents may each run one), else the last one's.",
+    )
     recent_errors: list[ToolCallError] = Field(
         default_factory=list,
         description="The MCP server's last tool errors (newest last); watcher errors are in watcher.",

@@ -209,8 +209,7 @@ def render_status(report: StatusReport) -> None:
             )
         for err in watcher.recent_errors:
             click.echo(f"  error {err.at} during {err.during}: {err.error}")
-    upstream = report.upstream
-    if upstream is not None:
+    for upstream in report.upstreams:
         who = f" (PID {upstream.pid})" if upstream.pid else ""
         click.echo(f"upstream     {upstream.state}{who} since {upstream.since or '-'}: '{upstream.upstream}'")
         if upstream.tools:

@@ -181,10 +181,12 @@ def _gateway(service: KtxIndex, spec: UpstreamSpec | None) -> Gateway | None:
     """The upstream connection, or None: without --upstream the server is exactly the seven tools."""
     if spec is None:
         return None
+    from ktx_index.index.status import forget_stopped_upstreams
     from ktx_index.mcp.gateway import Gateway
 
     click.echo(f"ktx-index: fronting upstream '{spec.label}' (its tools are forwarded)", err=True)
-    return Gateway(spec, service.root, service.layout.upstream, service.layout.errors)
+    forget_stopped_upstreams(service.layout)
+    return Gateway(spec, service.root, service.layout.upstream(os.getpid()), service.layout.errors)
 
 
 def _warm(service: KtxIndex, done: threading.Event) -> None:

@@ -36,7 +36,15 @@ class IndexLayout:
         self.lock = self.dir / "write.lock"
         self.watcher = self.dir / "watcher.json"
         self.errors = self.dir / "errors.json"  # the MCP server's last tool errors, for status
-        self.upstream = self.dir / "upstream.json"  # serve --upstream: the link to upstream KTX, for status
+
+    def upstream(self, pid: int) -> Path:
+        """Where the ``serve --upstream`` of process ``pid`` keeps its link to upstream KTX, for status: a file per
+        server, so two agents' servers fronting one project do not overwrite each other's."""
+        return self.dir / f"upstream-{pid}.json"
+
+    def upstreams(self) -> list[Path]:
+        """Every server's upstream file (``upstream``), whether it still runs or not."""
+        return sorted(self.dir.glob("upstream-*.json"))
 
     def exists(self) -> bool:
         return self.store.is_file()

@@ -61,12 +61,27 @@ def _watcher(layout: IndexLayout) -> WatcherState | None:
     return state
 
 
-def _upstream(layout: IndexLayout) -> UpstreamState | None:
-    """The gateway's link to upstream KTX (``serve --upstream``); a server that is gone fronts nothing."""
-    state = _read_state(UpstreamState, layout.upstream)
-    if state is not None and state.pid is not None and not _alive(state.pid):
-        state.pid, state.state, state.retry_in_s = None, "stopped", None
-    return state
+def _upstreams(layout: IndexLayout) -> list[UpstreamState]:
+    """Each running gateway's link to upstream KTX (``serve --upstream``), the latest to change first; when none
+    runs, the last one's, stopped (a server that is gone fronts nothing)."""
+    states = [s for path in layout.upstreams() if (s := _read_state(UpstreamState, path)) is not None]
+    running = [s for s in states if s.pid is not None and _alive(s.pid)]
+    if running:
+        return sorted(running, key=lambda s: s.since or "", reverse=True)
+    if not states:
+        return []
+    last = max(states, key=lambda s: s.since or "")
+    last.pid, last.state, last.retry_in_s = None, "stopped", None
+    return [last]
+
+
+def forget_stopped_upstreams(layout: IndexLayout) -> None:
+    """Remove the upstream files of gateways no longer running (a new one starting calls it): they would pile up,
+    one per server that ever ran."""
+    for path in layout.upstreams():
+        state = _read_state(UpstreamState, path)
+        if state is None or state.pid is None or not _alive(state.pid):
+            path.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
@@ -94,7 +109,8 @@ def build_status(
     report = StatusReport(project=str(project.root), index_path=str(layout.dir), exists=store is not None)
     report.writer_pid = WriterLock(layout).holder_pid()
     report.connections = connections
-    report.upstream = _upstream(layout)
+    report.upstreams = _upstreams(layout)
+    report.upstream = report.upstreams[0] if report.upstreams else None
     if store is None:
         report.diagnostics = load_project(project.root).diagnostics
         return report

@@ -3,7 +3,7 @@
 ktx-index serves search; upstream KTX serves the rest of an agent's loop (``sl_query``, ``sql_execution``,
 ``memory_ingest``…). ``Upstream.run`` holds one client connection to it for the server's whole life: it
 connects, lists upstream's tools, and when the connection is lost (the process died, the HTTP server went away)
-it says so in the call log and in ``.ktx/index/upstream.json`` (read by ``status``) and connects again with
+it says so in the call log and in ``.ktx/index/upstream-<pid>.json`` (read by ``status``) and connects again with
 backoff. A call made while it is down fails at once with ``UpstreamUnavailable``, which the gateway answers
 in-band, so the agent reads why and ktx-index's own tools keep answering.
 """

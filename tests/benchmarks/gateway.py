@@ -35,6 +35,8 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
+from ktx_index.index.layout import IndexLayout
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FAKE = REPO / "tests" / "mcp" / "fake_upstream.py"
@@ -116,12 +118,18 @@ async def latency(project: Path, tmp: Path, calls: int, rounds: int) -> list[tup
             for _, call, progress in cases:
                 await timed_calls(client, call, 20, progress)
         upstream_pid = int((tmp / "direct.pid").read_text())
-        gateway_pid = json.loads((project / ".ktx" / "index" / "upstream.json").read_text())["pid"]
+        gateway_pid = gateway_pid_of(project)
         for _ in range(rounds):
             for name, call, progress in cases:
                 await direct[name].add(d, upstream_pid, call, calls, progress)
                 await gateway[name].add(g, gateway_pid, call, calls, progress)
     return [(name, direct[name], gateway[name]) for name, _, _ in cases]
+
+
+def gateway_pid_of(project: Path) -> int:
+    """The PID of the one gateway fronting ``project`` (its upstream file names it)."""
+    (path,) = IndexLayout(project).upstreams()
+    return json.loads(path.read_text())["pid"]
 
 
 async def latency_http(project: Path, tmp: Path, calls: int, rounds: int) -> tuple[str, Timed, Timed]:
@@ -135,7 +143,7 @@ async def latency_http(project: Path, tmp: Path, calls: int, rounds: int) -> tup
         async with Client(url, mode="legacy") as d, Client(serve(project, tmp, "--upstream", url), mode="legacy") as g:
             for client in (d, g):
                 await timed_calls(client, NOTES, 20, False)
-            gateway_pid = json.loads((project / ".ktx" / "index" / "upstream.json").read_text())["pid"]
+            gateway_pid = gateway_pid_of(project)
             for _ in range(rounds):
                 await direct.add(d, proc.pid, NOTES, calls, False)
                 await gateway.add(g, gateway_pid, NOTES, calls, False)

@@ -99,7 +99,9 @@ async def gateway(service: KtxIndex, fake: Fake) -> AsyncIterator[tuple[Client, 
     async def on_message(message: Any) -> None:
         received.append(message)
 
-    gw = Gateway(UpstreamSpec.parse(fake.command), service.root, service.layout.upstream, service.layout.errors)
+    gw = Gateway(
+        UpstreamSpec.parse(fake.command), service.root, service.layout.upstream(os.getpid()), service.layout.errors
+    )
     async with Client(build_server(service, gw), mode="legacy", message_handler=on_message) as client:
         yield client, received
 

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.index.status import forget_stopped_upstreams
 from ktx_index.reports import UpstreamState, WatcherState
 from ktx_index.service import KtxIndex
 
@@ -94,12 +95,25 @@ def test_an_unreadable_watcher_file_means_no_watcher(built):
 
 
 def test_the_upstream_of_a_server_that_is_gone_is_stopped(built):
-    path = built.layout.upstream
+    path = built.layout.upstream(gone_pid())
     path.write_text(
         UpstreamState(pid=gone_pid(), upstream="ktx mcp", state="connected", retry_in_s=1.0).model_dump_json()
     )
     upstream = built.status().upstream
     assert (upstream.pid, upstream.state, upstream.retry_in_s, upstream.upstream) == (None, "stopped", None, "ktx mcp")
     alive = UpstreamState(pid=os.getpid(), upstream="ktx mcp", state="unavailable", attempts=2)
-    path.write_text(alive.model_dump_json())
+    built.layout.upstream(os.getpid()).write_text(alive.model_dump_json())
+    assert built.status().upstreams == [alive]  # a running one hides the gone one
     assert built.status().upstream == alive
+
+
+def test_two_servers_fronting_one_project_are_both_reported_and_a_new_one_forgets_those_gone(built):
+    parent = os.getppid()  # another live process: a second agent's server
+    mine = UpstreamState(pid=os.getpid(), upstream="ktx mcp", state="connected", since="2026-12-07T10:00:00Z")
+    theirs = UpstreamState(pid=parent, upstream="ktx mcp", state="unavailable", since="2026-12-07T10:05:00Z")
+    gone = UpstreamState(pid=gone_pid(), upstream="ktx mcp", state="connected", since="2026-12-07T11:00:00Z")
+    for state in (mine, theirs, gone):
+        built.layout.upstream(state.pid).write_text(state.model_dump_json())
+    assert built.status().upstreams == [theirs, mine]  # the latest to change first
+    forget_stopped_upstreams(built.layout)
+    assert [p.name for p in built.layout.upstreams()] == sorted(f"upstream-{pid}.json" for pid in (os.getpid(), parent))
