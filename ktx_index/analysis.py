@@ -147,8 +147,8 @@ def abbreviates(short: str, word: str) -> bool:
     """Whether a project word abbreviates a question word, as warehouses name things: the word's start, then
     consonants of the rest in order, skipping at most one other consonant, and perhaps its last letter ('cust' →
     customer, 'pymt' → payment, 'rdg' → reading, 'whse' → warehouse, 'divd' → dividend). From three letters and
-    at least a third of the word, two letters shorter than it at least ('lat' is no 'last'), of an English word
-    (a typo is corrected, not abbreviated), and not itself one ('tot', 'port' and 'snap' mean
+    at least a third of the word, two letters shorter than it at least ('lat' is no 'last'), of an English word or
+    two run together (a typo is corrected, not abbreviated), and not itself one ('tot', 'port' and 'snap' mean
     something else), keeping the consonants the word opens with. An abbreviation that skips to a vowel (*lat* in 'located') or over more consonants (*ast*
     in 'against', *pol* in 'portfolio') is most often another word's."""
     if not (MIN_ABBREVIATION <= len(short) <= len(word) - 2 and len(word) <= 3 * len(short)) or short[0] != word[0]:
@@ -165,8 +165,14 @@ def abbreviates(short: str, word: str) -> bool:
         if rest[-1:] in VOWELS and rest[-1:] == word[-1]:  # the word's last letter ('whse')
             rest, body = rest[:-1], body[:-1]
         if not VOWELS.intersection(rest) and _skipped_consonants(rest, body) <= 1:
-            return english_word(word) and not english_word(short)
+            return (english_word(word) or english_compound(word)) and not english_word(short)
     return False
+
+
+def english_compound(word: str) -> bool:
+    """Whether a word is two English words of three letters or more run together ('putaway', 'stockout',
+    'timesheet'), which the lexicon does not list: a word all the same, where a typo ('languague') is not."""
+    return any(english_word(word[:i]) and english_word(word[i:]) for i in range(3, len(word) - 2))
 
 
 #: An abbreviation is embedded beside its word only when it keeps this many of its consonants (``pymt``, ``rdg``):

@@ -115,7 +115,8 @@ def test_english_words_are_known_in_any_form_and_made_up_ones_are_not():
 @pytest.mark.parametrize(
     ("short", "word"),
     [("pymt", "payment"), ("cust", "customer"), ("rdg", "reading"), ("whse", "warehouse"), ("divd", "dividend"),
-     ("amt", "amount"), ("svc", "service"), ("wrtn", "written"), ("shpmt", "shipment"), ("mgr", "manager")],
+     ("amt", "amount"), ("svc", "service"), ("wrtn", "written"), ("shpmt", "shipment"), ("mgr", "manager"),
+     ("ptwy", "putaway")],  # two English words run together, which the lexicon does not list
 )  # fmt: skip
 def test_a_warehouse_abbreviation_is_the_words_start_then_its_consonants(short, word):
     assert abbreviates(short, word)
@@ -132,6 +133,7 @@ def test_a_warehouse_abbreviation_is_the_words_start_then_its_consonants(short, 
         ("cd", "code", "two letters stand for too many words"),
         ("adj", "adjustment", "under a third of the word"),
         ("pay", "payment", "an English word"),
+        ("lang", "languague", "a typo, corrected instead"),
     ],
 )
 def test_what_is_not_taken_for_an_abbreviation(short, word, why):
