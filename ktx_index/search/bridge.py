@@ -42,8 +42,9 @@ class Bridge:
 
     def abbreviation(self, word: str) -> str | None:
         """The project word that abbreviates ``word`` (analysis.abbreviates), the longest first (the most of the
-        word it keeps), then by spelling; only a word its stem keeps whole (the stem of 'mins' is 'min', which
-        the index holds for 'minimum' too). None when none does. The words made of the word's letters in order
+        word it keeps), then by spelling; only a word its stem keeps at full length (the stem of 'mins' is 'min',
+        which the index holds for 'minimum' too; 'ptwy''s is 'ptwi'). None when none does. Callers search its stem.
+        The words made of the word's letters in order
         are found by one regular expression over all the words of its first letter (a few milliseconds for 200,000
         words, where testing each in Python took ten)."""
         word = word.lower()
@@ -55,7 +56,7 @@ class Bridge:
             if self._by_letter is None:
                 by_letter: dict[str, list[str]] = {}
                 for w, s in zip(self.words, self.stems, strict=True):
-                    if w == s and w.isalpha():
+                    if len(w) == len(s) and w.isalpha():
                         by_letter.setdefault(w[:1], []).append(w)
                 self._by_letter = {letter: "\n".join(ws) for letter, ws in by_letter.items()}
             lines = self._by_letter.get(word[:1], "")
@@ -119,8 +120,8 @@ def bridged_terms(
     for term in terms:
         word = words.get(term)
         short = bridge.abbreviation(word) if word else None
-        if short is not None and short != term and held(short):
-            out[term] = (short, 1.0)
+        if short is not None and stem(short) != term and held(stem(short)):
+            out[term] = (stem(short), 1.0)
             continue
         vector = word_vector(word) if word else None
         if vector is None:
@@ -141,6 +142,6 @@ def telling_abbreviations(bridge: Bridge, q: Query, doc_freq: Callable[[str], in
         word = q.term_words.get(term)
         if word and doc_freq(term) == 0:
             short = bridge.abbreviation(word)
-            if short is not None and doc_freq(short) > 0 and telling(short):
+            if short is not None and doc_freq(stem(short)) > 0 and telling(short):
                 found.append((word, short))
     return tuple(found)

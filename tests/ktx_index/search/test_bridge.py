@@ -180,6 +180,10 @@ def test_a_word_is_bridged_to_the_project_word_abbreviating_it_before_its_neares
         stem("minutes"): ("pay", pytest.approx(1.0)),  # 'mins' stems to 'min', which minimum's columns hold too
     }
     assert bridge.abbreviation("payments") == "pymt" and bridge.abbreviation("zebra") is None
+    agency = Bridge(["agcy"], [stem("agcy")], np.eye(1, dtype=np.float32))  # its stem is 'agci': the term searched
+    assert bridged_terms(agency, lambda w: None, {"agci"}.__contains__, {"agenc": "agency"}, ["agenc"]) == {
+        "agenc": ("agci", 1.0)
+    }
 
 
 def test_an_abbreviated_warehouse_answers_in_its_users_words(make_project):
