@@ -20,22 +20,20 @@ from indexers.scan_artifacts import ArtifactCache, table_key
 from indexers.sl_records import resolve_description
 
 #: KTX's dictionary filters (reference §2.4), with the type gate widened to wrapped and
-#: vendor string types (citext, tinytext, LowCardinality(String), ...).
+#: vendor string types (citext, tinytext, LowCardinality(String), ...), and without its cap of 200 distinct
+#: values: a column of many values (a ship-to's name, a location) is searched through its sample too, where KTX
+#: answered ``value_not_in_sample`` for a value the sample holds; its ``cardinality`` says how partial it is.
 DICTIONARY_TYPE = re.compile(r"(char|text|string|enum|bool)", re.IGNORECASE)
 EXCLUDED_NAMES = re.compile(
     r"(_id$|_uuid$|_key$|_hash$|_token$|^id$|^uuid$|_at$|_date$|_time$|description$|comment$|notes?$|"
     r"message$|body$|content$|_url$|_path$|email$|^phone|address$)",
     re.IGNORECASE,
 )
-MAX_DICTIONARY_CARDINALITY = 200
 
 
 def is_dictionary_column(column: str, entry: dict[str, Any]) -> bool:
     col_type = str(entry.get("normalizedType") or entry.get("nativeType") or "")
-    if not DICTIONARY_TYPE.search(col_type) or EXCLUDED_NAMES.search(column):
-        return False
-    distinct = entry.get("distinctCount")
-    return not (isinstance(distinct, (int, float)) and distinct > MAX_DICTIONARY_CARDINALITY)
+    return bool(DICTIONARY_TYPE.search(col_type)) and not EXCLUDED_NAMES.search(column)
 
 
 def sample_strings(values: Any) -> list[str]:

@@ -69,6 +69,15 @@ def abbreviates(code: str, words: list[str]) -> bool:
     return len(words) <= len(code) and fits(0, 0)
 
 
+def abbreviation_score(code: str, words: list[str]) -> float:
+    """How telling an abbreviation match is: 0.5 for one made of several words' initials ('APAC', 'EMEA'); for a
+    code of one word, from 0.3 up by how much of the word it keeps, so 'PROB' comes before 'PR' for *probation* and
+    'WAIT' before the state code 'WI' for *waitlisted* (every such code matched alike before)."""
+    if len(words) > 1:
+        return 0.5
+    return 0.3 + 0.2 * min(1.0, len(code) / max(1, len(words[0])))
+
+
 @dataclass(frozen=True)
 class Entry:
     connection: str
@@ -162,11 +171,9 @@ class DictionaryIndex:
                 add((i,), "fuzzy", 0.6 - 0.1 * distance / budget)
         parts = [w for w in re.split(r"[\s,/\-]+", folded) if w and w not in CONNECTIVES]
         if parts and not (len(parts) == 1 and len(parts[0]) in CODE_LENGTHS and value.isupper()):
-            add(
-                (i for i in self.codes.get(parts[0][0], ()) if abbreviates(self.entries[i].value, parts)),
-                "abbreviation",
-                0.5,
-            )
+            for i in self.codes.get(parts[0][0], ()):
+                if abbreviates(self.entries[i].value, parts):
+                    add((i,), "abbreviation", abbreviation_score(self.entries[i].value, parts))
         ranked = [(self.entries[i], tier, score) for i, (tier, score) in found.items()]
         ranked.sort(key=lambda m: (TIER_ORDER[m[1]], -m[2], m[0].connection, m[0].source_name, m[0].column, m[0].value))
         return ranked[:MAX_MATCHES]

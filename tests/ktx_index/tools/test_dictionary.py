@@ -4,7 +4,7 @@ with their reason, input validation, and the abbreviation rule on its own."""
 import pytest
 
 from ktx_index.errors import InvalidInput, NotFound
-from ktx_index.tools.dictionary import abbreviates
+from ktx_index.tools.dictionary import abbreviates, abbreviation_score
 
 
 def test_dictionary_tiers_and_tolerance(demo_service):
@@ -47,6 +47,12 @@ def test_abbreviations_reach_stored_codes():
     assert (
         abbreviates("SUN", ["sunday"]) and not abbreviates("SUN", ["suspended"]) and abbreviates("PA", ["pennsylvania"])
     )
+
+
+def test_a_code_that_keeps_more_of_the_word_scores_higher():
+    assert abbreviation_score("PROB", ["probation"]) > abbreviation_score("PR", ["probation"])
+    assert abbreviation_score("WAIT", ["waitlisted"]) > abbreviation_score("WI", ["waitlisted"])
+    assert abbreviation_score("APAC", ["asia", "pacific"]) == 0.5 > abbreviation_score("VT", ["vermont"])
 
 
 def test_dictionary_finds_a_code_from_the_name_a_person_writes(demo_service):
