@@ -38,6 +38,10 @@ class ScopeResult:
     #: that parsed but lost part of its documents to another that did not (a table's sample values to its
     #: snapshot's relationship profile); a file that does not parse is kept by its own ``parse_error``.
     kept: dict[str, str] = field(default_factory=dict)
+    #: What a file that does not parse still gives (a page whose frontmatter does not, read whole): indexed, flagged
+    #: stale with the parse error, only when the index holds nothing from an earlier read of the file; otherwise
+    #: that last good version is kept, as for any file that no longer parses.
+    fallback: list[Document] = field(default_factory=list)
 
     def problem(self, path: str, message: str, code: str = "error") -> None:
         self.diagnostics.append(Diagnostic(path=path, message=message, code=code))

@@ -186,43 +186,50 @@ class WikiIndexer(Indexer):
             text, decoded = read_hand_edited(project, rel)
             if not text.strip():  # most often a save caught half-way (a shell's `>` truncates, then writes)
                 raise SourceError("the page is empty: not indexed until it has content (an indexed version stays)")
-            meta, body = split_frontmatter(text)
         except SourceError as exc:
             result.problem(rel, str(exc), code="parse_error")
             return result
         if decoded:
             result.problem(rel, decoded, code="warning")
-        key: str = scope.get("key")
-        page_scope: str = scope.get("scope")
+        try:
+            meta, body = split_frontmatter(text)
+        except SourceError as exc:  # searchable all the same, as wiki_read reads it: the whole file, no fields
+            result.problem(rel, str(exc), code="parse_error")
+            result.fallback.append(page_document(project, scope, {}, text.strip()))
+            return result
         for problem in shape_problems(meta):  # read as KTX reads them (dropped), and said
             result.problem(rel, problem, code="warning")
-        summary = clean_text(meta.get("summary"))
-        tags = as_str_list(meta.get("tags"))
-        attrs: dict[str, Any] = {
-            "key": key,
-            "scope": page_scope,
-            "refs": as_str_list(meta.get("refs")),
-            "slRefs": as_str_list(meta.get("sl_refs")),
-            # KTX's `connections`: one id or a list; a page without any applies to every connection
-            "connections": [c for c in as_str_list(meta.get("connections")) if c.strip()],
-            "mentions": mentions(body, as_str_list(meta.get("sl_refs")) + as_str_list(meta.get("tables"))),
-        }
-        attrs.update({name: jsonable(meta[name]) for name in OPTIONAL_FIELDS if name in meta})
-        scope_id = "global" if page_scope == "GLOBAL" else f"user/{project.settings.user}"
-        result.documents.append(
-            Document(
-                uid=make_uid("wiki", scope_id, key),
-                kind="wiki",
-                id=key,
-                path=rel,
-                name=key,
-                display=key.replace("-", " ").replace("_", " "),
-                summary=summary or None,
-                description=summary,
-                body=body,
-                tags=tags,
-                sections=split_sections(body),
-                attrs=attrs,
-            )
-        )
+        result.documents.append(page_document(project, scope, meta, body))
         return result
+
+
+def page_document(project: Project, scope: Scope, meta: dict[str, Any], body: str) -> Document:
+    """A page's document from its frontmatter fields and its body."""
+    key: str = scope.get("key")
+    page_scope: str = scope.get("scope")
+    summary = clean_text(meta.get("summary"))
+    attrs: dict[str, Any] = {
+        "key": key,
+        "scope": page_scope,
+        "refs": as_str_list(meta.get("refs")),
+        "slRefs": as_str_list(meta.get("sl_refs")),
+        # KTX's `connections`: one id or a list; a page without any applies to every connection
+        "connections": [c for c in as_str_list(meta.get("connections")) if c.strip()],
+        "mentions": mentions(body, as_str_list(meta.get("sl_refs")) + as_str_list(meta.get("tables"))),
+    }
+    attrs.update({name: jsonable(meta[name]) for name in OPTIONAL_FIELDS if name in meta})
+    scope_id = "global" if page_scope == "GLOBAL" else f"user/{project.settings.user}"
+    return Document(
+        uid=make_uid("wiki", scope_id, key),
+        kind="wiki",
+        id=key,
+        path=scope.files[0],
+        name=key,
+        display=key.replace("-", " ").replace("_", " "),
+        summary=summary or None,
+        description=summary,
+        body=body,
+        tags=as_str_list(meta.get("tags")),
+        sections=split_sections(body),
+        attrs=attrs,
+    )

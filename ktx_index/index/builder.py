@@ -268,7 +268,8 @@ class Builder:
     def _apply_scope(self, scope: Scope, result: ScopeResult, commit: _Commit, report: RebuildReport) -> None:
         """Write one scope's changed documents. A document whose file no longer parses (or lies in a folder that
         cannot be listed, or came from an artifact that does not parse: ``ScopeResult.kept``) is kept, marked
-        stale."""
+        stale; a file that does not parse and never did gives what it still can (``ScopeResult.fallback``), stale
+        too."""
         old = self.store.docs.in_scope(scope.key)
         broken = dict(result.kept)
         for diag in result.diagnostics:
@@ -276,6 +277,9 @@ class Builder:
                 broken[diag.path] = f"{broken[diag.path]}; {diag.message}" if diag.path in broken else diag.message
         unlisted = unlisted_folders(result.diagnostics)
         new = {d.uid: d for d in result.documents}
+        held = {path.split("#", 1)[0] for _hash, path, _stale in old.values()}
+        whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
+        new.update(whole)  # a file never read before that does not parse: what it still gives, flagged stale
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
             if uid not in old:
@@ -289,6 +293,8 @@ class Builder:
                 continue
             commit.put(doc, scope.key, uid in old)
         self.store.docs.mark_stale(fresh_again, None)
+        for uid, doc in whole.items():
+            self.store.docs.mark_stale([uid], broken[doc.path])
         keeping = {**unlisted, **broken}  # a folder's reason keeps all it holds
         reasons: dict[str, str | None] = {}  # per file: a file's documents vanish together
         for uid, (_hash, path, _stale) in old.items():

@@ -185,7 +185,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
     stale = store.docs.stale_by_uid(doc.uid).get(doc.uid)
     broken = _broken_file(store, connection_id, lambda path: path in files or PurePosixPath(path).stem == doc.id)
     if stale is None and broken is not None:
-        stale = f"{broken[0]} does not parse ({broken[1]}); this source is composed without its latest version"
+        stale = f"{broken[0]} does not parse ({broken[1]}); this source is composed without it"
     return SlSource(
         sourceName=doc.id,
         connectionId=connection_id,

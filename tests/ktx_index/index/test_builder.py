@@ -104,6 +104,21 @@ def test_broken_file_keeps_last_good_documents_flagged_stale(project):
     service.close()
 
 
+def test_a_page_whose_frontmatter_never_parsed_is_searched_whole_and_said_to_be_broken(project):
+    (project / "wiki/global/withdrawals.md").write_text("---\nsummary: [broken\n---\nReturn of federal aid funds")
+    service = service_for(project)
+    report = service.rebuild()
+    assert [s.path for s in report.stale] == ["wiki/global/withdrawals.md"] and report.kept_stale == 0
+    found = service.wiki_search("return of federal aid").results[0]
+    assert found.key == "withdrawals" and found.summary == ""  # no field read: the whole file is its text
+    assert found.stale.startswith("wiki/global/withdrawals.md: ") and "frontmatter" in found.stale
+    (project / "wiki/global/withdrawals.md").write_text(PAGE.format(summary="Withdrawals", body="Return of aid."))
+    repaired = service.rebuild()
+    assert repaired.updated == 1 and repaired.stale == []
+    assert service.wiki_search("return of aid").results[0].stale is None
+    service.close()
+
+
 def test_a_folder_that_cannot_be_listed_keeps_its_documents_stale_until_it_can(project):
     """A connection folder replaced by a symlink loop (as a folder without read permission): its sources are
     out of sight, not deleted; once the folder reads again they are fresh, and nothing is embedded twice."""
