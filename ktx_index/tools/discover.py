@@ -128,14 +128,25 @@ def discover(
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     """How the tables and sources behind the returned refs join each other (refs given as the uids each
     stands for), and through one table they leave out where two of them join no other way (the one joining the
-    most of them first). Ids are the containers' ref ids: a table's display name, a source's name."""
-    containers: set[str] = set()
-    for uids in refs:
-        for uid in uids:
-            idx = snap.uid_index.get(uid)
-            if idx is not None:
-                parent = int(snap.doc_parent[idx])
-                containers.add(snap.doc_uids[parent] if parent >= 0 else uid)
+    most of them first). Ids are the containers' ref ids: a table's display name, a source's name. A table and
+    its semantic-layer source (twins) are one end, named as the refs name it (the source when either is
+    returned as one), and a join both declare is listed once (the source's condition first)."""
+
+    def container_of(uid: str) -> str | None:
+        idx = snap.uid_index.get(uid)
+        if idx is None:
+            return None
+        parent = int(snap.doc_parent[idx])
+        return snap.doc_uids[parent] if parent >= 0 else uid
+
+    containers = {c for uids in refs for uid in uids if (c := container_of(uid)) is not None}
+    named: dict[object, str] = {}  # a physical table → the container its end is named by (as the refs name it)
+    for c in sorted(containers, key=lambda c: (not c.startswith("sl_source:"), c)):
+        named.setdefault(snap.facts.table_of.get(c, c), c)
+
+    def end_of(c: str) -> str:
+        return named.get(snap.facts.table_of.get(c, c), c)
+
     out: list[JoinOut] = []
     seen: set[tuple[frozenset[str], str]] = set()
     group = {c: c for c in containers}  # which tables already join one another (union-find, by representative)
@@ -145,8 +156,13 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
             c = group[c]
         return c
 
+    for c in containers:  # twins are one table
+        if end_of(c) in group:
+            group[root(c)] = root(end_of(c))
+
     def add(a: str, b: str, on: str, declared: bool = True) -> None:
         """``from`` is the end that declares the join (the table holding the foreign key)."""
+        a, b = end_of(a), end_of(b)
         key = (frozenset((a, b)), condition_key(on))
         if key not in seen:
             seen.add(key)
@@ -180,10 +196,12 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
 
 
 def condition_key(on: str) -> str:
-    """A join condition with each equality's sides and the equalities in one order: ``a.x = b.x`` and
-    ``b.x = a.x`` (one edge, seen from each table) are the same join."""
+    """A join condition by its columns alone, each equality's sides and the equalities in one order: ``a.x = b.y``
+    and ``b.y = a.x`` (one edge, seen from each table) are the same join, and so are the semantic layer's
+    ``orders.customer_id = customers.id`` and the scan's ``public.orders.customer_id = public.customers.id``."""
     parts = re.split(r"\s+and\s+", on.casefold().strip())
-    return " and ".join(sorted(" = ".join(sorted(side.strip() for side in p.split("="))) for p in parts))
+    column = lambda side: side.strip().rsplit(".", 1)[-1].strip().strip('"')  # noqa: E731
+    return " and ".join(sorted(" = ".join(sorted(column(side) for side in p.split("="))) for p in parts))
 
 
 #: A container kind → the kind of its members that may have a twin (a scanned column, a semantic-layer dimension).

@@ -187,3 +187,40 @@ def test_scanned_join_quotes_a_name_sql_would_not_read_unquoted():
     assert other == "table:nw:main.Products"
     assert on == '"Order Details"."Product-ID" = Products.ProductID'
     assert sql_name('say "hi"') == '"say ""hi"""' and sql_name("_x$1") == "_x$1" and sql_name("1st") == '"1st"'
+
+
+def test_a_join_both_the_scan_and_the_semantic_layer_declare_is_listed_once_by_the_sources_names(make_project):
+    from ktx_index.tools.discover import joins_between
+
+    files = scan_files(
+        "shop",
+        SYNC,
+        [
+            table("orders", [column("id", "integer"), column("customer_id", "integer")], [fk("customer_id", "customers", "id")]),
+            table("customers", [column("id", "integer"), column("region")]),
+        ],
+    )  # fmt: skip
+    files["semantic-layer/shop/orders.yaml"] = (
+        "name: orders\ntable: main.orders\ngrain: [id]\ncolumns:\n  - {name: id, type: number}\n"
+        "  - {name: customer_id, type: number}\n"
+        "joins:\n  - {to: customers, on: orders.customer_id = customers.id, relationship: many_to_one}\n"
+    )
+    files["semantic-layer/shop/customers.yaml"] = (
+        "name: customers\ntable: main.customers\ngrain: [id]\ncolumns:\n  - {name: id, type: number}\n"
+        "  - {name: region, type: string}\n"
+    )
+    service = KtxIndex(
+        make_project(files, config="connections:\n  shop:\n    driver: sqlite\n"), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    both = [
+        ["table:shop:main.orders", "sl_source:shop:orders"],
+        ["table:shop:main.customers", "sl_source:shop:customers"],
+    ]
+    assert [(j.from_, j.to, j.on) for j in joins_between(snap, both)] == [
+        ("orders", "customers", "orders.customer_id = customers.id")  # the source's, once
+    ]
+    column_only = [["table:shop:main.orders", "sl_source:shop:orders"], ["column:shop:main.customers.region"]]
+    assert [(j.from_, j.to) for j in joins_between(snap, column_only)] == [("orders", "main.customers")]  # as named
+    service.close()
