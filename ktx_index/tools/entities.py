@@ -127,7 +127,8 @@ def entity_details(
         label = wanted if isinstance(wanted, str) else ".".join(p for p in wanted if p)
         if not hits:
             displays = [t.display for t in tables]
-            close = nearest(label, displays, 8)
+            owner, column = _column_id(tables, label)
+            close = [owner.display] if owner is not None else nearest(label, displays, 8)
             listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
             by_display = {t.display: t for t in tables}
             more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
@@ -135,6 +136,8 @@ def entity_details(
                 f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first, "
                 f"then the others by name{more}."
             )
+            if owner is not None:  # a column's id, as discover_data returns it
+                message += f' It names a column: send {{"table": "{owner.display}", "columns": ["{column}"]}}.'
             out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in listed]))
         elif len(hits) > 1:
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
@@ -142,6 +145,14 @@ def entity_details(
         else:
             out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo))
     return EntityDetailsResult(results=out)
+
+
+def _column_id(tables: list[TableName], label: str) -> tuple[TableName | None, str]:
+    """The one table ``label`` names with a column after it (``edw.fact_shpmt.delivered_ts``, a column ref's id),
+    and that column; (None, "") when it is no such id."""
+    head, _, column = label.rpartition(".")
+    hits = _resolve(tables, head) if head and column else []
+    return (hits[0], column) if len(hits) == 1 else (None, "")
 
 
 def nearest_first(missing: list[str], names: list[str]) -> list[str]:

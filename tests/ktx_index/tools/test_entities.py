@@ -49,3 +49,14 @@ def test_column_candidates_put_the_nearest_to_each_missing_name_first():
     assert nearest_first(["state"], names) == ["st_cd", "mbr_id", "mbr_nm", "addr", "city", "zip"]
     assert nearest_first(["zzzz"], names) == names  # nothing near: the table's order
     assert nearest_first(["state", "cty"], names)[:2] == ["st_cd", "city"]
+
+
+def test_a_columns_id_sent_as_a_table_says_which_table_and_column_to_send(make_project):
+    table = {"catalog": None, "db": "raw", "name": "orders", "columns": [column("id", "int"), column("status")]}
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [table]))
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    (failed,) = service.entity_details("warehouse", [{"table": "raw.orders.status"}]).results
+    assert failed.error.code == "table_not_found" and failed.error.candidates[0].display == "raw.orders"
+    assert failed.error.message.endswith('It names a column: send {"table": "raw.orders", "columns": ["status"]}.')
+    service.close()
