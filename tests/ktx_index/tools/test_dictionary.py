@@ -2,8 +2,10 @@
 with their reason, input validation, and the abbreviation rule on its own."""
 
 import pytest
+from projects import column, profile_entry, scan_files
 
 from ktx_index.errors import InvalidInput, NotFound
+from ktx_index.service import KtxIndex
 from ktx_index.tools.dictionary import abbreviates, abbreviation_score
 
 
@@ -62,3 +64,14 @@ def test_dictionary_finds_a_code_from_the_name_a_person_writes(demo_service):
         ("province_state", "VT", "abbreviation")
     }
     assert any(m.columnName == "currency" and m.matchedValue == "CAD" for m in dollars.matches)
+
+
+def test_a_fuzzy_match_keeps_the_values_digits(make_project):
+    table = {"catalog": None, "db": "sis", "name": "terms", "columns": [column("term_nm")]}
+    profile = {"columns": {"terms.term_nm": profile_entry("sis", "terms", "term_nm", ["Fall 2025", "Fall 2026"])}}
+    service = KtxIndex(make_project(scan_files("sis", "2026-01-01-000000-aaaa", [table], profile)), embedder=None)
+    service.rebuild()
+    fall, typo = service.dictionary_search(["Fall 2026", "Fal 2026"]).results
+    assert [(m.matchedValue, m.matchType) for m in fall.matches] == [("Fall 2026", "exact")]  # not 'Fall 2025'
+    assert [m.matchedValue for m in typo.matches] == ["Fall 2026"]  # a typo in the letters is still forgiven
+    service.close()
