@@ -1,8 +1,10 @@
 """dictionary_search: which column holds a business value, over profile samples and dbt enum values.
 
 Matches are tiered exact > folded (case, accents) > token (words or separators differ,
-or the value is part of a longer one) > fuzzy (typos, by Damerau-Levenshtein on the
-separator-free form), so ``finanical services`` finds ``financial_services``.
+the value is part of a longer one, or a shorter one the question's words name: ``PELL`` for
+*federal pell grant*) > fuzzy (typos, by Damerau-Levenshtein on the separator-free form, its
+digits kept), so ``finanical services`` finds ``financial_services`` > abbreviation (a code
+made of the words' letters).
 """
 
 from __future__ import annotations
@@ -160,6 +162,8 @@ class DictionaryIndex:
             if words:  # every query word is a word of the value
                 postings = sorted((self.by_word.get(w, set()) for w in words), key=len)
                 add(sorted(set.intersection(*postings)), "token", 0.85)
+        if len(words) > 1:
+            add(self._named_within(words), "token", 0.65)
         if len(squashed) >= 3:  # part of a longer value
             pos = self.joined.find(squashed)
             while pos != -1:
@@ -181,6 +185,14 @@ class DictionaryIndex:
         ranked = [(self.entries[i], tier, score) for i, (tier, score) in found.items()]
         ranked.sort(key=lambda m: (TIER_ORDER[m[1]], -m[2], m[0].connection, m[0].source_name, m[0].column, m[0].value))
         return ranked[:MAX_MATCHES]
+
+    def _named_within(self, words: set[str]) -> list[int]:
+        """Shorter values made of the question's words ('PELL' or 'Pell Grant' for *federal pell grant*), one of
+        them at least no English word (a value 'Grant' or 'Open' alone is not named by it)."""
+        held = {i for w in words for i in self.by_word.get(w, ())}
+        return sorted(
+            i for i in held if self.entries[i].words <= words and not all(map(english_word, self.entries[i].words))
+        )
 
 
 def _index(engine: Engine) -> DictionaryIndex:

@@ -75,3 +75,18 @@ def test_a_fuzzy_match_keeps_the_values_digits(make_project):
     assert [(m.matchedValue, m.matchType) for m in fall.matches] == [("Fall 2026", "exact")]  # not 'Fall 2025'
     assert [m.matchedValue for m in typo.matches] == ["Fall 2026"]  # a typo in the letters is still forgiven
     service.close()
+
+
+def test_a_shorter_value_the_question_names_is_found_by_its_words(make_project):
+    table = {"catalog": None, "db": "fa", "name": "awards", "columns": [column("fund_cd"), column("aid_type")]}
+    profile = {
+        "columns": {
+            "awards.fund_cd": profile_entry("fa", "awards", "fund_cd", ["PELL", "SEOG"]),
+            "awards.aid_type": profile_entry("fa", "awards", "aid_type", ["Grant", "Loan"]),
+        }
+    }
+    service = KtxIndex(make_project(scan_files("fa", "2026-01-01-000000-aaaa", [table], profile)), embedder=None)
+    service.rebuild()
+    (pell,) = service.dictionary_search(["Federal Pell Grant"]).results
+    assert [(m.matchedValue, m.matchType) for m in pell.matches] == [("PELL", "token")]  # 'Grant' is a word alone
+    service.close()
