@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 #: ``orders.customer_id = customers.id`` → (orders, customer_id), (customers, id)
 QUALIFIED = re.compile(r"([\w$]+)\.([\w$]+)")
+#: What a self-join's condition calls the referenced row (``employees.reports_to = parent.employee_id``), so it
+#: pastes into ``JOIN employees AS parent``; the table's own name on both sides would compare a row with itself.
+SELF_ALIAS = "parent"
 #: A name SQL reads as written, unquoted.
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
@@ -55,7 +58,8 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
         to_display = _display(fk.get("toCatalog"), fk.get("toDb"), to_name)
         other = f"table:{conn or ''}:{to_display}"  # itself for a self-reference (employees' manager)
         keys = [f"column:{conn or ''}:{display}.{src_col}", f"column:{conn or ''}:{to_display}.{dst_col}"]
-        on = f"{sql_name(name)}.{sql_name(src_col)} = {sql_name(to_name)}.{sql_name(dst_col)}"
+        target = SELF_ALIAS if other == uid else sql_name(to_name)  # a row and its parent row: two names needed
+        on = f"{sql_name(name)}.{sql_name(src_col)} = {target}.{sql_name(dst_col)}"
         out.append((uid, other, keys, on))
     return out
 

@@ -117,7 +117,10 @@ class JoinOut(Strict):
         "the foreign key, the source listing the join.",
     )
     to: str = Field(description="Id of the table or source it joins (the same one for a self-join: a row's parent).")
-    on: str = Field(description="The join condition as the project's metadata declares it.")
+    on: str = Field(
+        description="The join condition as the project's metadata declares it; a scanned self-join calls the "
+        "referenced row `parent` (JOIN <table> AS parent)."
+    )
 
 
 class DiscoverResult(Strict):

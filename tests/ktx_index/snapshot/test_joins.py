@@ -173,7 +173,7 @@ def test_a_table_that_references_itself_comes_with_that_join(make_project):
     assert snap.facts.joins == {}  # nothing to lift between two tables
     joins = joins_between(snap, [["column:f1:main.employees.reports_to"]])
     assert [(j.from_, j.to, j.on) for j in joins] == [
-        ("main.employees", "main.employees", "employees.reports_to = employees.employee_id")
+        ("main.employees", "main.employees", "employees.reports_to = parent.employee_id")  # JOIN employees AS parent
     ]
     service.close()
 
