@@ -73,12 +73,21 @@ def abbreviates(code: str, words: list[str]) -> bool:
     return len(words) <= len(code) and fits(0, 0)
 
 
-def abbreviation_score(code: str, words: list[str]) -> float:
-    """How telling an abbreviation match is: 0.5 for one made of several words' initials ('APAC', 'EMEA'); for a
-    code of one word, from 0.3 up by how much of the word it keeps, so 'PROB' comes before 'PR' for *probation* and
-    'WAIT' before the state code 'WI' for *waitlisted* (every such code matched alike before)."""
+def _named(words: frozenset[str]) -> bool:
+    """Whether a value of these words is named when a question holds them all (DictionaryIndex._named_within)."""
     if len(words) > 1:
-        return 0.5
+        return True
+    (word,) = words
+    return len(word) >= 3 and word.isalpha() and not english_word(word)
+
+
+def abbreviation_score(code: str, words: list[str]) -> float:
+    """How telling an abbreviation match is: for one made of several words' initials, 0.5 from four letters
+    ('APAC', 'EMEA') and less below; for a code of one word, from 0.3 up by how much of the word it keeps, so
+    'PROB' comes before 'PR' for *probation* and 'WAIT' before the state code 'WI' for *waitlisted* (every such
+    code matched alike before)."""
+    if len(words) > 1:  # two letters say less than four ('CR' for *City of Riverton*, 'APAC')
+        return 0.4 + 0.1 * min(1.0, (len(code) - 1) / 3)
     return 0.3 + 0.2 * min(1.0, len(code) / max(1, len(words[0])))
 
 
@@ -187,12 +196,11 @@ class DictionaryIndex:
         return ranked[:MAX_MATCHES]
 
     def _named_within(self, words: set[str]) -> list[int]:
-        """Shorter values made of the question's words ('PELL' or 'Pell Grant' for *federal pell grant*), one of
-        them at least no English word (a value 'Grant' or 'Open' alone is not named by it)."""
+        """Shorter values made of the question's words: of two words or more ('Maple Ridge' in *Maple Ridge
+        Apartments*), or one of three letters or more that is no English word ('PELL' in *federal pell grant*;
+        not 'Grant', 'W' in *412 W Pecan St*, or '10' in *2025-10-31*)."""
         held = {i for w in words for i in self.by_word.get(w, ())}
-        return sorted(
-            i for i in held if self.entries[i].words <= words and not all(map(english_word, self.entries[i].words))
-        )
+        return sorted(i for i in held if self.entries[i].words <= words and _named(self.entries[i].words))
 
 
 def _index(engine: Engine) -> DictionaryIndex:

@@ -76,7 +76,11 @@ def _resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str]
             and (catalog is None or fold(t.catalog or "") == fold(catalog))
         ]
         exact = [t for t in hits if t.catalog == catalog and t.db == db]
-        return exact or hits
+        if exact or hits:
+            return exact or hits
+        # {schema: "Sales", table: "SalesOrderHeader"} where the scan's table is named "Sales.SalesOrderHeader"
+        # (in db main): read as the string "Sales.SalesOrderHeader", which resolves
+        return _resolve(tables, ".".join(p for p in wanted if p))
     text = ".".join(_strip(p) for p in wanted.split("."))
     by_display = [t for t in tables if fold(t.display) == fold(text)]
     if by_display:
@@ -127,7 +131,7 @@ def entity_details(
         label = wanted if isinstance(wanted, str) else ".".join(p for p in wanted if p)
         if not hits:
             displays = [t.display for t in tables]
-            owner, column = _column_id(tables, label)
+            owner, column = _column_id(store, tables, label)
             close = [owner.display] if owner is not None else nearest(label, displays, 8)
             listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
             by_display = {t.display: t for t in tables}
@@ -147,12 +151,15 @@ def entity_details(
     return EntityDetailsResult(results=out)
 
 
-def _column_id(tables: list[TableName], label: str) -> tuple[TableName | None, str]:
-    """The one table ``label`` names with a column after it (``edw.fact_shpmt.delivered_ts``, a column ref's id),
-    and that column; (None, "") when it is no such id."""
+def _column_id(store: DocStore, tables: list[TableName], label: str) -> tuple[TableName | None, str]:
+    """The one table ``label`` names with one of its columns after it (``edw.fact_shpmt.delivered_ts``, a column
+    ref's id), and that column as the table spells it; (None, "") when it is no such id."""
     head, _, column = label.rpartition(".")
     hits = _resolve(tables, head) if head and column else []
-    return (hits[0], column) if len(hits) == 1 else (None, "")
+    if len(hits) != 1 or (doc := store.docs.get(hits[0].uid)) is None:
+        return None, ""
+    spelled = next((c for c in doc.attrs.get("columns", []) if str(c).casefold() == column.casefold()), None)
+    return (hits[0], str(spelled)) if spelled is not None else (None, "")
 
 
 def nearest_first(missing: list[str], names: list[str]) -> list[str]:
@@ -270,7 +277,7 @@ def _details(
                 "the nearest to each first, then the others in the table's order."
             )
             return _failed(connection_id, echo, snapshot, "column_not_found", message, nearest_first(missing, names))
-        names = [by_folded[str(w).casefold()] for w in wanted]
+        names = list(dict.fromkeys(by_folded[str(w).casefold()] for w in wanted))  # 'lst_nm' and 'LST_NM': once
     kind = attrs.get("kind")
     return EntityFound(
         ok=True,

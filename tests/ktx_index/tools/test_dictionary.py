@@ -55,6 +55,7 @@ def test_a_code_that_keeps_more_of_the_word_scores_higher():
     assert abbreviation_score("PROB", ["probation"]) > abbreviation_score("PR", ["probation"])
     assert abbreviation_score("WAIT", ["waitlisted"]) > abbreviation_score("WI", ["waitlisted"])
     assert abbreviation_score("APAC", ["asia", "pacific"]) == 0.5 > abbreviation_score("VT", ["vermont"])
+    assert abbreviation_score("CR", ["city", "riverton"]) < abbreviation_score("APAC", ["asia", "pacific"])
 
 
 def test_dictionary_finds_a_code_from_the_name_a_person_writes(demo_service):
@@ -81,12 +82,15 @@ def test_a_shorter_value_the_question_names_is_found_by_its_words(make_project):
     table = {"catalog": None, "db": "fa", "name": "awards", "columns": [column("fund_cd"), column("aid_type")]}
     profile = {
         "columns": {
-            "awards.fund_cd": profile_entry("fa", "awards", "fund_cd", ["PELL", "SEOG"]),
-            "awards.aid_type": profile_entry("fa", "awards", "aid_type", ["Grant", "Loan"]),
+            "awards.fund_cd": profile_entry("fa", "awards", "fund_cd", ["PELL", "SEOG", "Maple Ridge"]),
+            "awards.aid_type": profile_entry("fa", "awards", "aid_type", ["Grant", "Loan", "W", "10"]),
         }
     }
     service = KtxIndex(make_project(scan_files("fa", "2026-01-01-000000-aaaa", [table], profile)), embedder=None)
     service.rebuild()
-    (pell,) = service.dictionary_search(["Federal Pell Grant"]).results
+    pell, letter, date = service.dictionary_search(["Federal Pell Grant", "412 W Pecan St", "2025-10-31"]).results
     assert [(m.matchedValue, m.matchType) for m in pell.matches] == [("PELL", "token")]  # 'Grant' is a word alone
+    assert not [m for m in letter.matches + date.matches if m.matchType == "token"]  # not 'W', not '10'
+    (ridge,) = service.dictionary_search(["Maple Ridge Apartments"]).results
+    assert [(m.matchedValue, m.matchType) for m in ridge.matches] == [("Maple Ridge", "token")]  # two words: named
     service.close()

@@ -60,3 +60,21 @@ def test_a_columns_id_sent_as_a_table_says_which_table_and_column_to_send(make_p
     assert failed.error.code == "table_not_found" and failed.error.candidates[0].display == "raw.orders"
     assert failed.error.message.endswith('It names a column: send {"table": "raw.orders", "columns": ["status"]}.')
     service.close()
+
+
+def test_a_schema_and_table_sent_apart_find_a_table_whose_name_holds_its_schema(make_project):
+    """SQL Server scans read through SQLite name a table "Sales.SalesOrderHeader" in db main: {schema, table}
+    finds it as the string "Sales.SalesOrderHeader" does, and a dotted name with no such column gets no column hint."""
+    tables = [
+        {"catalog": None, "db": "main", "name": "Sales.SalesOrderHeader", "columns": [column("id", "int")]},
+        {"catalog": None, "db": "main", "name": "Sales.SalesOrderHeaderSalesReason", "columns": [column("id", "int")]},
+    ]
+    service = KtxIndex(make_project(scan_files("aw", "2026-01-01-000000-local-a", tables)), embedder=HashEmbedder())
+    service.rebuild()
+    (found,) = service.entity_details("aw", [{"schema": "Sales", "table": "SalesOrderHeader"}]).results
+    assert found.ok and found.display == "main.Sales.SalesOrderHeader"
+    (failed,) = service.entity_details("aw", [{"table": "main.Sales.SalesOrderHeader.Orders"}]).results
+    assert "It names a column" not in failed.error.message  # no column 'Orders' there
+    (twice,) = service.entity_details("aw", [{"table": "Sales.SalesOrderHeader", "columns": ["id", "ID"]}]).results
+    assert [c.name for c in twice.columns] == ["id"]
+    service.close()
