@@ -68,9 +68,7 @@ class ProjectFiles(Protocol):
 
 def read_text(project: ProjectFiles, rel: str) -> str:
     """Read a project file as UTF-8 text, refusing anything unsafe or unusable."""
-    data = _read_bytes(project, rel)
-    if b"\x00" in data:
-        raise SourceError("binary file (contains NUL bytes); expected UTF-8 text")
+    data = _not_binary(_read_bytes(project, rel))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -92,16 +90,20 @@ def read_hand_edited(project: ProjectFiles, rel: str) -> tuple[str, str | None]:
             raise SourceError(
                 f"not UTF-16 text after its byte-order mark (invalid byte at offset {exc.start})"
             ) from exc
-    if b"\x00" in data:
-        raise SourceError("binary file (contains NUL bytes); expected UTF-8 text")
     try:
-        return data.decode("utf-8").removeprefix("\ufeff"), None
+        return _not_binary(data).decode("utf-8").removeprefix("\ufeff"), None
     except UnicodeDecodeError as exc:
         where = f"invalid UTF-8 byte at offset {exc.start}"
     damaged = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     if any(c > "\x7f" and c != "\ufffd" for c in damaged):  # UTF-8 elsewhere: a damaged byte, not a code page
         return damaged, f"{where}; read as UTF-8 with it replaced"
     return data.decode("cp1252", errors="replace"), f"{where}; read as Windows-1252 (save it as UTF-8)"
+
+
+def _not_binary(data: bytes) -> bytes:
+    if b"\x00" in data:
+        raise SourceError("binary file (contains NUL bytes); expected UTF-8 text")
+    return data
 
 
 def _read_bytes(project: ProjectFiles, rel: str) -> bytes:

@@ -140,23 +140,26 @@ def _within(letters: str, text: str) -> bool:
 MIN_ABBREVIATION = 3
 
 
+#: What an abbreviation drops first (``y`` it keeps: ``pymt``, ``qty``).
 VOWELS = frozenset("aeiou")
 
 
 def abbreviates(short: str, word: str) -> bool:
     """Whether a project word abbreviates a question word, as warehouses name things: the word's start, then
     consonants of the rest in order, skipping at most one other consonant, and perhaps its last letter ('cust' →
-    customer, 'pymt' → payment, 'rdg' → reading, 'whse' → warehouse, 'divd' → dividend). From three letters and
-    at least a third of the word, two letters shorter than it at least ('lat' is no 'last'), of an English word or
-    two run together (a typo is corrected, not abbreviated), and not itself one ('tot', 'port' and 'snap' mean
-    something else), keeping the consonants the word opens with. An abbreviation that skips to a vowel (*lat* in 'located') or over more consonants (*ast*
-    in 'against', *pol* in 'portfolio') is most often another word's."""
+    customer, 'pymt' → payment, 'rdg' → reading, 'whse' → warehouse, 'divd' → dividend).
+
+    From three letters and at least a third of the word, two letters shorter than it at least ('lat' is no
+    'last'); of an English word or two run together (a typo is corrected, not abbreviated) and not itself one
+    ('tot', 'port' and 'snap' mean something else); keeping the consonants the word opens with ('crs' is no
+    'chairs'). One that skips to a vowel (*lat* in 'located') or over more consonants (*ast* in 'against', *pol*
+    in 'portfolio') is most often another word's abbreviation."""
     if not (MIN_ABBREVIATION <= len(short) <= len(word) - 2 and len(word) <= 3 * len(short)) or short[0] != word[0]:
         return False
     if len(short) == MIN_ABBREVIATION and word.startswith(short):  # 'min' starts minimum and minutes alike
         return False
     opening = next((i for i, c in enumerate(word) if c in VOWELS or c == "y"), len(word))
-    if not short.startswith(word[:opening]):  # the consonants a word opens with stay together ('crs' is no 'chairs')
+    if not short.startswith(word[:opening]):  # the consonants a word opens with stay together
         return False
     for start in range(len(short), 0, -1):  # the longest shared start first
         if short[:start] != word[:start]:
