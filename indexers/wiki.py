@@ -195,7 +195,9 @@ class WikiIndexer(Indexer):
             meta, body = split_frontmatter(text)
         except SourceError as exc:  # searchable all the same, as wiki_read reads it: the whole file, no fields
             result.problem(rel, str(exc), code="parse_error")
-            result.fallback.append(page_document(project, scope, {}, text.strip()))
+            whole = page_document(project, scope, {}, text.strip())
+            whole.attrs["readWhole"] = True  # what the builder replaces with a later whole read
+            result.fallback.append(whole)
             return result
         for problem in shape_problems(meta):  # read as KTX reads them (dropped), and said
             result.problem(rel, problem, code="warning")

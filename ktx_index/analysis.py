@@ -140,7 +140,7 @@ def _within(letters: str, text: str) -> bool:
 MIN_ABBREVIATION = 3
 
 
-#: What an abbreviation drops first (``y`` it keeps: ``pymt``, ``qty``).
+#: What an abbreviation drops first (``y`` it keeps: ``pymt``).
 VOWELS = frozenset("aeiou")
 
 
@@ -174,7 +174,7 @@ def abbreviates(short: str, word: str) -> bool:
 
 def english_compound(word: str) -> bool:
     """Whether a word is two English words of three letters or more run together ('putaway', 'stockout',
-    'timesheet'), which the lexicon does not list: a word all the same, where a typo ('languague') is not."""
+    'timesheet'), which the lexicon does not list: a word all the same, where most typos ('languague') are not."""
     return any(english_word(word[:i]) and english_word(word[i:]) for i in range(3, len(word) - 2))
 
 

@@ -277,9 +277,11 @@ class Builder:
                 broken[diag.path] = f"{broken[diag.path]}; {diag.message}" if diag.path in broken else diag.message
         unlisted = unlisted_folders(result.diagnostics)
         new = {d.uid: d for d in result.documents}
-        held = {path.split("#", 1)[0] for _hash, path, _stale in old.values()}
-        whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
-        new.update(whole)  # a file never read before that does not parse: what it still gives, flagged stale
+        whole: dict[str, Document] = {}
+        if result.fallback:  # a file that never parsed: what it still gives, flagged stale, over an earlier such read
+            held = {path.split("#", 1)[0] for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
+            whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
+            new.update(whole)
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
             if uid not in old:
@@ -310,6 +312,12 @@ class Builder:
             else:
                 commit.delete(uid)
                 report.deleted += 1
+
+    def _read_whole(self, uid: str) -> bool:
+        """Whether the index holds a document as its broken file's whole text (``ScopeResult.fallback``), which a
+        later whole read replaces; only ever asked of a scope that has a fallback."""
+        doc = self.store.docs.get(uid)
+        return doc is not None and bool(doc.attrs.get("readWhole"))
 
     # ------------------------------------------------------------------ embeddings
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -78,15 +79,18 @@ def _upstreams(layout: IndexLayout) -> list[UpstreamState]:
 def forget_stopped_upstreams(layout: IndexLayout) -> None:
     """Remove the upstream files of gateways no longer running (a new one starting calls it): they would pile up,
     one per server that ever ran."""
-    for path in layout.upstreams():
+    for path in [*layout.upstreams(), layout.dir / "upstream.json"]:  # and the one file of versions before
         state = _read_state(UpstreamState, path)
-        if state is None or state.pid is None or not _alive(state.pid):
-            path.unlink(missing_ok=True)
+        if path.exists() and (state is None or state.pid is None or not _alive(state.pid)):
+            with contextlib.suppress(OSError):  # another user's file: theirs to clean
+                path.unlink()
 
 
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
+    except PermissionError:  # running, as another user
+        return True
     except OSError:
         return False
     return True

@@ -261,6 +261,7 @@ class Upstream:
 
     @asynccontextmanager
     async def _watched(self) -> AsyncIterator[Any]:
+        self._said = StderrTail()  # this connection's own: a reconnect does not quote the last process's lines
         async with self.spec.transport(self.cwd, self._said) as (read, write):
             yield _WatchedRead(read, self._mark_lost), write
 

@@ -11,6 +11,7 @@ project's own words ranks exactly as before. Pure functions over a loaded vocabu
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -21,6 +22,7 @@ from cachetools import LRUCache
 
 from ktx_index.analysis import abbreviates, stem, telling
 from ktx_index.index.store import DocStore
+from ktx_index.index.texts import MAX_WORD
 from ktx_index.index.vectors import VectorFile
 from ktx_index.search.query import Query
 
@@ -36,19 +38,20 @@ class Bridge:
     stems: list[str]
     matrix: np.ndarray  # one unit row per word
     _nearest: LRUCache[str, list[tuple[str, float]]] = field(default_factory=lambda: LRUCache(CACHE_WORDS))
-    _short: LRUCache[str, str | None] = field(default_factory=lambda: LRUCache(CACHE_WORDS))
+    _short: LRUCache[str, tuple[str, ...]] = field(default_factory=lambda: LRUCache(CACHE_WORDS))
     _by_letter: dict[str, str] | None = None  # first letter → the words a stem keeps whole, one per line
     _lock: threading.Lock = field(default_factory=threading.Lock)  # engine threads share one bridge
 
-    def abbreviation(self, word: str) -> str | None:
-        """The project word that abbreviates ``word`` (analysis.abbreviates), the longest first (the most of the
-        word it keeps), then by spelling; None when none does. Only a word its stem keeps at full length (the stem
-        of 'mins' is 'min', which the index holds for 'minimum' too; that of 'ptwy' is 'ptwi'): callers search its
-        stem. The words made of the word's letters in order are found by one regular expression over the words of
-        its first letter (1 ms for 200,000 words, where testing each in Python took 10)."""
+    def abbreviations(self, word: str) -> tuple[str, ...]:
+        """The project words that abbreviate ``word`` (analysis.abbreviates), those keeping most of it first, then
+        by spelling: a caller takes the first the index still holds (the vocabulary keeps a renamed column's word).
+        Only words their stem keeps at full length (the stem of 'mins' is 'min', which the index holds for
+        'minimum' too; that of 'ptwy' is 'ptwi'): callers search the stem. The words made of the word's letters in
+        order are found by one regular expression over the words of its first letter (1 ms for 200,000 words,
+        where testing each in Python took 10); a run of one letter is one bounded repeat, so it cannot backtrack."""
         word = word.lower()
-        if not word.isalpha():
-            return None
+        if not word.isalpha() or len(word) > MAX_WORD:
+            return ()
         with self._lock:
             if word in self._short:
                 return self._short[word]
@@ -59,9 +62,9 @@ class Bridge:
                         by_letter.setdefault(w[:1], []).append(w)
                 self._by_letter = {letter: "\n".join(ws) for letter, ws in by_letter.items()}
             lines = self._by_letter.get(word[:1], "")
-        in_order = re.compile("^" + word[0] + "".join(f"{c}?" for c in word[1:]) + "$", re.MULTILINE)
-        fits = [w for w in in_order.findall(lines) if abbreviates(w, word)]
-        found = min(fits, key=lambda w: (-len(w), w)) if fits else None
+        runs = [(c, len(list(group))) for c, group in itertools.groupby(word[1:])]
+        in_order = re.compile("^" + word[0] + "".join(f"{c}{{0,{n}}}" for c, n in runs) + "$", re.MULTILINE)
+        found = tuple(sorted({w for w in in_order.findall(lines) if abbreviates(w, word)}, key=lambda w: (-len(w), w)))
         with self._lock:
             self._short[word] = found
         return found
@@ -118,9 +121,9 @@ def bridged_terms(
     out: dict[str, tuple[str, float]] = {}
     for term in terms:
         word = words.get(term)
-        short = bridge.abbreviation(word) if word else None
-        if short is not None and stem(short) != term and held(stem(short)):
-            out[term] = (stem(short), 1.0)
+        short = next((stem(w) for w in bridge.abbreviations(word) if held(stem(w))), None) if word else None
+        if short is not None and short != term:
+            out[term] = (short, 1.0)
             continue
         vector = word_vector(word) if word else None
         if vector is None:
@@ -140,7 +143,7 @@ def telling_abbreviations(bridge: Bridge, q: Query, doc_freq: Callable[[str], in
     for term in q.terms:
         word = q.term_words.get(term)
         if word and doc_freq(term) == 0:
-            short = bridge.abbreviation(word)
-            if short is not None and doc_freq(stem(short)) > 0 and telling(short):
+            short = next((w for w in bridge.abbreviations(word) if doc_freq(stem(w)) > 0), None)
+            if short is not None and telling(short):
                 found.append((word, short))
     return tuple(found)

@@ -20,11 +20,22 @@ SELF_ALIAS = "parent"
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
+#: Words a plain name cannot be in any of those dialects (a table named ``order`` or ``user``).
+RESERVED = frozenset(
+    "all and as by case check column create cross default delete desc distinct drop else end from full grant group "
+    "having in index inner insert into is join key left like limit not null offset on or order outer primary "
+    "references right select session table then to union unique update user using values when where with".split()
+)
+
+
 def sql_name(name: str) -> str:
     """A table or column name as a join condition writes it: double-quoted (the SQL standard's quotes, which
     Postgres, SQLite, Snowflake, DuckDB, SQL Server and Oracle read) when it is not a plain name (``Order
-    Details``), so the condition can be pasted into a query."""
-    return name if PLAIN_NAME.fullmatch(name) else '"' + name.replace('"', '""') + '"'
+    Details``) or is a reserved word (``order``), so the condition can be pasted into a query. Case is kept as the
+    scan wrote it."""
+    if PLAIN_NAME.fullmatch(name) and name.casefold() not in RESERVED:
+        return name
+    return '"' + name.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)

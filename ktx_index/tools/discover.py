@@ -174,11 +174,12 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         for on in snap.facts.itself.get(container, ()):  # a row and its parent row (an employee's manager)
             add(container, container, on)
         for edge in snap.facts.joins.get(container, []):
-            if edge.other in containers:
-                add(container, edge.other, edge.on, edge.declared)
-                group[root(edge.other)] = root(container)
+            other = end_of(edge.other)  # the refs' own end when they hold its twin (orders' key to a source)
+            if other in containers:
+                add(container, other, edge.on, edge.declared)
+                group[root(other)] = root(container)
             else:
-                via.setdefault(edge.other, []).append((container, edge))
+                via.setdefault(other, []).append((container, edge))
     # Two of them that join only through a table the refs leave out (trips and zones, through stations): the
     # two joins to it, so the JOIN can still be written; the tables that join most of them first (a fact table
     # between three of them before a bridge between two), then by name.
@@ -196,12 +197,19 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
 
 
 def condition_key(on: str) -> str:
-    """A join condition by its columns alone, each equality's sides and the equalities in one order: ``a.x = b.y``
-    and ``b.y = a.x`` (one edge, seen from each table) are the same join, and so are the semantic layer's
-    ``orders.customer_id = customers.id`` and the scan's ``public.orders.customer_id = public.customers.id``."""
+    """A join condition by its tables' own names and columns, each equality's sides and the equalities in one order:
+    ``a.x = b.y`` and ``b.y = a.x`` (one edge, seen from each table) are the same join, and so are the semantic
+    layer's ``orders.customer_id = customers.id`` and the scan's ``public.orders.customer_id = public.customers.id``;
+    ``matches.home = teams.id`` and ``matches.id = teams.home`` are two."""
     parts = re.split(r"\s+and\s+", on.casefold().strip())
-    column = lambda side: side.strip().rsplit(".", 1)[-1].strip().strip('"')  # noqa: E731
-    return " and ".join(sorted(" = ".join(sorted(column(side) for side in p.split("="))) for p in parts))
+    return " and ".join(sorted(" = ".join(sorted(_last_two(side) for side in p.split("="))) for p in parts))
+
+
+def _last_two(side: str) -> str:
+    """``"sales.order details".productid`` → ``order details.productid``: a side's table (schema dropped) and column."""
+    qualifier, _, column = side.strip().rpartition(".")
+    table = qualifier.strip('"').rpartition(".")[2]
+    return f"{table}.{column.strip(chr(34))}"
 
 
 #: A container kind → the kind of its members that may have a twin (a scanned column, a semantic-layer dimension).

@@ -141,7 +141,7 @@ def entity_details(
                 f"then the others by name{more}."
             )
             if owner is not None:  # a column's id, as discover_data returns it
-                message += f' It names a column: send {{"table": "{owner.display}", "columns": ["{column}"]}}.'
+                message += f" It names a column: send {json.dumps({'table': owner.display, 'columns': [column]})}."
             out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in listed]))
         elif len(hits) > 1:
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'

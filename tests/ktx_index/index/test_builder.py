@@ -112,6 +112,9 @@ def test_a_page_whose_frontmatter_never_parsed_is_searched_whole_and_said_to_be_
     found = service.wiki_search("return of federal aid").results[0]
     assert found.key == "withdrawals" and found.summary == ""  # no field read: the whole file is its text
     assert found.stale.startswith("wiki/global/withdrawals.md: ") and "frontmatter" in found.stale
+    (project / "wiki/global/withdrawals.md").write_text("---\nsummary: [broken\n---\nR2T4 worksheet")
+    assert service.rebuild().updated == 1  # still broken: the whole read follows the file
+    assert service.wiki_search("R2T4 worksheet").results[0].key == "withdrawals"
     (project / "wiki/global/withdrawals.md").write_text(PAGE.format(summary="Withdrawals", body="Return of aid."))
     repaired = service.rebuild()
     assert repaired.updated == 1 and repaired.stale == []

@@ -115,5 +115,7 @@ def test_two_servers_fronting_one_project_are_both_reported_and_a_new_one_forget
     for state in (mine, theirs, gone):
         built.layout.upstream(state.pid).write_text(state.model_dump_json())
     assert built.status().upstreams == [theirs, mine]  # the latest to change first
+    (built.layout.dir / "upstream.json").write_text(gone.model_dump_json())  # a version before wrote one file
     forget_stopped_upstreams(built.layout)
     assert [p.name for p in built.layout.upstreams()] == sorted(f"upstream-{pid}.json" for pid in (os.getpid(), parent))
+    assert not (built.layout.dir / "upstream.json").exists()

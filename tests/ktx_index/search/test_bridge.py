@@ -179,7 +179,13 @@ def test_a_word_is_bridged_to_the_project_word_abbreviating_it_before_its_neares
         stem("account"): ("acct", 1.0),
         stem("minutes"): ("pay", pytest.approx(1.0)),  # 'mins' stems to 'min', which minimum's columns hold too
     }
-    assert bridge.abbreviation("payments") == "pymt" and bridge.abbreviation("zebra") is None
+    assert bridge.abbreviations("payments") == ("pymt",) and bridge.abbreviations("zebra") == ()
+    renamed = Bridge(["pymnt", "pymt"], ["pymnt", "pymt"], np.eye(2, dtype=np.float32))  # PYMNT_DT renamed PYMT_DT
+    assert renamed.abbreviations("payment") == ("pymnt", "pymt")
+    assert bridged_terms(renamed, lambda w: None, {"pymt"}.__contains__, {"payment": "payment"}, ["payment"]) == {
+        "payment": ("pymt", 1.0)  # the first the index still holds
+    }
+    assert renamed.abbreviations("s" * 20) == ()  # no abbreviation, and no time spent backtracking
     agency = Bridge(["agcy"], [stem("agcy")], np.eye(1, dtype=np.float32))  # its stem is 'agci': the term searched
     assert bridged_terms(agency, lambda w: None, {"agci"}.__contains__, {"agenc": "agency"}, ["agenc"]) == {
         "agenc": ("agci", 1.0)

@@ -187,6 +187,7 @@ def test_scanned_join_quotes_a_name_sql_would_not_read_unquoted():
     assert other == "table:nw:main.Products"
     assert on == '"Order Details"."Product-ID" = Products.ProductID'
     assert sql_name('say "hi"') == '"say ""hi"""' and sql_name("_x$1") == "_x$1" and sql_name("1st") == '"1st"'
+    assert sql_name("order") == '"order"' and sql_name("User") == '"User"' and sql_name("Orders") == "Orders"
 
 
 def test_a_join_both_the_scan_and_the_semantic_layer_declare_is_listed_once_by_the_sources_names(make_project):
@@ -223,4 +224,6 @@ def test_a_join_both_the_scan_and_the_semantic_layer_declare_is_listed_once_by_t
     ]
     column_only = [["table:shop:main.orders", "sl_source:shop:orders"], ["column:shop:main.customers.region"]]
     assert [(j.from_, j.to) for j in joins_between(snap, column_only)] == [("orders", "main.customers")]  # as named
+    mixed = [["table:shop:main.orders"], ["sl_source:shop:customers"]]  # the scan's orders, the layer's customers
+    assert [(j.from_, j.to) for j in joins_between(snap, mixed)] == [("main.orders", "customers")]
     service.close()
