@@ -165,7 +165,7 @@ def abbreviates(short: str, word: str) -> bool:
         if short[:start] != word[:start]:
             continue
         rest, body = short[start:], word[start:]
-        if rest[-1:] in VOWELS and rest[-1:] == word[-1]:  # the word's last letter ('whse')
+        if rest[-1:] in VOWELS and rest[-1:] == word[-1] and len(short) > MIN_ABBREVIATION:  # its last ('whse')
             rest, body = rest[:-1], body[:-1]
         if not VOWELS.intersection(rest) and _skipped_consonants(rest, body) <= 1:
             return (english_word(word) or english_compound(word)) and not english_word(short)

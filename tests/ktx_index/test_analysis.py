@@ -134,6 +134,7 @@ def test_a_warehouse_abbreviation_is_the_words_start_then_its_consonants(short, 
         ("adj", "adjustment", "under a third of the word"),
         ("pay", "payment", "an English word"),
         ("lang", "languague", "a typo, corrected instead"),
+        ("pre", "purchase", "three letters ending on the word's last: not 'whse'"),
     ],
 )
 def test_what_is_not_taken_for_an_abbreviation(short, word, why):
