@@ -20,14 +20,21 @@ import numpy as np
 from cachetools import LRUCache
 
 from indexers.models import CONTAINER_KINDS, SEARCH_KINDS, Document
-from ktx_index.analysis import is_key_name, member_name
+from ktx_index.analysis import is_key_name, member_name, stem
 from ktx_index.embedding.embedder import Embedder
 from ktx_index.index.layout import IndexLayout
 from ktx_index.index.lexical import LexicalIndex
 from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
 from ktx_index.search import snippets
-from ktx_index.search.bridge import Bridge, bridged_terms, load_bridge, telling_abbreviations
+from ktx_index.search.bridge import (
+    MIN_EXPANSION,
+    Bridge,
+    bridged_terms,
+    held_abbreviation,
+    load_bridge,
+    telling_abbreviations,
+)
 from ktx_index.search.calibration import noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
@@ -261,7 +268,17 @@ class Engine:
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile
         candidates: dict[str, Candidate] = {}
         vector = vector if vector is not None else self.vector_ahead(snap, q.dense_text, kinds)
-        lexical_lane(self.lexical, q, kinds, connection, pool, candidates, p=p, bridged=self.bridged)
+        lexical_lane(
+            self.lexical,
+            q,
+            kinds,
+            connection,
+            pool,
+            candidates,
+            p=p,
+            bridged=self.bridged,
+            abbreviation=self.abbreviation,
+        )
         for uid in self._exact_uids(snap, q):
             candidates.setdefault(uid, Candidate(uid)).exact = True
         cosines = self._dense(snap, vector, kinds, connection, pool, candidates)
@@ -319,6 +336,14 @@ class Engine:
         if self.embedder is None or not terms:
             return {}
         return bridged_terms(self.bridge(), self.vectors.word, lambda t: self.lexical.doc_freq(t) > 0, words, terms)
+
+    def abbreviation(self, word: str) -> str | None:
+        """The term of the project's abbreviation of a word the index also holds, searched beside it by the lexical
+        lane (bridge.held_abbreviation, from MIN_EXPANSION letters); None without a model."""
+        if self.embedder is None:
+            return None
+        short = held_abbreviation(self.bridge(), word, lambda t: self.lexical.doc_freq(t) > 0, MIN_EXPANSION)
+        return stem(short) if short is not None else None
 
     def abbreviated(self, q: Query, kinds: list[str]) -> Query:
         """The question with its words the project lacks but abbreviates tellingly (``Query.abbreviations``,

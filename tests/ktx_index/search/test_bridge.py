@@ -215,3 +215,17 @@ def test_only_a_telling_abbreviation_of_a_word_the_index_lacks_is_embedded_besid
     assert telling_abbreviations(bridge, q, lambda term: held.get(term, 0)) == (("payment", "pymt"),)
     # 'amt' keeps two consonants of 'amount': the lane bridges it, the model would read another word;
     # 'meter' is held: nothing to bridge
+
+
+def test_a_word_the_index_holds_is_also_searched_as_the_projects_abbreviation_of_it(make_project):
+    tables = [
+        {"catalog": None, "db": "dw", "name": "PYMT_TXN", "columns": [column("PYMT_AMT", "decimal")]},
+        {"catalog": None, "db": "dw", "name": "BILL_HDR", "columns": [column("DUE_DT", "date", comment="payment due")]},
+    ]
+    service = KtxIndex(make_project(scan_files("dw", "2026-01-01-000000-aaaa", tables)), embedder=HashEmbedder())
+    service.rebuild()
+    engine = service.ensure_index()
+    assert engine.abbreviation("payment") == "pymt" and engine.abbreviation("amount") is None  # 'amt': 3 letters
+    table = next(c for c in engine.rank("payment", ["table"]) if c.uid.endswith("dw.PYMT_TXN"))
+    assert table.terms.get("pymt", 0) > 0  # 'payment' is held (a comment), and still finds the table it names
+    service.close()
