@@ -116,7 +116,11 @@ class JoinOut(Strict):
         description="Id of the table or source among (or behind) the refs that declares the join: the table holding "
         "the foreign key, the source listing the join.",
     )
-    to: str = Field(description="Id of the table or source it joins (the same one for a self-join: a row's parent).")
+    to: str = Field(
+        description="Id of the table or source it joins (the same one for a self-join: a row's parent). Two joins "
+        "between the same two tables are two roles (a bill-to and a ship-to address): join it once per role you "
+        "need, each under an alias."
+    )
     on: str = Field(
         description="The join condition as the project's metadata declares it; a scanned self-join calls the "
         "referenced row `parent` (JOIN <table> AS parent)."
