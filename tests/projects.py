@@ -115,6 +115,21 @@ def finance_files() -> dict[str, str]:
     }
 
 
+def assert_sound_judged_set(
+    name: str, queries: list[Any], ids: set[str], tool: str | None = None, answerable: int = 10, no_answer: int = 3
+) -> None:
+    """What a benchmark family's judged set must be (judged-blind, the wiki and warehouse families): questions of
+    ``tool``, at least ``answerable`` answerable and ``no_answer`` no-answer ones, typed so, and every judged id
+    naming something of its project (``ids``)."""
+    assert tool is None or all(q.tool == tool for q in queries)
+    graded = [q for q in queries if q.relevant]
+    assert len(graded) >= answerable and len(queries) - len(graded) >= no_answer
+    assert all((q.type == "no_answer") == (not q.relevant) for q in queries)
+    for q in queries:
+        missing = sorted(set(q.relevant) - ids)
+        assert not missing, f"{name} {q.id}: judged ids name nothing in the project: {missing}"
+
+
 def service_for(root: Path, embedder: HashEmbedder | None = None) -> KtxIndex:
     """A service on ``root`` with the fake embedder (a fresh one unless given)."""
     return KtxIndex(root, embedder=embedder or HashEmbedder())

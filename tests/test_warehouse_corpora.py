@@ -5,7 +5,7 @@ answerable and no-answer questions."""
 import sys
 
 import pytest
-from projects import REPO
+from projects import REPO, assert_sound_judged_set
 
 sys.path.insert(0, str(REPO / "tests" / "benchmarks"))
 
@@ -25,13 +25,7 @@ def test_every_warehouse_reads_clean_and_every_judged_id_is_in_it(corpus):
     assert read.diagnostics == [], f"{name}: {read.diagnostics}"
     ids = {f"{d.kind}:{d.connection_id or ''}:{d.id}" for d in read.documents if d.kind in ("table", "column")}
     assert sum(i.startswith("table:") for i in ids) >= 18
-    assert all(q.tool == "discover_data" for q in queries)
-    answerable = [q for q in queries if q.relevant]
-    assert len(answerable) >= 10 and len(queries) - len(answerable) >= 3
-    assert all((q.type == "no_answer") == (not q.relevant) for q in queries)
-    for q in queries:
-        missing = sorted(set(q.relevant) - ids)
-        assert not missing, f"{name} {q.id}: judged ids name no table or column: {missing}"
+    assert_sound_judged_set(name, queries, ids, tool="discover_data")
 
 
 def test_every_project_on_disk_is_in_the_family_and_has_questions():

@@ -4,7 +4,7 @@ without a diagnostic, every judged id names one of its pages, and no two familie
 import sys
 
 import pytest
-from projects import REPO
+from projects import REPO, assert_sound_judged_set
 
 sys.path.insert(0, str(REPO / "tests" / "benchmarks"))
 
@@ -22,13 +22,7 @@ def test_every_project_reads_clean_and_every_judged_id_is_a_page(corpus):
     assert read.diagnostics == [], f"{name}: {read.diagnostics}"
     pages = {f"{d.kind}:{d.connection_id or ''}:{d.id}" for d in read.documents}
     assert len(pages) >= 12 and all(page.startswith("wiki::") for page in pages)
-    assert all(q.tool == "wiki_search" for q in queries)
-    answerable = [q for q in queries if q.relevant]
-    assert len(answerable) >= 10 and len(queries) - len(answerable) >= 3
-    assert all((q.type == "no_answer") == (not q.relevant) for q in queries)
-    for q in queries:
-        missing = sorted(set(q.relevant) - pages)
-        assert not missing, f"{name} {q.id}: judged ids name no page: {missing}"
+    assert_sound_judged_set(name, queries, pages, tool="wiki_search")
 
 
 def test_families_share_no_project_and_every_project_has_questions():
