@@ -33,6 +33,13 @@ def bridges(kinds: Collection[str]) -> bool:
     return set(kinds) != {"wiki"}
 
 
+def searched_term(lexical: LexicalIndex, query: Query, term: str, bridging: bool) -> str | None:
+    """A question term as the lane searches it: itself when indexed, else its typo correction, an English word
+    taken for a typo only where the search bridges (spelling.indexed_term); None when neither. The wiki's count of
+    matching pages reads it the same way."""
+    return indexed_term(lexical, term, None if bridging else query.term_words.get(term))
+
+
 def lexical_lane(
     lexical: LexicalIndex,
     query: Query,
@@ -55,7 +62,7 @@ def lexical_lane(
     unknown: list[str] = []
     bridging = p.bridged_term > 0 and bridges(kinds)
     for term in query.terms:
-        fixed = indexed_term(lexical, term, None if bridging else query.term_words.get(term))
+        fixed = searched_term(lexical, query, term, bridging)
         if fixed is None:
             unknown.append(term)
             continue

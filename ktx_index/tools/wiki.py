@@ -21,11 +21,10 @@ import numpy as np
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.search.engine import Candidate, Engine
-from ktx_index.search.lexical_lane import bridges
+from ktx_index.search.lexical_lane import bridges, searched_term
 from ktx_index.search.query import Query
 from ktx_index.search.signals import Verdict, assess
 from ktx_index.search.snippets import snippet
-from ktx_index.search.spelling import indexed_term
 from ktx_index.snapshot.snapshot import Snapshot, group_rows
 from ktx_index.tools.results import LaneScores, WikiLane, WikiResult, WikiSearchResult
 
@@ -133,8 +132,8 @@ def _visible(snap: Snapshot, ranked: list[Candidate], connection_id: str | None)
 def _pool_may_be_full(engine: Engine, snap: Snapshot, query: Query) -> bool:
     """Could a lane have matched more than ``pool`` pages (so ranking saw only part of them)?"""
     lexical, p = engine.lexical, engine.params
-    for term in query.terms:  # as the lane searches it: a typo's correction instead, an English word not corrected
-        term = indexed_term(lexical, term, None if bridges(["wiki"]) else query.term_words.get(term))
+    for term in query.terms:
+        term = searched_term(lexical, query, term, p.bridged_term > 0 and bridges(["wiki"]))
         if term and lexical.count([term], ["wiki"]) >= p.pool:
             return True
     vector = engine.query_vector(query.text) if snap.matrix is not None and len(snap.matrix) else None
