@@ -67,7 +67,7 @@ def _derive(facts: Facts) -> Facts:
     facts.joins = join_graph([edge for edges in facts.edges.values() for edge in edges])
     ends: dict[str, set[str]] = {}
     for uid, edges in facts.edges.items():
-        for a, b, _keys, _on in edges:
+        for a, b, _keys, _on, _key in edges:
             ends.setdefault(a, set()).add(uid)
             ends.setdefault(b, set()).add(uid)
     facts.declared_by = {container: frozenset(uids) for container, uids in ends.items()}
@@ -80,11 +80,11 @@ def _derive_after(old: Facts, facts: Facts, relevant: set[str]) -> Facts:
     touched: set[str] = set()
     declared_by = dict(old.declared_by)
     for uid in relevant:
-        for a, b, _keys, _on in old.edges.get(uid, []):
+        for a, b, _keys, _on, _key in old.edges.get(uid, []):
             for end in (a, b):
                 touched.add(end)
                 declared_by[end] = declared_by.get(end, frozenset()) - {uid}
-        for a, b, _keys, _on in facts.edges.get(uid, []):
+        for a, b, _keys, _on, _key in facts.edges.get(uid, []):
             for end in (a, b):
                 touched.add(end)
                 declared_by[end] = declared_by.get(end, frozenset()) | {uid}

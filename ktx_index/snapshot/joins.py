@@ -9,6 +9,7 @@ the key columns between two tables it already ranks high, and ``discover_data`` 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 #: ``orders.customer_id = customers.id`` → (orders, customer_id), (customers, id)
@@ -18,6 +19,17 @@ QUALIFIED = re.compile(r"([\w$]+)\.([\w$]+)")
 SELF_ALIAS = "parent"
 #: A name SQL reads as written, unquoted.
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+#: Drivers whose SQL quotes a name in backticks, and in square brackets; the others read the standard's double
+#: quotes (Postgres, SQLite, Snowflake, DuckDB, Oracle, Redshift, Trino).
+BACKTICKS = frozenset({"mysql", "mariadb", "bigquery", "databricks", "spark", "hive", "clickhouse"})
+BRACKETS = frozenset({"sqlserver", "mssql", "azuresql", "synapse", "fabric"})
+#: Drivers without schemas inside a database: a dot in a table's name there is part of the name.
+NO_SCHEMAS = frozenset({"sqlite"})
+#: The end of a foreign key's column naming what it holds rather than its role (``BillToAddressID``,
+#: ``from_currency_code``): left out of the role alias (``BillToAddress``, ``from_currency``).
+KEY_SUFFIX = re.compile(r"[_ ]?(?:id|key|code|fk)$", re.IGNORECASE)
+#: The quotes of every dialect above, stripped when conditions are compared (condition_key).
+QUOTES = '"`[]'
 
 
 #: Words a plain name cannot be in any of those dialects (a table named ``order`` or ``user``).
@@ -28,14 +40,44 @@ RESERVED = frozenset(
 )
 
 
-def sql_name(name: str) -> str:
-    """A table or column name as a join condition writes it: double-quoted (the SQL standard's quotes, which
-    Postgres, SQLite, Snowflake, DuckDB, SQL Server and Oracle read) when it is not a plain name (``Order
-    Details``) or is a reserved word (``order``), so the condition can be pasted into a query. Case is kept as the
-    scan wrote it."""
+def sql_name(name: str, driver: str | None = None) -> str:
+    """A table or column name as a join condition writes it: quoted as the connection's driver quotes (double
+    quotes by default, backticks for MySQL or BigQuery, brackets for SQL Server) when it is not a plain name
+    (``Order Details``) or is a reserved word (``order``), so the condition can be pasted into a query. Case is
+    kept as the scan wrote it."""
     if PLAIN_NAME.fullmatch(name) and name.casefold() not in RESERVED:
         return name
+    if driver in BACKTICKS:
+        return "`" + name.replace("`", "``") + "`"
+    if driver in BRACKETS:
+        return "[" + name.replace("]", "]]") + "]"
     return '"' + name.replace('"', '""') + '"'
+
+
+def sql_table(name: str, driver: str | None = None) -> str:
+    """A scanned table's name as SQL reads it: a schema-qualified name (``Sales.SalesOrderHeader``, as scans of SQL
+    Server write them) part by part, each quoted only when it needs to be; whole where a dot can only be part of
+    the name (SQLite)."""
+    if driver in NO_SCHEMAS or "." not in name.strip("."):
+        return sql_name(name, driver)
+    return ".".join(sql_name(part, driver) for part in name.split("."))
+
+
+def condition_key(on: str) -> str:
+    """A join condition by its tables' own names and columns, each equality's sides and the equalities in one order:
+    ``a.x = b.y`` and ``b.y = a.x`` (one edge, seen from each table) are the same join, and so are the semantic
+    layer's ``orders.customer_id = customers.id`` and the scan's ``public.orders.customer_id = public.customers.id``;
+    ``matches.home = teams.id`` and ``matches.id = teams.home`` are two."""
+    parts = re.split(r"\s+and\s+", on.casefold().strip())
+    return " and ".join(sorted(" = ".join(sorted(_last_two(side) for side in p.split("="))) for p in parts))
+
+
+def _last_two(side: str) -> str:
+    """``"sales.order details".productid`` → ``order details.productid``: a side's table (schema dropped) and column,
+    unquoted."""
+    qualifier, _, column = side.strip().rpartition(".")
+    table = qualifier.strip(QUOTES).rpartition(".")[2].strip(QUOTES)
+    return f"{table}.{column.strip(QUOTES)}"
 
 
 @dataclass(frozen=True)
@@ -45,11 +87,12 @@ class JoinEdge:
     other: str  # uid of the other table or source
     keys: tuple[str, ...]  # uids of the key columns on either side (resolved when used: they may not exist)
     on: str  # the condition as the metadata states it
+    key: str  # what tells it from another join between the two (condition_key, of the condition without aliases)
     declared: bool = True  # this end declares it (the table holding the foreign key, the source listing the join)
 
 
-#: (container uid, other container uid, key column uids, on) as one document declares it
-Edge = tuple[str, str, list[str], str]
+#: (container uid, other container uid, key column uids, on, condition_key) as one document declares it
+Edge = tuple[str, str, list[str], str, str]
 
 
 def _display(catalog: str | None, db: str | None, name: str) -> str:
@@ -57,22 +100,57 @@ def _display(catalog: str | None, db: str | None, name: str) -> str:
 
 
 def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
-    """(table, other table, key columns, on) of a scanned table's declared foreign keys."""
+    """(table, other table, key columns, on, key) of a scanned table's declared foreign keys: the columns of one
+    constraint as one join (``a.x = b.x and a.y = b.y``); two joins to one table as two roles, each naming it by
+    an alias from its key column (``BillToAddressID``: ``… = BillToAddress.AddressID``, to read as ``JOIN
+    Person.Address AS BillToAddress``; a key named after the table itself keeps the table's name); a single
+    reference to itself calls the referenced row ``parent``."""
     ref = fields.get("table_ref") or {}
     name = ref.get("name") or fields.get("name") or ""
+    attrs = fields.get("attrs") or {}
+    driver = attrs.get("driver") if isinstance(attrs.get("driver"), str) else None
     display = fields.get("display") or _display(ref.get("catalog"), ref.get("db"), name)
-    out = []
-    for fk in (fields.get("attrs") or {}).get("foreignKeys") or []:
-        to_name, src_col, dst_col = fk.get("toTable"), fk.get("fromColumn"), fk.get("toColumn")
-        if not isinstance(to_name, str) or not isinstance(src_col, str) or not isinstance(dst_col, str):
+    constraints: dict[tuple[str, str], list[dict]] = {}  # (other table's display, constraint) → its column pairs
+    for fk in attrs.get("foreignKeys") or []:
+        if not all(isinstance(fk.get(k), str) for k in ("toTable", "fromColumn", "toColumn")):
             continue
-        to_display = _display(fk.get("toCatalog"), fk.get("toDb"), to_name)
+        constraint = fk.get("constraintName")
+        named = constraint if isinstance(constraint, str) and constraint else fk["fromColumn"]
+        constraints.setdefault((_display(fk.get("toCatalog"), fk.get("toDb"), fk["toTable"]), named), []).append(fk)
+    references = Counter(to_display for to_display, _named in constraints)
+    own, out, aliases = sql_table(name, driver), [], set()
+    for (to_display, _named), fks in constraints.items():
         other = f"table:{conn or ''}:{to_display}"  # itself for a self-reference (employees' manager)
-        keys = [f"column:{conn or ''}:{display}.{src_col}", f"column:{conn or ''}:{to_display}.{dst_col}"]
-        target = SELF_ALIAS if other == uid else sql_name(to_name)  # a row and its parent row: two names needed
-        on = f"{sql_name(name)}.{sql_name(src_col)} = {target}.{sql_name(dst_col)}"
-        out.append((uid, other, keys, on))
+        plain = sql_table(fks[0]["toTable"], driver)
+        if references[to_display] > 1:
+            target = role_alias(fks[0]["fromColumn"], fks[0]["toTable"], aliases, driver) or plain
+        else:
+            target = SELF_ALIAS if other == uid else plain  # a row and its parent row: two names needed
+        pairs = [(sql_name(fk["fromColumn"], driver), sql_name(fk["toColumn"], driver)) for fk in fks]
+        on = " and ".join(f"{own}.{src} = {target}.{dst}" for src, dst in pairs)
+        key = condition_key(" and ".join(f"{own}.{src} = {plain}.{dst}" for src, dst in pairs))
+        keys = [
+            key_column
+            for fk in fks
+            for key_column in (
+                f"column:{conn or ''}:{display}.{fk['fromColumn']}",
+                f"column:{conn or ''}:{to_display}.{fk['toColumn']}",
+            )
+        ]
+        out.append((uid, other, keys, on, key))
     return out
+
+
+def role_alias(column: str, table: str, taken: set[str], driver: str | None) -> str | None:
+    """The alias a foreign key's column gives the table it references when the table is referenced more than once:
+    the column without its key suffix (``ShipToAddressID`` → ``ShipToAddress``), or the column itself when that
+    is taken; None when it names the table itself (``AddressID``), which then keeps its own name."""
+    base = KEY_SUFFIX.sub("", column) or column
+    if base.casefold() == table.rpartition(".")[2].casefold():
+        return None
+    alias = base if base.casefold() not in taken else column
+    taken.add(alias.casefold())
+    return sql_name(alias, driver)
 
 
 def source_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
@@ -93,7 +171,7 @@ def source_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
             for source in (name, target)
             if owner.casefold() == source.casefold()
         ]
-        out.append((uid, other, keys, on))
+        out.append((uid, other, keys, on, condition_key(on)))
     return out
 
 
@@ -102,18 +180,18 @@ def join_graph(edges: list[Edge]) -> dict[str, list[JoinEdge]]:
     rest)."""
     graph: dict[str, list[JoinEdge]] = {}
     seen: set[tuple[str, str, str]] = set()
-    for a, b, keys, on in edges:
+    for a, b, keys, on, key in edges:
         if a == b:
             continue
         for x, y in ((a, b), (b, a)):
             if (x, y, on.casefold()) in seen:
                 continue
             seen.add((x, y, on.casefold()))
-            graph.setdefault(x, []).append(JoinEdge(other=y, keys=tuple(dict.fromkeys(keys)), on=on, declared=x == a))
+            graph.setdefault(x, []).append(JoinEdge(y, tuple(dict.fromkeys(keys)), on, key, declared=x == a))
     return graph
 
 
 def self_joins(edges: list[Edge]) -> tuple[str, ...]:
     """The conditions on which a container joins itself (a row to its parent row), from one document's edges: kept
     out of the graph, whose lifts look for two tables, and returned with the joins."""
-    return tuple(dict.fromkeys(on for a, b, _keys, on in edges if a == b))
+    return tuple(dict.fromkeys(on for a, b, _keys, on, _key in edges if a == b))

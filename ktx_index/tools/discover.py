@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from indexers.models import SEARCH_KINDS, Document
 from ktx_index.errors import InvalidInput
 from ktx_index.search import carried, learned
@@ -12,7 +10,7 @@ from ktx_index.search.lexical_lane import bridges
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, assess
 from ktx_index.search.snippets import matched_on, snippet
-from ktx_index.snapshot.joins import JoinEdge
+from ktx_index.snapshot.joins import JoinEdge, condition_key
 from ktx_index.snapshot.snapshot import Snapshot
 from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
 
@@ -160,10 +158,11 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         if end_of(c) in group:
             group[root(c)] = root(end_of(c))
 
-    def add(a: str, b: str, on: str, declared: bool = True) -> None:
-        """``from`` is the end that declares the join (the table holding the foreign key)."""
+    def add(a: str, b: str, on: str, condition: str, declared: bool = True) -> None:
+        """``from`` is the end that declares the join (the table holding the foreign key); ``condition`` tells it
+        from the others (joins.condition_key)."""
         a, b = end_of(a), end_of(b)
-        key = (frozenset((a, b)), condition_key(on))
+        key = (frozenset((a, b)), condition)
         if key not in seen:
             seen.add(key)
             a, b = (a, b) if declared else (b, a)
@@ -172,11 +171,11 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     via: dict[str, list[tuple[str, JoinEdge]]] = {}  # a table the refs leave out → the refs' tables joining it
     for container in sorted(containers):
         for on in snap.facts.itself.get(container, ()):  # a row and its parent row (an employee's manager)
-            add(container, container, on)
+            add(container, container, on, condition_key(on))
         for edge in snap.facts.joins.get(container, []):
             other = end_of(edge.other)  # the refs' own end when they hold its twin (orders' key to a source)
             if other in containers:
-                add(container, other, edge.on, edge.declared)
+                add(container, other, edge.on, edge.key, edge.declared)
                 group[root(other)] = root(container)
             else:
                 via.setdefault(other, []).append((container, edge))
@@ -191,25 +190,9 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
             continue
         first = next(iter(ends))
         for end, (container, edge) in ends.items():
-            add(container, middle, edge.on, edge.declared)
+            add(container, middle, edge.on, edge.key, edge.declared)
             group[end] = first
     return out
-
-
-def condition_key(on: str) -> str:
-    """A join condition by its tables' own names and columns, each equality's sides and the equalities in one order:
-    ``a.x = b.y`` and ``b.y = a.x`` (one edge, seen from each table) are the same join, and so are the semantic
-    layer's ``orders.customer_id = customers.id`` and the scan's ``public.orders.customer_id = public.customers.id``;
-    ``matches.home = teams.id`` and ``matches.id = teams.home`` are two."""
-    parts = re.split(r"\s+and\s+", on.casefold().strip())
-    return " and ".join(sorted(" = ".join(sorted(_last_two(side) for side in p.split("="))) for p in parts))
-
-
-def _last_two(side: str) -> str:
-    """``"sales.order details".productid`` → ``order details.productid``: a side's table (schema dropped) and column."""
-    qualifier, _, column = side.strip().rpartition(".")
-    table = qualifier.strip('"').rpartition(".")[2]
-    return f"{table}.{column.strip(chr(34))}"
 
 
 #: A container kind → the kind of its members that may have a twin (a scanned column, a semantic-layer dimension).

@@ -116,14 +116,14 @@ class JoinOut(Strict):
         description="Id of the table or source among (or behind) the refs that declares the join: the table holding "
         "the foreign key, the source listing the join.",
     )
-    to: str = Field(
-        description="Id of the table or source it joins (the same one for a self-join: a row's parent). Two joins "
-        "between the same two tables are two roles (a bill-to and a ship-to address): join it once per role you "
-        "need, each under an alias."
-    )
+    to: str = Field(description="Id of the table or source it joins (the same one for a self-join: a row's parent).")
     on: str = Field(
-        description="The join condition as the project's metadata declares it; a scanned self-join calls the "
-        "referenced row `parent` (JOIN <table> AS parent)."
+        description="The join condition as the project's metadata declares it. A scanned table's is written to paste "
+        "into SQL: names quoted as the connection's SQL quotes them where needed, a schema-qualified table as "
+        "`schema.table`, the columns of one composite key joined with `and`. A scanned self-join calls the "
+        "referenced row `parent` (JOIN <table> AS parent); a table referenced twice (a bill-to and a ship-to "
+        "address) is two roles, each condition naming it by an alias from its key column (JOIN Person.Address AS "
+        "BillToAddress)."
     )
 
 

@@ -4,7 +4,7 @@ from projects import column, scan_files, write_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.service import KtxIndex
-from ktx_index.snapshot.joins import join_graph, scan_edges, sql_name
+from ktx_index.snapshot.joins import join_graph, scan_edges, sql_name, sql_table
 
 SYNC = "2026-01-01-000000-local-a"
 
@@ -13,8 +13,11 @@ def table(name: str, columns: list[dict], fks: list[dict] | None = None) -> dict
     return {"catalog": None, "db": "main", "name": name, "kind": "table", "columns": columns, "foreignKeys": fks or []}
 
 
-def fk(src: str, to: str, dst: str) -> dict:
-    return {"fromColumn": src, "toCatalog": None, "toDb": "main", "toTable": to, "toColumn": dst}
+def fk(src: str, to: str, dst: str, constraint: str | None = None) -> dict:
+    return {
+        "fromColumn": src, "toCatalog": None, "toDb": "main", "toTable": to, "toColumn": dst,
+        "constraintName": constraint,
+    }  # fmt: skip
 
 
 SHOP = [
@@ -33,7 +36,7 @@ SHOP = [
 
 
 def test_graph_keeps_both_directions_once():
-    graph = join_graph([(0, 1, [5, 6], "a.x = b.y"), (1, 0, [6, 5], "A.X = B.Y")])
+    graph = join_graph([(0, 1, [5, 6], "a.x = b.y", "a.x = b.y"), (1, 0, [6, 5], "A.X = B.Y", "a.x = b.y")])
     assert [(e.other, e.keys) for e in graph[0]] == [(1, (5, 6))]
     assert [(e.other, e.keys) for e in graph[1]] == [(0, (5, 6))]
 
@@ -183,11 +186,66 @@ def test_scanned_join_quotes_a_name_sql_would_not_read_unquoted():
         "table_ref": {"catalog": None, "db": "main", "name": "Order Details"},
         "attrs": {"foreignKeys": [fk("Product-ID", "Products", "ProductID")]},
     }
-    ((_uid, other, _keys, on),) = scan_edges("table:nw:main.Order Details", "nw", fields)
+    ((_uid, other, _keys, on, _key),) = scan_edges("table:nw:main.Order Details", "nw", fields)
     assert other == "table:nw:main.Products"
     assert on == '"Order Details"."Product-ID" = Products.ProductID'
     assert sql_name('say "hi"') == '"say ""hi"""' and sql_name("_x$1") == "_x$1" and sql_name("1st") == '"1st"'
     assert sql_name("order") == '"order"' and sql_name("User") == '"User"' and sql_name("Orders") == "Orders"
+
+
+def test_names_are_quoted_as_the_connections_driver_quotes_them():
+    assert sql_name("Order Details", "mysql") == "`Order Details`" and sql_name("a`b", "bigquery") == "`a``b`"
+    assert sql_name("Order Details", "sqlserver") == "[Order Details]" and sql_name("a]b", "sqlserver") == "[a]]b]"
+    assert sql_name("Order Details", "postgres") == '"Order Details"' and sql_name("orders", "mysql") == "orders"
+    # a scan of SQL Server names a table with its schema: each part is a name of its own
+    assert sql_table("Sales.SalesOrderHeader", "sqlserver") == "Sales.SalesOrderHeader"
+    assert sql_table("Sales.Order Details", "sqlserver") == "Sales.[Order Details]"
+    assert sql_table("Sales.SalesOrderHeader", "sqlite") == '"Sales.SalesOrderHeader"'  # no schemas: one name
+
+
+def edges_of(name: str, fks: list[dict], driver: str | None = None) -> list[tuple[str, str]]:
+    fields = {
+        "table_ref": {"catalog": None, "db": "main", "name": name},
+        "attrs": {"foreignKeys": fks, "driver": driver},
+    }
+    return [(other, on) for _uid, other, _keys, on, _key in scan_edges(f"table:c:main.{name}", "c", fields)]
+
+
+def test_two_keys_to_one_table_are_two_roles_each_under_an_alias():
+    """Joined under one name, a bill-to and a ship-to address would be the same row: each condition names the
+    address by its role, as the query must (JOIN Person.Address AS BillToAddress)."""
+    header = "Sales.SalesOrderHeader"
+    fks = [fk("BillToAddressID", "Person.Address", "AddressID"), fk("ShipToAddressID", "Person.Address", "AddressID")]
+    assert edges_of(header, fks, "sqlserver") == [
+        ("table:c:main.Person.Address", "Sales.SalesOrderHeader.BillToAddressID = BillToAddress.AddressID"),
+        ("table:c:main.Person.Address", "Sales.SalesOrderHeader.ShipToAddressID = ShipToAddress.AddressID"),
+    ]
+    # the key named after the table keeps the table's name; a role's alias drops the key suffix
+    film = edges_of(
+        "film", [fk("language_id", "language", "language_id"), fk("original_language_id", "language", "language_id")]
+    )
+    assert [on for _other, on in film] == [
+        "film.language_id = language.language_id",
+        "film.original_language_id = original_language.language_id",
+    ]
+    # two references to itself: each its role, not two `parent`s
+    staff = edges_of("staff", [fk("manager_id", "staff", "id"), fk("mentor_id", "staff", "id")])
+    assert [on for _other, on in staff] == ["staff.manager_id = manager.id", "staff.mentor_id = mentor.id"]
+    assert edges_of("staff", [fk("manager_id", "staff", "id")]) == [
+        ("table:c:main.staff", "staff.manager_id = parent.id")
+    ]
+
+
+def test_the_columns_of_one_constraint_are_one_join():
+    detail = [
+        fk("SpecialOfferID", "SpecialOfferProduct", "SpecialOfferID", "FK_Detail_Offer"),
+        fk("ProductID", "SpecialOfferProduct", "ProductID", "FK_Detail_Offer"),
+        fk("ProductID", "Product", "ProductID", "FK_Detail_Product"),
+    ]
+    assert [on for _other, on in edges_of("Detail", detail)] == [
+        "Detail.SpecialOfferID = SpecialOfferProduct.SpecialOfferID and Detail.ProductID = SpecialOfferProduct.ProductID",
+        "Detail.ProductID = Product.ProductID",
+    ]
 
 
 def test_a_join_both_the_scan_and_the_semantic_layer_declare_is_listed_once_by_the_sources_names(make_project):

@@ -5,7 +5,8 @@ import pytest
 
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.search.candidate import Candidate
-from ktx_index.tools.discover import condition_key, twins_beyond
+from ktx_index.snapshot.joins import condition_key
+from ktx_index.tools.discover import twins_beyond
 
 
 def test_exact_identifier_ranks_first_with_top_tier_score(demo_service):
