@@ -20,7 +20,7 @@ class Facts:
     # derived from the above
     joins: dict[str, list[JoinEdge]] = field(default_factory=dict)  # container uid → how it joins others
     declared_by: dict[str, frozenset[str]] = field(default_factory=dict)  # container uid → uids declaring its edges
-    itself: dict[str, tuple[str, ...]] = field(default_factory=dict)  # container uid → how it joins itself
+    itself: dict[str, tuple[Edge, ...]] = field(default_factory=dict)  # container uid → how it joins itself
     table_of: dict[str, tuple[str, str]] = field(default_factory=dict)  # container uid → (connection, table)
     # derived from table_of
     by_table: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)  # (connection, table) → containers
@@ -67,9 +67,9 @@ def _derive(facts: Facts) -> Facts:
     facts.joins = join_graph([edge for edges in facts.edges.values() for edge in edges])
     ends: dict[str, set[str]] = {}
     for uid, edges in facts.edges.items():
-        for a, b, _keys, _on, _key in edges:
-            ends.setdefault(a, set()).add(uid)
-            ends.setdefault(b, set()).add(uid)
+        for edge in edges:
+            ends.setdefault(edge.container, set()).add(uid)
+            ends.setdefault(edge.other, set()).add(uid)
     facts.declared_by = {container: frozenset(uids) for container, uids in ends.items()}
     return facts
 
@@ -80,12 +80,12 @@ def _derive_after(old: Facts, facts: Facts, relevant: set[str]) -> Facts:
     touched: set[str] = set()
     declared_by = dict(old.declared_by)
     for uid in relevant:
-        for a, b, _keys, _on, _key in old.edges.get(uid, []):
-            for end in (a, b):
+        for edge in old.edges.get(uid, []):
+            for end in (edge.container, edge.other):
                 touched.add(end)
                 declared_by[end] = declared_by.get(end, frozenset()) - {uid}
-        for a, b, _keys, _on, _key in facts.edges.get(uid, []):
-            for end in (a, b):
+        for edge in facts.edges.get(uid, []):
+            for end in (edge.container, edge.other):
                 touched.add(end)
                 declared_by[end] = declared_by.get(end, frozenset()) | {uid}
     facts.declared_by = {c: uids for c, uids in declared_by.items() if uids}

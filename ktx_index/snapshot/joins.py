@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 #: ``orders.customer_id = customers.id`` → (orders, customer_id), (customers, id)
 QUALIFIED = re.compile(r"([\w$]+)\.([\w$]+)")
@@ -88,11 +89,19 @@ class JoinEdge:
     keys: tuple[str, ...]  # uids of the key columns on either side (resolved when used: they may not exist)
     on: str  # the condition as the metadata states it
     key: str  # what tells it from another join between the two (condition_key, of the condition without aliases)
+    alias: str | None = None  # the name ``on`` gives the other end, when it is not the table's own
     declared: bool = True  # this end declares it (the table holding the foreign key, the source listing the join)
 
 
-#: (container uid, other container uid, key column uids, on, condition_key) as one document declares it
-Edge = tuple[str, str, list[str], str, str]
+class Edge(NamedTuple):
+    """A join as one document declares it."""
+
+    container: str  # the declaring table or source's uid
+    other: str  # the uid of the one it joins (itself for a self-join)
+    keys: list[str]  # the key columns' uids, on either side
+    on: str
+    key: str  # condition_key of the condition with each table under its own name
+    alias: str | None = None  # the name ``on`` gives ``other`` (a role, or a self-join's ``parent``)
 
 
 def _display(catalog: str | None, db: str | None, name: str) -> str:
@@ -100,11 +109,12 @@ def _display(catalog: str | None, db: str | None, name: str) -> str:
 
 
 def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
-    """(table, other table, key columns, on, key) of a scanned table's declared foreign keys: the columns of one
-    constraint as one join (``a.x = b.x and a.y = b.y``); two joins to one table as two roles, each naming it by
-    an alias from its key column (``BillToAddressID``: ``… = BillToAddress.AddressID``, to read as ``JOIN
-    Person.Address AS BillToAddress``; a key named after the table itself keeps the table's name); a single
-    reference to itself calls the referenced row ``parent``."""
+    """A scanned table's declared foreign keys as joins: the columns of one constraint as one join (``a.x = b.x and
+    a.y = b.y``). Two keys to the same columns of one table are two roles, each naming it by an alias from its key
+    column (``BillToAddressID``: ``… = BillToAddress.AddressID``, to read as ``JOIN Person.Address AS
+    BillToAddress``; a key named after the table itself keeps the table's name); two keys to different columns of
+    it (a player's api id and fifa id) reach the same row, and name the table itself. A row joined to another row of
+    its own table is the ``parent``, or each its role when there are several."""
     ref = fields.get("table_ref") or {}
     name = ref.get("name") or fields.get("name") or ""
     attrs = fields.get("attrs") or {}
@@ -117,34 +127,36 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
         constraint = fk.get("constraintName")
         named = constraint if isinstance(constraint, str) and constraint else fk["fromColumn"]
         constraints.setdefault((_display(fk.get("toCatalog"), fk.get("toDb"), fk["toTable"]), named), []).append(fk)
-    references = Counter(to_display for to_display, _named in constraints)
-    own, out, aliases = sql_table(name, driver), [], set()
+
+    def referenced(to_display: str, fks: list[dict]) -> tuple[str, frozenset[str]]:
+        return to_display, frozenset(fk["toColumn"].casefold() for fk in fks)
+
+    roles = Counter(referenced(to_display, fks) for (to_display, _named), fks in constraints.items())
+    own_rows = sum(f"table:{conn or ''}:{to_display}" == uid for to_display, _named in constraints)
+    own, out, taken = sql_table(name, driver), [], set()
     for (to_display, _named), fks in constraints.items():
-        other = f"table:{conn or ''}:{to_display}"  # itself for a self-reference (employees' manager)
+        other = f"table:{conn or ''}:{to_display}"
         plain = sql_table(fks[0]["toTable"], driver)
-        if references[to_display] > 1:
-            target = role_alias(fks[0]["fromColumn"], fks[0]["toTable"], aliases, driver) or plain
+        column = fks[0]["fromColumn"]
+        if other == uid:  # a row and another row of its table: two names needed
+            alias = SELF_ALIAS if own_rows == 1 else role_alias(column, "", taken, driver)
+        elif roles[referenced(to_display, fks)] > 1:
+            alias = role_alias(column, fks[0]["toTable"], taken, driver)
         else:
-            target = SELF_ALIAS if other == uid else plain  # a row and its parent row: two names needed
+            alias = None
         pairs = [(sql_name(fk["fromColumn"], driver), sql_name(fk["toColumn"], driver)) for fk in fks]
-        on = " and ".join(f"{own}.{src} = {target}.{dst}" for src, dst in pairs)
+        on = " and ".join(f"{own}.{src} = {alias or plain}.{dst}" for src, dst in pairs)
         key = condition_key(" and ".join(f"{own}.{src} = {plain}.{dst}" for src, dst in pairs))
-        keys = [
-            key_column
-            for fk in fks
-            for key_column in (
-                f"column:{conn or ''}:{display}.{fk['fromColumn']}",
-                f"column:{conn or ''}:{to_display}.{fk['toColumn']}",
-            )
-        ]
-        out.append((uid, other, keys, on, key))
+        keys = [f"column:{conn or ''}:{display}.{fk['fromColumn']}" for fk in fks]
+        keys += [f"column:{conn or ''}:{to_display}.{fk['toColumn']}" for fk in fks]
+        out.append(Edge(uid, other, keys, on, key, alias))
     return out
 
 
 def role_alias(column: str, table: str, taken: set[str], driver: str | None) -> str | None:
-    """The alias a foreign key's column gives the table it references when the table is referenced more than once:
-    the column without its key suffix (``ShipToAddressID`` → ``ShipToAddress``), or the column itself when that
-    is taken; None when it names the table itself (``AddressID``), which then keeps its own name."""
+    """The alias a foreign key's column gives the table it references in one of several roles: the column without
+    its key suffix (``ShipToAddressID`` → ``ShipToAddress``), or the column itself when that is taken; None when it
+    names the table itself (``AddressID``), which then keeps its own name."""
     base = KEY_SUFFIX.sub("", column) or column
     if base.casefold() == table.rpartition(".")[2].casefold():
         return None
@@ -171,7 +183,7 @@ def source_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
             for source in (name, target)
             if owner.casefold() == source.casefold()
         ]
-        out.append((uid, other, keys, on, condition_key(on)))
+        out.append(Edge(uid, other, keys, on, condition_key(on)))
     return out
 
 
@@ -180,18 +192,20 @@ def join_graph(edges: list[Edge]) -> dict[str, list[JoinEdge]]:
     rest)."""
     graph: dict[str, list[JoinEdge]] = {}
     seen: set[tuple[str, str, str]] = set()
-    for a, b, keys, on, key in edges:
+    for edge in edges:
+        a, b, on = edge.container, edge.other, edge.on
         if a == b:
             continue
         for x, y in ((a, b), (b, a)):
             if (x, y, on.casefold()) in seen:
                 continue
             seen.add((x, y, on.casefold()))
-            graph.setdefault(x, []).append(JoinEdge(y, tuple(dict.fromkeys(keys)), on, key, declared=x == a))
+            keys = tuple(dict.fromkeys(edge.keys))
+            graph.setdefault(x, []).append(JoinEdge(y, keys, on, edge.key, edge.alias, declared=x == a))
     return graph
 
 
-def self_joins(edges: list[Edge]) -> tuple[str, ...]:
-    """The conditions on which a container joins itself (a row to its parent row), from one document's edges: kept
-    out of the graph, whose lifts look for two tables, and returned with the joins."""
-    return tuple(dict.fromkeys(on for a, b, _keys, on, _key in edges if a == b))
+def self_joins(edges: list[Edge]) -> tuple[Edge, ...]:
+    """The joins of a container to itself (a row to its parent row), from one document's edges: kept out of the
+    graph, whose lifts look for two tables, and returned with the joins."""
+    return tuple(edge for edge in edges if edge.container == edge.other)

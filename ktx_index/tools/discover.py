@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from indexers.models import SEARCH_KINDS, Document
 from ktx_index.errors import InvalidInput
 from ktx_index.search import carried, learned
@@ -10,7 +12,7 @@ from ktx_index.search.lexical_lane import bridges
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, assess
 from ktx_index.search.snippets import matched_on, snippet
-from ktx_index.snapshot.joins import JoinEdge, condition_key
+from ktx_index.snapshot.joins import Edge, JoinEdge
 from ktx_index.snapshot.snapshot import Snapshot
 from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
 
@@ -146,6 +148,7 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         return named.get(snap.facts.table_of.get(c, c), c)
 
     out: list[JoinOut] = []
+    keys: list[set[str]] = []  # each join's key columns
     seen: set[tuple[frozenset[str], str]] = set()
     group = {c: c for c in containers}  # which tables already join one another (union-find, by representative)
 
@@ -158,24 +161,25 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         if end_of(c) in group:
             group[root(c)] = root(end_of(c))
 
-    def add(a: str, b: str, on: str, condition: str, declared: bool = True) -> None:
-        """``from`` is the end that declares the join (the table holding the foreign key); ``condition`` tells it
-        from the others (joins.condition_key)."""
+    def add(a: str, b: str, edge: JoinEdge | Edge) -> None:
+        """``from`` is the end that declares the join (the table holding the foreign key); the edge's key tells
+        it from the others (joins.condition_key)."""
         a, b = end_of(a), end_of(b)
-        key = (frozenset((a, b)), condition)
+        key = (frozenset((a, b)), edge.key)
         if key not in seen:
             seen.add(key)
-            a, b = (a, b) if declared else (b, a)
-            out.append(JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=on))
+            a, b = (a, b) if getattr(edge, "declared", True) else (b, a)
+            out.append(JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=edge.on, alias=edge.alias))
+            keys.append(set(edge.keys))
 
     via: dict[str, list[tuple[str, JoinEdge]]] = {}  # a table the refs leave out → the refs' tables joining it
     for container in sorted(containers):
-        for on in snap.facts.itself.get(container, ()):  # a row and its parent row (an employee's manager)
-            add(container, container, on, condition_key(on))
+        for edge in snap.facts.itself.get(container, ()):  # a row and its parent row (an employee's manager)
+            add(container, container, edge)
         for edge in snap.facts.joins.get(container, []):
             other = end_of(edge.other)  # the refs' own end when they hold its twin (orders' key to a source)
             if other in containers:
-                add(container, other, edge.on, edge.key, edge.declared)
+                add(container, other, edge)
                 group[root(other)] = root(container)
             else:
                 via.setdefault(other, []).append((container, edge))
@@ -190,8 +194,31 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
             continue
         first = next(iter(ends))
         for end, (container, edge) in ends.items():
-            add(container, middle, edge.on, edge.key, edge.declared)
+            add(container, middle, edge)
             group[end] = first
+    return fewest_roles(out, keys, {uid for uids in refs for uid in uids})
+
+
+#: Past this many roles of one table in another (a match's 22 player slots), a join lists those its refs hold.
+MOST_ROLES = 4
+
+
+def fewest_roles(joins: list[JoinOut], keys: list[set[str]], returned: set[str]) -> list[JoinOut]:
+    """The joins, a table referenced more than MOST_ROLES times by another cut to the roles whose key column the
+    refs hold (or its first two when they hold none): every role of every slot buried the one join that mattered,
+    and entity_details lists each foreign key."""
+    pairs = Counter((j.from_, j.to) for j in joins)
+    crowded = {pair for pair, n in pairs.items() if n > MOST_ROLES}
+    if not crowded:
+        return joins
+    held = {pair for j, k in zip(joins, keys, strict=True) if (pair := (j.from_, j.to)) in crowded and k & returned}
+    out, kept = [], Counter()
+    for join, key_columns in zip(joins, keys, strict=True):
+        pair = (join.from_, join.to)
+        if pair in crowded and not (key_columns & returned if pair in held else kept[pair] < 2):
+            continue
+        kept[pair] += 1
+        out.append(join)
     return out
 
 

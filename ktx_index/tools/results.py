@@ -120,10 +120,16 @@ class JoinOut(Strict):
     on: str = Field(
         description="The join condition as the project's metadata declares it. A scanned table's is written to paste "
         "into SQL: names quoted as the connection's SQL quotes them where needed, a schema-qualified table as "
-        "`schema.table`, the columns of one composite key joined with `and`. A scanned self-join calls the "
-        "referenced row `parent` (JOIN <table> AS parent); a table referenced twice (a bill-to and a ship-to "
-        "address) is two roles, each condition naming it by an alias from its key column (JOIN Person.Address AS "
-        "BillToAddress)."
+        "`schema.table`, the columns of one composite key joined with `and`, the `to` table under its `alias` when "
+        "it has one. Of more than four roles of one table (a match's player slots), those whose key column is "
+        "among the refs come (or the first two); entity_details lists every foreign key."
+    )
+    alias: str | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description="The name `on` gives the `to` table, to declare in the query (JOIN Person.Address AS "
+        "BillToAddress): a role of a table referenced twice, a self-join's `parent`. Absent when `on` names the "
+        "table itself.",
     )
 
 

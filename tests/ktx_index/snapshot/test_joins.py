@@ -4,7 +4,7 @@ from projects import column, scan_files, write_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.service import KtxIndex
-from ktx_index.snapshot.joins import join_graph, scan_edges, sql_name, sql_table
+from ktx_index.snapshot.joins import Edge, join_graph, scan_edges, sql_name, sql_table
 
 SYNC = "2026-01-01-000000-local-a"
 
@@ -36,9 +36,11 @@ SHOP = [
 
 
 def test_graph_keeps_both_directions_once():
-    graph = join_graph([(0, 1, [5, 6], "a.x = b.y", "a.x = b.y"), (1, 0, [6, 5], "A.X = B.Y", "a.x = b.y")])
-    assert [(e.other, e.keys) for e in graph[0]] == [(1, (5, 6))]
-    assert [(e.other, e.keys) for e in graph[1]] == [(0, (5, 6))]
+    graph = join_graph(
+        [Edge("a", "b", ["x", "y"], "a.x = b.y", "a.x = b.y"), Edge("b", "a", ["y", "x"], "A.X = B.Y", "a.x = b.y")]
+    )
+    assert [(e.other, e.keys) for e in graph["a"]] == [("b", ("x", "y"))]
+    assert [(e.other, e.keys) for e in graph["b"]] == [("a", ("x", "y"))]
 
 
 def test_discover_returns_the_join_and_its_key_columns(make_project):
@@ -186,9 +188,9 @@ def test_scanned_join_quotes_a_name_sql_would_not_read_unquoted():
         "table_ref": {"catalog": None, "db": "main", "name": "Order Details"},
         "attrs": {"foreignKeys": [fk("Product-ID", "Products", "ProductID")]},
     }
-    ((_uid, other, _keys, on, _key),) = scan_edges("table:nw:main.Order Details", "nw", fields)
-    assert other == "table:nw:main.Products"
-    assert on == '"Order Details"."Product-ID" = Products.ProductID'
+    (edge,) = scan_edges("table:nw:main.Order Details", "nw", fields)
+    assert edge.other == "table:nw:main.Products"
+    assert edge.on == '"Order Details"."Product-ID" = Products.ProductID'
     assert sql_name('say "hi"') == '"say ""hi"""' and sql_name("_x$1") == "_x$1" and sql_name("1st") == '"1st"'
     assert sql_name("order") == '"order"' and sql_name("User") == '"User"' and sql_name("Orders") == "Orders"
 
@@ -203,12 +205,12 @@ def test_names_are_quoted_as_the_connections_driver_quotes_them():
     assert sql_table("Sales.SalesOrderHeader", "sqlite") == '"Sales.SalesOrderHeader"'  # no schemas: one name
 
 
-def edges_of(name: str, fks: list[dict], driver: str | None = None) -> list[tuple[str, str]]:
+def edges_of(name: str, fks: list[dict], driver: str | None = None) -> list[tuple[str, str, str | None]]:
     fields = {
         "table_ref": {"catalog": None, "db": "main", "name": name},
         "attrs": {"foreignKeys": fks, "driver": driver},
     }
-    return [(other, on) for _uid, other, _keys, on, _key in scan_edges(f"table:c:main.{name}", "c", fields)]
+    return [(e.other, e.on, e.alias) for e in scan_edges(f"table:c:main.{name}", "c", fields)]
 
 
 def test_two_keys_to_one_table_are_two_roles_each_under_an_alias():
@@ -217,22 +219,42 @@ def test_two_keys_to_one_table_are_two_roles_each_under_an_alias():
     header = "Sales.SalesOrderHeader"
     fks = [fk("BillToAddressID", "Person.Address", "AddressID"), fk("ShipToAddressID", "Person.Address", "AddressID")]
     assert edges_of(header, fks, "sqlserver") == [
-        ("table:c:main.Person.Address", "Sales.SalesOrderHeader.BillToAddressID = BillToAddress.AddressID"),
-        ("table:c:main.Person.Address", "Sales.SalesOrderHeader.ShipToAddressID = ShipToAddress.AddressID"),
+        (
+            "table:c:main.Person.Address",
+            "Sales.SalesOrderHeader.BillToAddressID = BillToAddress.AddressID",
+            "BillToAddress",
+        ),
+        (
+            "table:c:main.Person.Address",
+            "Sales.SalesOrderHeader.ShipToAddressID = ShipToAddress.AddressID",
+            "ShipToAddress",
+        ),
     ]
     # the key named after the table keeps the table's name; a role's alias drops the key suffix
     film = edges_of(
         "film", [fk("language_id", "language", "language_id"), fk("original_language_id", "language", "language_id")]
     )
-    assert [on for _other, on in film] == [
-        "film.language_id = language.language_id",
-        "film.original_language_id = original_language.language_id",
+    assert [(on, alias) for _other, on, alias in film] == [
+        ("film.language_id = language.language_id", None),
+        ("film.original_language_id = original_language.language_id", "original_language"),
+    ]
+    # two keys to different columns of a table reach the same row: no roles
+    player = edges_of(
+        "Player_Attributes",
+        [fk("player_api_id", "Player", "player_api_id"), fk("player_fifa_api_id", "Player", "player_fifa_api_id")],
+    )
+    assert [(on, alias) for _other, on, alias in player] == [
+        ("Player_Attributes.player_api_id = Player.player_api_id", None),
+        ("Player_Attributes.player_fifa_api_id = Player.player_fifa_api_id", None),
     ]
     # two references to itself: each its role, not two `parent`s
     staff = edges_of("staff", [fk("manager_id", "staff", "id"), fk("mentor_id", "staff", "id")])
-    assert [on for _other, on in staff] == ["staff.manager_id = manager.id", "staff.mentor_id = mentor.id"]
+    assert [(on, alias) for _other, on, alias in staff] == [
+        ("staff.manager_id = manager.id", "manager"),
+        ("staff.mentor_id = mentor.id", "mentor"),
+    ]
     assert edges_of("staff", [fk("manager_id", "staff", "id")]) == [
-        ("table:c:main.staff", "staff.manager_id = parent.id")
+        ("table:c:main.staff", "staff.manager_id = parent.id", "parent")
     ]
 
 
@@ -242,7 +264,7 @@ def test_the_columns_of_one_constraint_are_one_join():
         fk("ProductID", "SpecialOfferProduct", "ProductID", "FK_Detail_Offer"),
         fk("ProductID", "Product", "ProductID", "FK_Detail_Product"),
     ]
-    assert [on for _other, on in edges_of("Detail", detail)] == [
+    assert [on for _other, on, _alias in edges_of("Detail", detail)] == [
         "Detail.SpecialOfferID = SpecialOfferProduct.SpecialOfferID and Detail.ProductID = SpecialOfferProduct.ProductID",
         "Detail.ProductID = Product.ProductID",
     ]

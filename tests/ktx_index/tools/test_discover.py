@@ -119,3 +119,25 @@ def test_a_chosen_table_gets_its_source_even_from_below_the_candidates_read(demo
     chosen = [(Candidate(column.uid), column, []), (Candidate(dimension.uid), dimension, [])]
     twins_beyond(engine, engine.snapshot, chosen, ["column", "sl_dimension"])  # a member's twin: the same column
     assert [[d.uid for d in twins] for _c, _d, twins in chosen] == [uids[1:], uids[:1]]
+
+
+def test_a_table_in_many_roles_comes_with_the_roles_the_refs_hold():
+    """A match's 22 player slots buried its one join to the teams: past four roles, those whose key column is a
+    ref come (or the first two), and a pair of tables in few roles keeps every one."""
+    from ktx_index.tools.discover import fewest_roles
+    from ktx_index.tools.results import JoinOut
+
+    slots = [f"home_player_{i}" for i in range(1, 12)]
+    joins = [JoinOut(from_="Match", to="Player", on=f"Match.{s} = {s}.id", alias=s) for s in slots]
+    joins += [JoinOut(from_="Match", to="Team", on="Match.home_team = home_team.id", alias="home_team")]
+    joins += [JoinOut(from_="Match", to="Team", on="Match.away_team = away_team.id", alias="away_team")]
+    keys = [{f"column:c:Match.{s}"} for s in slots] + [{"column:c:Match.home_team"}, {"column:c:Match.away_team"}]
+    held = fewest_roles(joins, keys, {"column:c:Match.home_player_3", "column:c:Match.home_player_7"})
+    assert [j.alias for j in held] == ["home_player_3", "home_player_7", "home_team", "away_team"]
+    assert [j.alias for j in fewest_roles(joins, keys, set())] == [
+        "home_player_1",
+        "home_player_2",
+        "home_team",
+        "away_team",
+    ]
+    assert fewest_roles(joins[-2:], keys[-2:], set()) == joins[-2:]
