@@ -132,6 +132,15 @@ class Project:
     def connection_ids(self) -> list[str]:
         return sorted(self.connections)
 
+    def declared_id(self, connection_id: str | None) -> str | None:
+        """The connection id as ktx.yaml spells it: ``connection_id`` itself, or the one declared id equal to it but
+        for case (``AdventureWorks`` for ``adventureworks``; an agent copies a name from a question or a page).
+        Unchanged when it names none, or several."""
+        if connection_id is None or connection_id in self.connections:
+            return connection_id
+        same = [c for c in self.connections if c.casefold() == connection_id.casefold()]
+        return same[0] if len(same) == 1 else connection_id
+
 
 def find_project_root(explicit: str | Path | None = None, start: Path | None = None) -> Path:
     """``--project DIR``, else the nearest ancestor holding ktx.yaml, else the current directory."""

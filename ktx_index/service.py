@@ -320,6 +320,7 @@ class KtxIndex:
         explain: bool = False,
         on_progress: Progress | None = None,
     ) -> DiscoverResult:
+        connection_id = self.project.declared_id(connection_id)
         self.require_connection(connection_id)
         engine = self.ensure_index(on_progress)
         answered_at = engine.snapshot_key
@@ -331,6 +332,7 @@ class KtxIndex:
         return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store.docs.ids("wiki"))
 
     def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
+        connection_id = self.project.declared_id(connection_id) or connection_id
         reads.check_connection_form(connection_id, self.project.connection_ids)
         try:
             self.require_connection(connection_id)
@@ -341,7 +343,7 @@ class KtxIndex:
     def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
         """An unknown connection is answered per entity (``scan_missing``), as upstream does."""
         entity_reads.check_entity_count(entities)
-        known = self.project.connection_ids
+        known, connection_id = self.project.connection_ids, self.project.declared_id(connection_id) or connection_id
         return entity_reads.entity_details(self.refreshed_engine().store, connection_id, entities, known)
 
     def connection_list(self) -> ConnectionListResult:
@@ -358,6 +360,7 @@ class KtxIndex:
     ) -> WikiSearchResult:
         """Pages for a query; with connection_id, pages tagged with no connection or with this one (KTX's rule)."""
         engine = self.ensure_index(on_progress)
+        connection_id = self.project.declared_id(connection_id)
         if connection_id is not None and connection_id not in self.project.connections:
             tagged = {c for conns in engine.snapshot.wiki_connections.values() for c in conns}
             if connection_id not in tagged:
@@ -370,7 +373,7 @@ class KtxIndex:
     def dictionary_search(
         self, values: list[str], connection_id: str | None = None, on_progress: Progress | None = None
     ) -> DictionarySearchResult:
-        engine = self.ensure_index(on_progress)
+        engine, connection_id = self.ensure_index(on_progress), self.project.declared_id(connection_id)
         return dictionary_search(engine, values, connection_id, self.project.connection_ids, on_progress)
 
     # ------------------------------------------------------------------ reports

@@ -271,7 +271,8 @@ def _searched(index: DictionaryIndex, conn: str) -> Searched:
             valuesPerColumn=snapshot.get("valuesPerColumn"),
             profiledColumns=len(columns),
             syncId=(snapshot.get("profileSyncIds") or [None])[0],
-            profiledAt=snapshot.get("extractedAt") or snapshot.get("createdAt"),
+            # no profile, no profiling time (the scan's own time read as one)
+            profiledAt=snapshot.get("extractedAt") or snapshot.get("createdAt") if has_profile or columns else None,
         ),
         status=status,  # type: ignore[arg-type]
     )

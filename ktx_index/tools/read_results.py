@@ -79,7 +79,10 @@ class EntityFound(Strict):
     ok: Literal[True]
     connectionId: str
     tableRef: TableRefOut
-    display: str = Field(description="The table as the warehouse's SQL names it, e.g. raw.orders.")
+    display: str = Field(
+        description="The table as the scan names it (db.name, e.g. raw.orders): the id discover_data gives it. Quote "
+        "its parts as your SQL needs; discover_data's joins write them quoted."
+    )
     kind: TableKind
     comment: str | None = Field(description="The warehouse comment, null when there is none.")
     estimatedRows: int | None = Field(description="Row estimate from the scan, null when unknown.")

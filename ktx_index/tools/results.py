@@ -134,7 +134,10 @@ class JoinOut(Strict):
 
 
 class DiscoverResult(Strict):
-    refs: list[DiscoverRef] = Field(description="Best first; empty when nothing is relevant enough.")
+    refs: list[DiscoverRef] = Field(
+        description="Best first, up to limit: what matches the question, then (when fewer match) the nearest by "
+        "meaning, at score 0; empty when nothing in the project is near the question."
+    )
     joins: list[JoinOut] | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=_absent_if_none,
@@ -207,7 +210,7 @@ class Coverage(Strict):
     valuesPerColumn: int | None = Field(description="Sample values kept per column.")
     profiledColumns: int = Field(description="Columns whose values are searchable.")
     syncId: str | None = Field(description="Scan sync the profile comes from.")
-    profiledAt: str | None = Field(description="When the scan ran.")
+    profiledAt: str | None = Field(description="When the scan that profiled the values ran; null without a profile.")
 
 
 class Searched(Strict):

@@ -206,6 +206,27 @@ async def test_discover_data_unknown_connection_lists_known(client) -> None:
     assert text == UNKNOWN_NOPE
 
 
+async def test_a_connection_id_in_another_case_is_the_declared_one(client) -> None:
+    """An agent copies a connection's name from a question or a page (``Warehouse``): one declared id equal to it
+    but for case is that connection, in every tool; the answers name it as ktx.yaml spells it."""
+    for name, args in (
+        ("discover_data", {"query": "orders"}),
+        ("dictionary_search", {"values": ["Montréal"]}),
+        ("wiki_search", {"query": "refund policy"}),
+        ("sl_read_source", {"sourceName": "orders"}),
+    ):
+        upper = await client.call_tool(name, {**args, "connectionId": "WAREHOUSE"})
+        plain = await client.call_tool(name, {**args, "connectionId": "warehouse"})
+        assert not upper.is_error, (name, upper.content)
+        assert upper.structured_content == plain.structured_content, name
+    entities = {"entities": [{"table": "orders"}]}
+    found = await client.call_tool("entity_details", {"connectionId": "Warehouse", **entities})
+    assert (
+        found.structured_content
+        == (await client.call_tool("entity_details", {"connectionId": "warehouse", **entities})).structured_content
+    )
+
+
 SEARCH_ARGS = {"discover_data": {"query": "orders"}, "dictionary_search": {"values": ["Montréal"]}}
 
 
