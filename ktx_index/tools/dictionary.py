@@ -34,6 +34,8 @@ from ktx_index.tools.results import (
 )
 
 MAX_VALUES = 20
+#: A value found inside a word of a longer one ('SLE' in the prose of *isle*): below every match from a word's start.
+MID_WORD = 0.5
 MAX_MATCHES = 50
 TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4}
 #: Stored values that look like codes (upper-case letters, this long) can be matched by the words they abbreviate.
@@ -143,7 +145,7 @@ class DictionaryIndex:
                     value=value,
                     folded=fold(value).strip(),
                     squashed=squash(value),
-                    words=frozenset(fold(value).replace("_", " ").replace("-", " ").split()),
+                    words=frozenset(value_words(fold(value))),
                     source_name=attrs.get("sourceName") or "",
                     column=column or "",
                     table_ref=TableRef.model_validate(table_ref).model_dump() if table_ref else None,
@@ -156,7 +158,7 @@ class DictionaryIndex:
     def match(self, value: str, connections: set[str]) -> list[tuple[Entry, str, float]]:
         folded = fold(value).strip()
         squashed = squash(value)
-        words = set(folded.replace("_", " ").replace("-", " ").split())
+        words = set(value_words(folded))
         found: dict[int, tuple[str, float]] = {}
 
         def add(ids: Iterable[int], tier: str, score: float) -> None:
@@ -173,11 +175,14 @@ class DictionaryIndex:
                 add(sorted(set.intersection(*postings)), "token", 0.85)
         if len(words) > 1:
             add(self._named_within(words), "token", 0.65)
-        if len(squashed) >= 3:  # part of a longer value
+        if len(squashed) >= 3:  # part of a longer value: from one of its words' start, or (weaker) inside a word
+            first = min(words, key=folded.find) if words else squashed
             pos = self.joined.find(squashed)
             while pos != -1:
                 i = bisect_right(self.offsets, pos) - 1
-                add((i,), "token", 0.7 + 0.1 * len(squashed) / max(1, len(self.squashed[i])))
+                share = 0.1 * len(squashed) / max(1, len(self.squashed[i]))
+                at_word = any(w.startswith(first) for w in self.entries[i].words)
+                add((i,), "token", 0.7 + share if at_word else MID_WORD + share)
                 pos = self.joined.find(squashed, pos + 1)
         if budget := edit_budget(len(squashed), VALUE_EDITS):
             digits = DIGITS.sub("", squashed)
@@ -201,6 +206,14 @@ class DictionaryIndex:
         not 'Grant', 'W' in *412 W Pecan St*, or '10' in *2025-10-31*)."""
         held = {i for w in words for i in self.by_word.get(w, ())}
         return sorted(i for i in held if self.entries[i].words <= words and _named(self.entries[i].words))
+
+
+def value_words(folded: str) -> list[str]:
+    """A folded value's words, split at anything but letters and digits (``SLE, SjS``: sle, sjs)."""
+    return VALUE_WORD.findall(folded)
+
+
+VALUE_WORD = re.compile(r"[^\W_]+")
 
 
 def _index(engine: Engine) -> DictionaryIndex:

@@ -94,3 +94,22 @@ def test_a_shorter_value_the_question_names_is_found_by_its_words(make_project):
     (ridge,) = service.dictionary_search(["Maple Ridge Apartments"]).results
     assert [(m.matchedValue, m.matchType) for m in ridge.matches] == [("Maple Ridge", "token")]  # two words: named
     service.close()
+
+
+def test_a_value_among_others_in_a_list_comes_before_the_same_letters_inside_prose(make_project):
+    """'SLE' is a word of 'SLE, SjS, RA, …' (its comma no part of it), while inside prose ('the isle') it is only
+    letters: every value holding it as a word, or from a word's start, comes first (the shortest value first
+    put 'the isle' on top)."""
+    table = {"catalog": None, "db": "lab", "name": "patient", "columns": [column("diagnosis"), column("remarks")]}
+    profile = {
+        "columns": {
+            "patient.diagnosis": profile_entry("lab", "patient", "diagnosis", ["SLE, SjS, RA, polymyositis", "RA"]),
+            "patient.remarks": profile_entry("lab", "patient", "remarks", ["the isle", "SLEEP apnoea"]),
+        }
+    }
+    service = KtxIndex(make_project(scan_files("lab", "2026-01-01-000000-aaaa", [table], profile)), embedder=None)
+    service.rebuild()
+    (sle,) = service.dictionary_search(["SLE"]).results
+    assert [m.matchedValue for m in sle.matches] == ["SLE, SjS, RA, polymyositis", "SLEEP apnoea", "the isle"]
+    assert sle.matches[0].score > sle.matches[1].score > sle.matches[2].score
+    service.close()
