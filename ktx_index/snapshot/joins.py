@@ -24,11 +24,14 @@ PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 #: quotes (Postgres, SQLite, Snowflake, DuckDB, Oracle, Redshift, Trino).
 BACKTICKS = frozenset({"mysql", "mariadb", "bigquery", "databricks", "spark", "hive", "clickhouse"})
 BRACKETS = frozenset({"sqlserver", "mssql", "azuresql", "synapse", "fabric"})
-#: Drivers without schemas inside a database: a dot in a table's name there is part of the name.
-NO_SCHEMAS = frozenset({"sqlite"})
+#: Drivers that read an unquoted name in lower case: a name holding a capital needs its quotes (``"ProductID"``).
+FOLDS_TO_LOWER = frozenset({"postgres", "postgresql"})
+#: Drivers whose scans write a table's schema into its name (``Sales.SalesOrderHeader``, db ``AdventureWorks``):
+#: SQL Server's. Elsewhere the schema is the scan's ``db``, and a dot in a name is part of it.
+SCHEMA_IN_NAME = BRACKETS
 #: The end of a foreign key's column naming what it holds rather than its role (``BillToAddressID``,
-#: ``from_currency_code``): left out of the role alias (``BillToAddress``, ``from_currency``).
-KEY_SUFFIX = re.compile(r"[_ ]?(?:id|key|code|fk)$", re.IGNORECASE)
+#: ``from_currency_code``): left out of the role alias (``BillToAddress``, ``from_currency``); not ``paid``'s *id*.
+KEY_SUFFIX = re.compile(r"(?i:_(?:id|key|code|fk))$|(?<=[a-z0-9])(?:ID|Id|Key|Code|FK)$")
 #: The quotes of every dialect above, stripped when conditions are compared (condition_key).
 QUOTES = '"`[]'
 
@@ -44,9 +47,10 @@ RESERVED = frozenset(
 def sql_name(name: str, driver: str | None = None) -> str:
     """A table or column name as a join condition writes it: quoted as the connection's driver quotes (double
     quotes by default, backticks for MySQL or BigQuery, brackets for SQL Server) when it is not a plain name
-    (``Order Details``) or is a reserved word (``order``), so the condition can be pasted into a query. Case is
-    kept as the scan wrote it."""
-    if PLAIN_NAME.fullmatch(name) and name.casefold() not in RESERVED:
+    (``Order Details``), is a reserved word (``order``), or holds a capital Postgres would fold (``ProductID``), so
+    the condition can be pasted into a query. Case is kept as the scan wrote it."""
+    folded = driver in FOLDS_TO_LOWER and name != name.lower()
+    if PLAIN_NAME.fullmatch(name) and name.casefold() not in RESERVED and not folded:
         return name
     if driver in BACKTICKS:
         return "`" + name.replace("`", "``") + "`"
@@ -57,9 +61,9 @@ def sql_name(name: str, driver: str | None = None) -> str:
 
 def sql_table(name: str, driver: str | None = None) -> str:
     """A scanned table's name as SQL reads it: a schema-qualified name (``Sales.SalesOrderHeader``, as scans of SQL
-    Server write them) part by part, each quoted only when it needs to be; whole where a dot can only be part of
-    the name (SQLite)."""
-    if driver in NO_SCHEMAS or "." not in name.strip("."):
+    Server write them) part by part, each quoted only when it needs to be; elsewhere whole, a dot in it part of
+    the name."""
+    if driver not in SCHEMA_IN_NAME or "." not in name.strip("."):
         return sql_name(name, driver)
     return ".".join(sql_name(part, driver) for part in name.split("."))
 
@@ -110,11 +114,11 @@ def _display(catalog: str | None, db: str | None, name: str) -> str:
 
 def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
     """A scanned table's declared foreign keys as joins: the columns of one constraint as one join (``a.x = b.x and
-    a.y = b.y``). Two keys to the same columns of one table are two roles, each naming it by an alias from its key
-    column (``BillToAddressID``: ``… = BillToAddress.AddressID``, to read as ``JOIN Person.Address AS
-    BillToAddress``; a key named after the table itself keeps the table's name); two keys to different columns of
-    it (a player's api id and fifa id) reach the same row, and name the table itself. A row joined to another row of
-    its own table is the ``parent``, or each its role when there are several."""
+    a.y = b.y``). A table referenced by several keys is joined once per role, each condition naming it by an alias
+    from its key column (``BillToAddressID``: ``… = BillToAddress.AddressID``, to read as ``JOIN Person.Address AS
+    BillToAddress``), except through a key named as the column it references (``player_api_id`` →
+    ``player_api_id``: the table's own key, the row itself). A row joined to another row of its own table is the
+    ``parent``, or each its role when there are several. An alias is never a name the condition already uses."""
     ref = fields.get("table_ref") or {}
     name = ref.get("name") or fields.get("name") or ""
     attrs = fields.get("attrs") or {}
@@ -127,21 +131,18 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
         constraint = fk.get("constraintName")
         named = constraint if isinstance(constraint, str) and constraint else fk["fromColumn"]
         constraints.setdefault((_display(fk.get("toCatalog"), fk.get("toDb"), fk["toTable"]), named), []).append(fk)
-
-    def referenced(to_display: str, fks: list[dict]) -> tuple[str, frozenset[str]]:
-        return to_display, frozenset(fk["toColumn"].casefold() for fk in fks)
-
-    roles = Counter(referenced(to_display, fks) for (to_display, _named), fks in constraints.items())
-    own_rows = sum(f"table:{conn or ''}:{to_display}" == uid for to_display, _named in constraints)
-    own, out, taken = sql_table(name, driver), [], set()
+    references = Counter(to_display for to_display, _named in constraints)
+    # names an alias must not take: this table's, every table it references, ``parent``
+    taken = {_bare(name), SELF_ALIAS, *(_bare(fks[0]["toTable"]) for fks in constraints.values())}
+    own, out = sql_table(name, driver), []
     for (to_display, _named), fks in constraints.items():
         other = f"table:{conn or ''}:{to_display}"
         plain = sql_table(fks[0]["toTable"], driver)
         column = fks[0]["fromColumn"]
         if other == uid:  # a row and another row of its table: two names needed
-            alias = SELF_ALIAS if own_rows == 1 else role_alias(column, "", taken, driver)
-        elif roles[referenced(to_display, fks)] > 1:
-            alias = role_alias(column, fks[0]["toTable"], taken, driver)
+            alias = SELF_ALIAS if references[to_display] == 1 else role_alias(column, taken, driver)
+        elif references[to_display] > 1 and any(fk["fromColumn"].casefold() != fk["toColumn"].casefold() for fk in fks):
+            alias = role_alias(column, taken, driver)
         else:
             alias = None
         pairs = [(sql_name(fk["fromColumn"], driver), sql_name(fk["toColumn"], driver)) for fk in fks]
@@ -153,20 +154,23 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
     return out
 
 
-def role_alias(column: str, table: str, taken: set[str], driver: str | None) -> str | None:
-    """The alias a foreign key's column gives the table it references in one of several roles: the column without
-    its key suffix (``ShipToAddressID`` → ``ShipToAddress``), or the column itself when that is taken; None when it
-    names the table itself (``AddressID``), which then keeps its own name."""
+def role_alias(column: str, taken: set[str], driver: str | None) -> str:
+    """The alias a foreign key's column gives the table it references in one of its roles: the column without its
+    key suffix (``ShipToAddressID`` → ``ShipToAddress``), else the column itself, else it numbered; never one of
+    the ``taken`` names (casefolded), to which it is added."""
     base = KEY_SUFFIX.sub("", column) or column
-    if base.casefold() == table.rpartition(".")[2].casefold():
-        return None
-    alias = base if base.casefold() not in taken else column
+    alias = next(a for a in (base, column, *(f"{column}_{n}" for n in range(2, 99))) if a.casefold() not in taken)
     taken.add(alias.casefold())
     return sql_name(alias, driver)
 
 
+def _bare(table: str) -> str:
+    """A table's name without its schema, casefolded: what a condition calls it."""
+    return table.rpartition(".")[2].casefold()
+
+
 def source_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
-    """(source, other source, key dimensions, on) of a semantic-layer source's joins and usage commonJoins."""
+    """A semantic-layer source's joins and usage commonJoins, as the layer writes their conditions."""
     name = fields.get("name") or ""
     attrs = fields.get("attrs") or {}
     declared = [(j.get("to"), j.get("on") or "") for j in attrs.get("joins") or [] if isinstance(j, dict)]

@@ -149,7 +149,7 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
 
     out: list[JoinOut] = []
     keys: list[set[str]] = []  # each join's key columns
-    seen: set[tuple[frozenset[str], str]] = set()
+    seen: dict[tuple[frozenset[str], str], int] = {}  # a join → where it is in ``out``
     group = {c: c for c in containers}  # which tables already join one another (union-find, by representative)
 
     def root(c: str) -> str:
@@ -163,19 +163,27 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
 
     def add(a: str, b: str, edge: JoinEdge | Edge) -> None:
         """``from`` is the end that declares the join (the table holding the foreign key); the edge's key tells
-        it from the others (joins.condition_key)."""
+        it from the others (joins.condition_key). Of one join declared twice, the first listed (a source's) gives
+        the condition, unless only the other names the joined table by an alias (a scanned role, a ``parent``)."""
+        declaring = a if getattr(edge, "declared", True) else edge.other
         a, b = end_of(a), end_of(b)
         key = (frozenset((a, b)), edge.key)
-        if key not in seen:
-            seen.add(key)
-            a, b = (a, b) if getattr(edge, "declared", True) else (b, a)
-            out.append(JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=edge.on, alias=edge.alias))
-            keys.append(set(edge.keys))
+        if key in seen:
+            listed = out[seen[key]]
+            if edge.alias and not listed.alias:
+                listed.on, listed.alias = edge.on, edge.alias
+            return
+        seen[key] = len(out)
+        a, b = (a, b) if getattr(edge, "declared", True) else (b, a)
+        out.append(JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=edge.on, alias=edge.alias))
+        # the declaring end's key columns: a role is told by its own column, not by the key it references
+        keys.append({k for k in edge.keys if k.split(":", 1)[1].rpartition(".")[0] == declaring.split(":", 1)[1]})
 
     via: dict[str, list[tuple[str, JoinEdge]]] = {}  # a table the refs leave out → the refs' tables joining it
     for container in sorted(containers):
-        for edge in snap.facts.itself.get(container, ()):  # a row and its parent row (an employee's manager)
-            add(container, container, edge)
+        for twin in (container, *sorted(snap.facts.twins(container))):  # a row and its parent row (a manager)
+            for edge in snap.facts.itself.get(twin, ()):
+                add(container, container, edge)
         for edge in snap.facts.joins.get(container, []):
             other = end_of(edge.other)  # the refs' own end when they hold its twin (orders' key to a source)
             if other in containers:
@@ -267,13 +275,14 @@ def _twin_uids(snap: Snapshot, doc: Document) -> list[str]:
 
 
 def _merge_twin(kept: DiscoverRef, twin: Document) -> None:
-    """The higher-ranked of two twins is kept; the SL one wins the kind and id, the scan one gives tableRef."""
+    """The higher-ranked of two twins is kept; the SL one wins the kind and id, the scan one gives tableRef (the
+    table as entity_details reads it)."""
     if twin.kind in TWINS and kept.kind == TWINS[twin.kind]:
         kept.kind = twin.kind  # type: ignore[assignment]
         kept.id = twin.id
         kept.summary = kept.summary or twin.summary
-    if twin.table_ref is not None and kept.kind in TWINS:
-        kept.tableRef = kept.tableRef or TableRefOut(**twin.table_ref.model_dump())
+    if twin.table_ref is not None and twin.kind in TWINS.values():
+        kept.tableRef = TableRefOut(**twin.table_ref.model_dump())
 
 
 def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> DiscoverRef:
@@ -288,7 +297,7 @@ def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> Disc
         connectionId=doc.connection_id,
         columnName=doc.column_name if doc.kind in ("column", "sl_dimension") else None,
     )
-    if doc.table_ref is not None and doc.kind in ("table", "column"):
+    if doc.table_ref is not None:  # a semantic-layer item's: the table its source reads, whatever kinds were asked
         ref.tableRef = TableRefOut(**doc.table_ref.model_dump())
     if explain:
         ref.lanes = LaneScores.of(cand)

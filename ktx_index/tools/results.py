@@ -97,7 +97,8 @@ class DiscoverRef(Strict):
     tableRef: TableRefOut | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=_absent_if_none,
-        description="The physical table (tables, columns, and sources over one).",
+        description="The physical table: a table's or column's, the one a semantic-layer source (and its dimensions "
+        "and measures) reads; send it to entity_details.",
     )
     columnName: str | SkipJsonSchema[None] = Field(
         default=None, exclude_if=_absent_if_none, description="Column name (columns and dimensions)."
@@ -116,13 +117,16 @@ class JoinOut(Strict):
         description="Id of the table or source among (or behind) the refs that declares the join: the table holding "
         "the foreign key, the source listing the join.",
     )
-    to: str = Field(description="Id of the table or source it joins (the same one for a self-join: a row's parent).")
+    to: str = Field(
+        description="Id of the table or source it joins (the same one for a self-join: a row's parent). Two joins "
+        "to one table without an `alias` (a semantic layer's) are two roles too: join it once per role, each "
+        "under an alias of yours."
+    )
     on: str = Field(
         description="The join condition as the project's metadata declares it. A scanned table's is written to paste "
         "into SQL: names quoted as the connection's SQL quotes them where needed, a schema-qualified table as "
         "`schema.table`, the columns of one composite key joined with `and`, the `to` table under its `alias` when "
-        "it has one. Of more than four roles of one table (a match's player slots), those whose key column is "
-        "among the refs come (or the first two); entity_details lists every foreign key."
+        "it has one."
     )
     alias: str | SkipJsonSchema[None] = Field(
         default=None,
@@ -144,7 +148,9 @@ class DiscoverResult(Strict):
         description="ktx-index: how the tables and sources behind the refs join (declared foreign keys, semantic-layer "
         "joins and usage commonJoins; never inferred), so the JOIN can be written directly; two of them that join "
         "only through a table the refs leave out come with both joins to it; a table that references itself (an "
-        "employee's manager) comes with that join too.",
+        "employee's manager) comes with that join too. Of a table joined in more than four roles (a match's player "
+        "slots), the roles whose key column is among the refs come, or the first two; entity_details lists every "
+        "foreign key.",
     )
     confidence: Literal["low"] | SkipJsonSchema[None] = Field(
         default=None,

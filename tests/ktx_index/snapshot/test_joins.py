@@ -202,7 +202,10 @@ def test_names_are_quoted_as_the_connections_driver_quotes_them():
     # a scan of SQL Server names a table with its schema: each part is a name of its own
     assert sql_table("Sales.SalesOrderHeader", "sqlserver") == "Sales.SalesOrderHeader"
     assert sql_table("Sales.Order Details", "sqlserver") == "Sales.[Order Details]"
-    assert sql_table("Sales.SalesOrderHeader", "sqlite") == '"Sales.SalesOrderHeader"'  # no schemas: one name
+    assert sql_table("Sales.SalesOrderHeader", "sqlite") == '"Sales.SalesOrderHeader"'  # elsewhere: one name
+    assert sql_table("my.table", "postgres") == '"my.table"'
+    # Postgres reads an unquoted name in lower case: a capital keeps its quotes
+    assert sql_name("ProductID", "postgres") == '"ProductID"' and sql_name("product_id", "postgres") == "product_id"
 
 
 def edges_of(name: str, fks: list[dict], driver: str | None = None) -> list[tuple[str, str, str | None]]:
@@ -306,4 +309,53 @@ def test_a_join_both_the_scan_and_the_semantic_layer_declare_is_listed_once_by_t
     assert [(j.from_, j.to) for j in joins_between(snap, column_only)] == [("orders", "main.customers")]  # as named
     mixed = [["table:shop:main.orders"], ["sl_source:shop:customers"]]  # the scan's orders, the layer's customers
     assert [(j.from_, j.to) for j in joins_between(snap, mixed)] == [("main.orders", "customers")]
+    service.close()
+
+
+def test_many_roles_are_told_by_their_own_key_columns_not_by_the_key_they_reference(make_project):
+    """Search adds the referenced key (``player.player_api_id``) when two tables rank high: every role joins on it,
+    so it said nothing of which roles the refs hold, and all six came back."""
+    from ktx_index.tools.discover import joins_between
+
+    slots = [f"home_player_{n}" for n in range(1, 7)]
+    tables = [
+        table("player", [column("player_api_id", "integer", "number")]),
+        table(
+            "match", [column(s, "integer", "number") for s in slots], [fk(s, "player", "player_api_id") for s in slots]
+        ),
+    ]
+    root = make_project(scan_files("f", SYNC, tables), config="connections:\n  f:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    refs = [["table:f:main.match"], ["column:f:main.player.player_api_id"]]
+    assert [j.alias for j in joins_between(snap, refs)] == ["home_player_1", "home_player_2"]
+    refs.append(["column:f:main.match.home_player_5"])
+    assert [j.alias for j in joins_between(snap, refs)] == ["home_player_5"]
+    service.close()
+
+
+def test_a_join_the_semantic_layer_writes_without_an_alias_comes_as_the_scan_aliases_it(make_project):
+    """A source's own self-join (``reservations.orig_res_id = reservations.res_id``) compares a row with itself; the
+    scan's foreign key says the same join with the referenced row as ``parent``, and that condition is listed."""
+    from ktx_index.tools.discover import joins_between
+
+    files = scan_files(
+        "shop",
+        SYNC,
+        [table("reservations", [column("res_id", "integer"), column("orig_res_id", "integer")], [fk("orig_res_id", "reservations", "res_id")])],
+    )  # fmt: skip
+    files["semantic-layer/shop/reservations.yaml"] = (
+        "name: reservations\ntable: main.reservations\ngrain: [res_id]\ncolumns:\n  - {name: res_id, type: number}\n"
+        "  - {name: orig_res_id, type: number}\n"
+        "joins:\n  - {to: reservations, on: reservations.orig_res_id = reservations.res_id, relationship: many_to_one}\n"
+    )
+    root = make_project(files, config="connections:\n  shop:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    joins = joins_between(snap, [["sl_source:shop:reservations"]])
+    assert [(j.from_, j.to, j.on, j.alias) for j in joins] == [
+        ("reservations", "reservations", "reservations.orig_res_id = parent.res_id", "parent")
+    ]
     service.close()

@@ -141,3 +141,11 @@ def test_a_table_in_many_roles_comes_with_the_roles_the_refs_hold():
         "away_team",
     ]
     assert fewest_roles(joins[-2:], keys[-2:], set()) == joins[-2:]
+
+
+def test_a_semantic_layer_ref_names_its_table_whatever_kinds_were_asked(demo_service):
+    """A source's tableRef came from its scanned twin, so asking for sources alone dropped it."""
+    for kinds in (["sl_source"], ["sl_source", "table"]):
+        refs = demo_service.discover_data("active subscribers", None, kinds, 10).refs
+        sources = [r for r in refs if r.kind == "sl_source" and r.id == "subscriptions"]
+        assert sources and sources[0].tableRef is not None, kinds
