@@ -176,13 +176,12 @@ class DictionaryIndex:
         if len(words) > 1:
             add(self._named_within(words), "token", 0.65)
         if len(squashed) >= 3:  # part of a longer value: from one of its words' start, or (weaker) inside a word
-            first = min(words, key=folded.find) if words else squashed
             pos = self.joined.find(squashed)
             while pos != -1:
                 i = bisect_right(self.offsets, pos) - 1
                 share = 0.1 * len(squashed) / max(1, len(self.squashed[i]))
-                at_word = any(w.startswith(first) for w in self.entries[i].words)
-                add((i,), "token", 0.7 + share if at_word else MID_WORD + share)
+                whole = within_words(self.entries[i], pos - self.offsets[i], len(squashed))
+                add((i,), "token", 0.7 + share if whole else MID_WORD + share)
                 pos = self.joined.find(squashed, pos + 1)
         if budget := edit_budget(len(squashed), VALUE_EDITS):
             digits = DIGITS.sub("", squashed)
@@ -206,6 +205,19 @@ class DictionaryIndex:
         not 'Grant', 'W' in *412 W Pecan St*, or '10' in *2025-10-31*)."""
         held = {i for w in words for i in self.by_word.get(w, ())}
         return sorted(i for i in held if self.entries[i].words <= words and _named(self.entries[i].words))
+
+
+def within_words(entry: Entry, start: int, length: int) -> bool:
+    """Whether the ``length`` characters of the entry's squashed value from ``start`` begin where a word or a run
+    of digits begins (``9001`` in ``ISO-9001``, ``2019`` in ``FY2019``), and, ending in a digit, end where the
+    digits do (not ``2019`` in ``20190``)."""
+    text, end = entry.squashed, start + length
+    starts, at = {0}, 0
+    for word in value_words(entry.folded):
+        at += len(word)
+        starts.add(at)
+    begins = start in starts or text[start].isdigit() != text[start - 1].isdigit()
+    return begins and not (end < len(text) and text[end].isdigit() and text[end - 1].isdigit())
 
 
 def value_words(folded: str) -> list[str]:
@@ -285,7 +297,7 @@ def _searched(index: DictionaryIndex, conn: str) -> Searched:
             profiledColumns=len(columns),
             syncId=(snapshot.get("profileSyncIds") or [None])[0],
             # no profile, no profiling time (the scan's own time read as one)
-            profiledAt=snapshot.get("extractedAt") or snapshot.get("createdAt") if has_profile or columns else None,
+            profiledAt=(snapshot.get("extractedAt") or snapshot.get("createdAt")) if has_profile or columns else None,
         ),
         status=status,  # type: ignore[arg-type]
     )

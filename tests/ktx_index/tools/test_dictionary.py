@@ -4,9 +4,10 @@ with their reason, input validation, and the abbreviation rule on its own."""
 import pytest
 from projects import column, profile_entry, scan_files
 
+from ktx_index.analysis import fold, squash
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.service import KtxIndex
-from ktx_index.tools.dictionary import abbreviates, abbreviation_score
+from ktx_index.tools.dictionary import Entry, abbreviates, abbreviation_score, value_words, within_words
 
 
 def test_dictionary_tiers_and_tolerance(demo_service):
@@ -113,3 +114,15 @@ def test_a_value_among_others_in_a_list_comes_before_the_same_letters_inside_pro
     assert [m.matchedValue for m in sle.matches] == ["SLE, SjS, RA, polymyositis", "SLEEP apnoea", "the isle"]
     assert sle.matches[0].score > sle.matches[1].score > sle.matches[2].score
     service.close()
+
+
+def test_a_match_inside_a_value_counts_from_a_word_or_a_run_of_digits():
+    def found(value: str, query: str) -> bool:
+        entry = Entry(
+            "c", value, fold(value), squash(value), frozenset(value_words(fold(value))), "", "", None, None, "profile"
+        )
+        return within_words(entry, entry.squashed.find(squash(query)), len(squash(query)))
+
+    assert found("ISO-9001 cert", "ISO9001") and found("ISO-9001 cert", "9001") and found("FY2019", "2019")
+    assert found("Maple Ridge Apartments", "Ridge Apartments") and found("SLEEP apnoea", "SLE")
+    assert not found("the isle", "sle") and not found("20190 rows", "2019")  # inside a word, a longer number
