@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -131,6 +131,13 @@ class Project:
     @property
     def connection_ids(self) -> list[str]:
         return sorted(self.connections)
+
+    @overload
+    def declared_id(self, connection_id: str) -> str: ...
+    @overload
+    def declared_id(self, connection_id: None) -> None: ...
+    @overload
+    def declared_id(self, connection_id: str | None) -> str | None: ...
 
     def declared_id(self, connection_id: str | None) -> str | None:
         """The connection id as ktx.yaml spells it: ``connection_id`` itself, or the one declared id equal to it but

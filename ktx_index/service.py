@@ -332,7 +332,7 @@ class KtxIndex:
         return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store.docs.ids("wiki"))
 
     def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
-        connection_id = self.project.declared_id(connection_id) or connection_id
+        connection_id = self.project.declared_id(connection_id)
         reads.check_connection_form(connection_id, self.project.connection_ids)
         try:
             self.require_connection(connection_id)
@@ -343,8 +343,9 @@ class KtxIndex:
     def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
         """An unknown connection is answered per entity (``scan_missing``), as upstream does."""
         entity_reads.check_entity_count(entities)
-        known, connection_id = self.project.connection_ids, self.project.declared_id(connection_id) or connection_id
-        return entity_reads.entity_details(self.refreshed_engine().store, connection_id, entities, known)
+        known, connection_id = self.project.connection_ids, self.project.declared_id(connection_id)
+        engine = self.refreshed_engine()
+        return entity_reads.entity_details(engine.store, connection_id, entities, known, engine.snapshot.facts.twins)
 
     def connection_list(self) -> ConnectionListResult:
         policies = {c.id: c.query_policy for c in self.project.connections.values()}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from typing import Any, get_args
 
 from indexers.models import Document, make_uid
@@ -95,11 +96,16 @@ def check_entity_count(entities: list[Any]) -> None:
 
 
 def entity_details(
-    store: DocStore, connection_id: str, entities: list[dict[str, Any]], known: list[str]
+    store: DocStore,
+    connection_id: str,
+    entities: list[dict[str, Any]],
+    known: list[str],
+    twins: Callable[[str], frozenset[str]] = lambda _uid: frozenset(),
 ) -> EntityDetailsResult:
     """One item per entity, in order, in upstream's shapes and message templates. An unknown connection is not
     an error of the call (upstream does not check it either): each item says there is no scan, and which
-    connections there are. The count is checked by the service first."""
+    connections there are. The count is checked by the service first. ``twins`` names the semantic-layer sources
+    over a table (Facts.twins), whose descriptions (a user's first) resolve the table's and its columns'."""
     tables = _scanned_tables(store, connection_id)
     snapshot_doc = store.docs.get(make_uid("snapshot", connection_id, connection_id)) if tables else None
     latest = _snapshot(snapshot_doc.attrs) if snapshot_doc is not None else None
@@ -132,7 +138,10 @@ def entity_details(
         if not hits:
             displays = [t.display for t in tables]
             owner, column = _column_id(store, tables, label)
-            close = [owner.display] if owner is not None else nearest(label, displays, 8)
+            named = [t.display for t in tables if _bare(t.name) == _bare(label)]  # in another schema or dataset
+            close = (
+                [owner.display] if owner is not None else list(dict.fromkeys([*named, *nearest(label, displays, 8)]))
+            )
             listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
             by_display = {t.display: t for t in tables}
             more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
@@ -147,7 +156,8 @@ def entity_details(
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
             out.append(failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=_display)]))
         else:
-            out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo))
+            sources = sorted(t for t in twins(hits[0].uid) if t.startswith("sl_source:"))
+            out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo, sources))
     return EntityDetailsResult(results=out)
 
 
@@ -230,7 +240,23 @@ def _snapshot(attrs: dict[str, Any]) -> Snapshot:
     )
 
 
-def _column(doc: Document, name: str) -> ColumnDetails:
+def _described(store: DocStore, sources: list[str], column: str | None = None) -> str | None:
+    """The first of the semantic-layer sources' descriptions of the table (or of its ``column``, their dimension of
+    that name): resolved there from a user's, an AI's, dbt's and the warehouse's (the scan holds the last alone)."""
+    for source in sources:
+        uid = source if column is None else f"sl_dimension:{source.split(':', 1)[1]}.{column}"
+        doc = store.docs.get(uid)
+        if doc is not None and doc.description:
+            return doc.description
+    return None
+
+
+def _bare(name: str) -> str:
+    """A table's own name, without catalog, schema or quotes, casefolded."""
+    return name.rpartition(".")[2].strip('"`[]').casefold()
+
+
+def _column(doc: Document, name: str, described: str | None = None) -> ColumnDetails:
     """Upstream's seven column fields, which a KTX scan always writes; a hand-made scan lacking one gets a
     neutral value of the right type (its types 'unknown', a string dimension, nullable, no key)."""
     attrs = doc.attrs
@@ -244,7 +270,7 @@ def _column(doc: Document, name: str) -> ColumnDetails:
         nullable=attrs.get("nullable") is not False,
         primaryKey=attrs.get("primaryKey") is True,
         comment=attrs.get("comment"),
-        description=doc.description or None,
+        description=described or doc.description or None,
         sampleValues=doc.sample_values,
         distinctCount=attrs.get("distinctCount"),
         nullRate=attrs.get("nullRate"),
@@ -261,7 +287,7 @@ def _foreign_keys(raw: list[dict[str, Any]]) -> list[ForeignKey]:
 
 
 def _details(
-    store: DocStore, table: Document, entity: Any, connection_id: str, echo: Any
+    store: DocStore, table: Document, entity: Any, connection_id: str, echo: Any, sources: list[str]
 ) -> EntityFound | EntityFailed:
     attrs = table.attrs
     snapshot = _snapshot(attrs.get("snapshot") or {})
@@ -287,10 +313,10 @@ def _details(
         kind=kind if kind in TABLE_KINDS else "table",
         comment=table.comment or None,
         estimatedRows=attrs.get("estimatedRows"),
-        columns=[_column(columns[name], name) for name in names],
+        columns=[_column(columns[name], name, _described(store, sources, name)) for name in names],
         foreignKeys=_foreign_keys(attrs.get("foreignKeys", [])),
         snapshot=snapshot,
-        description=table.description or table.summary,
+        description=_described(store, sources) or table.description or table.summary,
         profiledRows=attrs.get("profiledRows"),
         stale=store.docs.stale_by_uid(table.uid).get(table.uid),
     )

@@ -35,8 +35,10 @@ def nearest(word: str, choices: list[str], limit: int = 5, cutoff: float = 40) -
 
 
 def _hint(word: str, choices: list[str]) -> str:
-    """The keys the sender probably meant, else the first known ones (a far-fetched guess would mislead)."""
-    close = nearest(word, choices, cutoff=MEANT)
+    """The keys the sender probably meant (one spelt the same but for case first: ``RESERVATIONS`` for
+    *reservations*), else the first known ones (a far-fetched guess would mislead)."""
+    same = [choice for choice in choices if choice.casefold() == word.casefold()]
+    close = list(dict.fromkeys([*same, *nearest(word, choices, cutoff=MEANT)]))
     return f"did you mean: {', '.join(close)}" if close else f"known: {', '.join(sorted(choices)[:10]) or 'none'}"
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from indexers.project import IndexSettings, expected, load_project, settings_table
+from indexers.project import Connection, IndexSettings, Project, expected, load_project, settings_table
 
 
 def settings(make_project, section: str):
@@ -79,3 +80,10 @@ def test_a_raw_sources_folder_that_cannot_be_searched_is_reported_not_made_a_con
     project = load_project(root)
     assert project.connection_ids == []
     assert [(d.path, d.code) for d in project.diagnostics] == [("raw-sources/notes", "unlisted")]
+
+
+def test_a_connection_id_in_another_case_names_the_one_declared_so():
+    project = Project(Path("."), connections={c: Connection(c, "postgres") for c in ("Sales", "sales_eu", "EU", "eu")})
+    assert project.declared_id("SALES") == "Sales" and project.declared_id("Sales_EU") == "sales_eu"
+    assert project.declared_id("Eu") == "Eu"  # two ids differ from it only by case: it names neither, as sent
+    assert project.declared_id("eu") == "eu" and project.declared_id(None) is None

@@ -78,3 +78,42 @@ def test_a_schema_and_table_sent_apart_find_a_table_whose_name_holds_its_schema(
     (twice,) = service.entity_details("aw", [{"table": "Sales.SalesOrderHeader", "columns": ["id", "ID"]}]).results
     assert [c.name for c in twice.columns] == ["id"]
     service.close()
+
+
+def test_a_table_and_its_columns_are_described_as_the_semantic_layer_resolves_them(make_project):
+    """The scan holds the warehouse's comment alone; a user's description in the semantic layer (a renamed status)
+    was missing from entity_details, whose description says it resolves user > ai > dbt > db."""
+    table = {
+        "catalog": None,
+        "db": "raw",
+        "name": "appts",
+        "columns": [column("id", "int"), column("status", comment="status")],
+    }
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    files["semantic-layer/warehouse/appts.yaml"] = (
+        "name: appts\ntable: raw.appts\ngrain: [id]\ndescriptions: {user: One row per appointment slot.}\n"
+        "columns:\n  - {name: id, type: number}\n"
+        "  - {name: status, type: string, descriptions: {user: DNA was FTA before 19 Jan 2026.}}\n"
+    )
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    (found,) = service.entity_details("warehouse", [{"table": "raw.appts"}]).results
+    assert found.description == "One row per appointment slot."
+    assert [(c.name, c.comment, c.description) for c in found.columns] == [
+        ("id", None, None),
+        ("status", "status", "DNA was FTA before 19 Jan 2026."),
+    ]
+    service.close()
+
+
+def test_a_table_sent_with_another_schema_is_the_first_candidate(make_project):
+    names = [("finance_mart", "fct_disputes"), ("finance_mart", "fct_swoops"), ("finance_mart", "mart_kyc_funnel")]
+    names += [("finance_mart", "fct_card_txns"), ("ledger_raw", "kyc_checks")]
+    tables = [{"catalog": None, "db": db, "name": name, "columns": [column("id", "int")]} for db, name in names]
+    service = KtxIndex(
+        make_project(scan_files("warehouse", "2026-01-01-000000-local-a", tables)), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    (failed,) = service.entity_details("warehouse", [{"table": "finance_mart.kyc_checks"}]).results
+    assert failed.error.code == "table_not_found" and failed.error.candidates[0].display == "ledger_raw.kyc_checks"
+    service.close()
