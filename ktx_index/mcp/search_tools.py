@@ -94,9 +94,9 @@ def tools(service: KtxIndex) -> ToolSet:
             list[Annotated[RefKind, Field(description="Reference kind to include.")]] | SkipJsonSchema[None],
             BeforeValidator(_kinds),
             Field(
-                description="Optional kind filter (a single kind string is read as a list of one). A table and the "
-                "semantic-layer source over it are one ref, the source's (its tableRef names the table); so are a "
-                "column and its dimension."
+                description="Optional kind filter (a single kind string is read as a list of one). With both kinds "
+                "asked (or none), a table and the semantic-layer source over it are one ref, the source's (its "
+                "tableRef names the table); so are a column and its dimension."
             ),
         ] = None,
         limit: RefLimit = 10,
