@@ -106,9 +106,14 @@ def serve_command(
                 from ktx_index.watcher import Watcher
 
                 stopper.watcher = Watcher(service)
-                stopper.watcher.start_in_thread()  # raises IndexBusy (exit 1) when another watcher holds the index
-                stopper.watcher.wait_ready()  # the first catch-up, committed or failed; never a dead thread
-                if stopper.watcher.state.state != "running":
+                try:
+                    stopper.watcher.start_in_thread()  # IndexBusy when another watcher or rebuild holds the index
+                except IndexBusy as exc:  # a second agent session's server: the other keeps the index fresh
+                    stopper.watcher = None
+                    click.echo(f"ktx-index: {exc.message}; serving its commits read-only, watching nothing", err=True)
+                else:
+                    stopper.watcher.wait_ready()  # the first catch-up, committed or failed; never a dead thread
+                if stopper.watcher is not None and stopper.watcher.state.state != "running":
                     state = stopper.watcher.state
                     click.echo(
                         f"ktx-index: the watcher is {state.state} ({state.last_error}); serving the last commit, "

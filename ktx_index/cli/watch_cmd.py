@@ -27,14 +27,18 @@ def watch_command(project_dir: str | None, quiet: bool) -> None:
             click.echo(
                 f"commit {batch.generation}: +{batch.added} ~{batch.updated} -{batch.deleted}"
                 + (f" stale {batch.kept_stale}" if batch.kept_stale else "")
-                + f" embedded {batch.embedded} in {batch.duration_ms:.0f} ms",
+                + f" in {batch.duration_ms:.0f} ms",
                 err=True,
             )
             for diag in batch.diagnostics:
                 if diag.code == "parse_error":
                     click.echo(f"  {diag.path}: {diag.message}", err=True)
 
-    watcher = Watcher(service, on_batch=report)
+    def embedded(count: int, ms: float) -> None:
+        if not quiet:
+            click.echo(f"embedded {count} new text(s) in {ms:.0f} ms: searchable by meaning too", err=True)
+
+    watcher = Watcher(service, on_batch=report, on_embedded=embedded)
     service.acquire_writer()  # IndexBusy (exit 1) leaves the running watcher and its status alone
     try:
         with stop_on_signals(watcher.request_stop):  # the loop ends at its next wake-up, a batch whole

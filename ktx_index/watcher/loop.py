@@ -102,14 +102,19 @@ class Watcher:
         debounce_ms: int = 400,
         on_batch: Callable[[RebuildReport], None] | None = None,
         idle_plan_s: float = IDLE_FULL_PLAN_S,
+        on_embedded: Callable[[int, float], None] | None = None,
     ) -> None:
         """``idle_plan_s``: how long after the last full plan an idle watcher plans in full again, the safety net
-        for a change no event reported (tests shorten it to exercise that net)."""
+        for a change no event reported (tests shorten it to exercise that net). ``on_embedded`` hears how many texts
+        were embedded, and in how many ms, once a commit's new texts are all embedded (a commit embeds none: its
+        documents are searchable by their words at once, by meaning a moment later)."""
         self.service = service
         self.root = service.root
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
         self.on_batch = on_batch
+        self.on_embedded = on_embedded
+        self._embedded = (0, 0.0)  # texts embedded since the backlog was last empty, and the ms it took
         self.idle_plan_s = idle_plan_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -309,9 +314,14 @@ class Watcher:
         backlog = status == "pending"
         fixed_costs = time.perf_counter() - started - self._slice_s
         self._slice_s = min(MAX_EMBED_SLICE_S, max(EMBED_SLICE_S, 2 * fixed_costs))
+        ms = (time.perf_counter() - started) * 1000
         if done:
-            log_event(log, logging.DEBUG, "watcher.embed", embedded=done, status=status,
-                      ms=round((time.perf_counter() - started) * 1000, 1))  # fmt: skip
+            log_event(log, logging.DEBUG, "watcher.embed", embedded=done, status=status, ms=round(ms, 1))
+        count, total_ms = self._embedded = (self._embedded[0] + done, self._embedded[1] + ms)
+        if not backlog:
+            self._embedded = (0, 0.0)
+            if count and self.on_embedded is not None:
+                self.on_embedded(count, total_ms)
         if backlog != self.state.embedding_backlog:
             self.state.embedding_backlog = backlog
             self._write_state()

@@ -526,9 +526,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("command", [["watch"], ["serve", "--watch"]], ids=["watch", "serve-watch"])
-def test_cli_second_watcher_exits_non_zero_naming_the_holder(watched: Watch, command: list[str]) -> None:
-    proc = run_cli(*command, "--project", str(watched.root))
+def test_cli_second_watcher_exits_non_zero_naming_the_holder(watched: Watch) -> None:
+    proc = run_cli("watch", "--project", str(watched.root))
     assert proc.returncode != 0
     assert f"being written by PID {os.getpid()}" in proc.stderr, proc.stderr
     (watched.root / "wiki/global/after.md").write_text(page("After", "Still watching: kerfuddle."))
@@ -585,10 +584,14 @@ def test_cli_watch_process_status_and_sigterm(make_project) -> None:
         reader.close()
 
 
-def test_plain_serve_beside_a_watcher_only_reads_and_reloads(watched: Watch, tmp_path: Path) -> None:
+@pytest.mark.parametrize("watch", [[], ["--watch"]], ids=["serve", "serve-watch"])
+def test_serve_beside_a_watcher_only_reads_and_reloads(watched: Watch, tmp_path: Path, watch: list[str]) -> None:
+    """A second agent session's ``serve --watch`` (its MCP config asks for a watcher) serves too: the running
+    watcher keeps the index fresh, and it exited at start before."""
     params = StdioServerParameters(
-        command=str(KTX_INDEX), args=["serve", "--project", str(watched.root)], env=_child_env(), cwd=str(tmp_path)
-    )
+        command=str(KTX_INDEX), args=["serve", "--project", str(watched.root), *watch], env=_child_env(),
+        cwd=str(tmp_path),
+    )  # fmt: skip
     log = tmp_path / "serve.log"
 
     async def main() -> None:
@@ -611,3 +614,16 @@ def test_plain_serve_beside_a_watcher_only_reads_and_reloads(watched: Watch, tmp
     anyio.run(main)
     assert "serving its commits read-only" in log.read_text()
     assert watched.reader.status().writer_pid == os.getpid()
+
+
+def test_a_commits_new_texts_are_reported_once_all_are_embedded(make_project, start_watch) -> None:
+    """A commit embeds nothing (its documents are searchable by their words at once), so `watch` said "embedded 0"
+    after every edit; it now says how many texts were embedded once a commit's are all done."""
+    heard: list[tuple[int, float]] = []
+    watch = start_watch(make_project(BASE, config=CONFIG), on_embedded=lambda count, ms: heard.append((count, ms)))
+    watch.settle()
+    before = len(heard)
+    (watch.root / "wiki/global/embedded.md").write_text(page("Embedded", "A page to embed: quintessa."))
+    wait_for(lambda: len(heard) > before, "the new page's texts embedded")
+    count, ms = heard[-1]
+    assert count >= 1 and ms >= 0
