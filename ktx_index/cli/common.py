@@ -50,7 +50,7 @@ def log_options(default_level: str) -> Callable[[Callable[..., Any]], Callable[.
             type=click.Choice(LEVELS, case_sensitive=False),
             default=default_level,
             show_default=True,
-            help="INFO: one line per tool call and watcher commit; WARNING: errors and retries only.",
+            help="INFO: one line per tool call (serve) and per watcher commit; WARNING: errors and retries only.",
         )(fn)
 
     return decorate

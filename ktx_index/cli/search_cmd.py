@@ -110,9 +110,19 @@ def render_dictionary(result: DictionarySearchResult) -> None:
     default=None,
     help="Connection id to search in (wiki_search: unscoped pages plus pages tagged with it).",
 )
-@click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 50),
+    default=10,
+    show_default=True,
+    help="Results to return (not dictionary_search).",
+)
 @json_option
-@click.option("--explain", is_flag=True, help="Add each result's lane scores and why the answer is (not) confident.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Add each result's lane scores and why the answer is (not) confident (not dictionary_search).",
+)
 @user_errors
 def search_command(
     words: tuple[str, ...],

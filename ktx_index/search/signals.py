@@ -134,7 +134,7 @@ def assess(
             carried = "the best answers match every word of the question"
         else:
             carried = (
-                f"without its least-carried word the best answers' cosine drops by {drop:+.3f} "
+                f"the best answers' cosine drop without its least-carried word is {drop:+.3f} "
                 f"({'>=' if sure else '<'} {threshold:+.3f})"
             )
         why += f", but {carried}, so {'high' if sure else 'low'}" if turned else f"; {carried}"

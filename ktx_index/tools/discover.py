@@ -275,12 +275,12 @@ def _twin_uids(snap: Snapshot, doc: Document) -> list[str]:
 
 
 def _merge_twin(kept: DiscoverRef, twin: Document) -> None:
-    """The higher-ranked of two twins is kept; the SL one wins the kind and id, the scan one gives tableRef (the
-    table as entity_details reads it)."""
+    """The higher-ranked of two twins is kept; the SL one wins the kind, id and summary, the scan one gives tableRef
+    (the table as entity_details reads it)."""
     if twin.kind in TWINS and kept.kind == TWINS[twin.kind]:
         kept.kind = twin.kind  # type: ignore[assignment]
         kept.id = twin.id
-        kept.summary = kept.summary or twin.summary
+        kept.summary = twin.summary or kept.summary  # the layer's description, a user's first, as alone
     if twin.table_ref is not None and twin.kind in TWINS.values():
         kept.tableRef = TableRefOut(**twin.table_ref.model_dump())
 

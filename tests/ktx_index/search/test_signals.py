@@ -145,8 +145,8 @@ def test_the_verdict_says_which_evidence_decided_it_with_its_figures():
     )
     strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
     assert why("age of each patient", strong, below - 0.01) == (
-        f"low: best score {confident + 0.01:.3f} >= {confident}, confident alone, but without its least-carried word "
-        f"the best answers' cosine drops by {below - 0.01:+.3f} (< {below:+.3f}), so low"
+        f"low: best score {confident + 0.01:.3f} >= {confident}, confident alone, but the best answers' cosine drop "
+        f"without its least-carried word is {below - 0.01:+.3f} (< {below:+.3f}), so low"
     )
     assert why("age of each patient", strong, 1.0).endswith(
         "confident alone; the best answers match every word of the question"

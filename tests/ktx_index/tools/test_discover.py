@@ -2,9 +2,12 @@
 short snippets, the confidence field, one ref per physical table, the filters and typo tolerance."""
 
 import pytest
+from projects import column, scan_files
 
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.search.candidate import Candidate
+from ktx_index.service import KtxIndex
 from ktx_index.snapshot.joins import condition_key
 from ktx_index.tools.discover import twins_beyond
 
@@ -149,3 +152,26 @@ def test_a_semantic_layer_ref_names_its_table_whatever_kinds_were_asked(demo_ser
         refs = demo_service.discover_data("active subscribers", None, kinds, 10).refs
         sources = [r for r in refs if r.kind == "sl_source" and r.id == "subscriptions"]
         assert sources and sources[0].tableRef is not None, kinds
+
+
+def test_a_source_ref_has_its_own_summary_whichever_twin_ranked_higher(make_project):
+    """Merged with its scanned table, a source showed the warehouse comment when the table ranked higher, and the
+    team's description when sources alone were asked for."""
+    table = {
+        "catalog": None,
+        "db": "raw",
+        "name": "refunds",
+        "comment": "Refunds in GBP.",
+        "columns": [column("id", "int")],
+    }
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    files["semantic-layer/warehouse/refunds.yaml"] = (
+        "name: refunds\ntable: raw.refunds\ngrain: [id]\ndescriptions: {user: Refunds; exclude chargebacks.}\n"
+        "columns:\n  - {name: id, type: number}\n"
+    )
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    for kinds in (None, ["sl_source"], ["table", "sl_source"]):
+        (ref,) = [r for r in service.discover_data("refunds in GBP", None, kinds, 10).refs if r.id == "refunds"]
+        assert (ref.kind, ref.summary) == ("sl_source", "Refunds; exclude chargebacks."), kinds
+    service.close()
