@@ -47,7 +47,11 @@ if TYPE_CHECKING:
     help="Do not bring the index up to date at start (with no index yet, the first call builds it, answers "
     "lexically and embeds in the background).",
 )
-@click.option("--watch", is_flag=True, help="Also watch the project and re-index edits as they happen.")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Also watch the project and re-index edits as they happen (beside a running watcher: serve its commits).",
+)
 @click.option(
     "--upstream",
     metavar="CMD|URL",
