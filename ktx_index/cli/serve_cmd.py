@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import click
@@ -114,7 +115,8 @@ def serve_command(
                     stopper.watcher.start_in_thread()  # IndexBusy when another watcher or rebuild holds the index
                 except IndexBusy as exc:  # a second agent session's server: the other keeps the index fresh
                     stopper.watcher = None
-                    click.echo(f"ktx-index: {exc.message}; serving its commits read-only, watching nothing", err=True)
+                    click.echo(f"ktx-index: {exc.message}; serving its commits read-only until it ends", err=True)
+                    service.in_background("ktx-index-watch-later", functools.partial(_watch_when_free, stopper))
                 else:
                     stopper.watcher.wait_ready()  # the first catch-up, committed or failed; never a dead thread
                 if stopper.watcher is not None and stopper.watcher.state.state != "running":
@@ -152,18 +154,18 @@ class Stopper:
     def __init__(self, service: KtxIndex) -> None:
         self.service = service
         self.watcher: Watcher | None = None
-        self._lock = threading.Lock()
-        self._done = False
+        self.lock = threading.Lock()  # a watcher started late (_watch_when_free) and a stop do not cross
+        self.done = False
 
     def stop(self) -> None:
-        with self._lock:
-            if self._done:
+        with self.lock:
+            if self.done:
                 return
             self.service.request_stop()
             if self.watcher is not None:
                 self.watcher.stop()
             self.service.close()
-            self._done = True
+            self.done = True
 
     def stop_and_exit_soon(self) -> None:
         """From a signal handler: do no work here, hand it to a thread that exits when it is done."""
@@ -184,6 +186,40 @@ class Stopper:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+#: How often ``serve --watch`` beside another writer tries to take the watch over.
+WATCH_RETRY_S = 2.0
+
+
+def _watch_when_free(stopper: Stopper) -> None:
+    """``serve --watch`` beside another watcher or rebuild: watch once that writer is gone (it served the other's
+    commits meanwhile), so edits go on being indexed after the other session ends."""
+    from ktx_index.watcher import Watcher
+
+    service = stopper.service
+    waited = 0.0
+    while not service.stopping:
+        time.sleep(0.1)  # short steps: closing the service joins this thread
+        waited += 0.1
+        if waited < WATCH_RETRY_S:
+            continue
+        waited = 0.0
+        if not stopper.lock.acquire(timeout=0.1):  # a stop in progress (it joins this thread: never wait on it)
+            continue
+        try:
+            if stopper.done or service.stopping:
+                return
+            watcher = Watcher(service)
+            try:
+                watcher.start_in_thread()
+            except IndexBusy:
+                continue
+            stopper.watcher = watcher  # a stop from now on finds it and stops it
+        finally:
+            stopper.lock.release()
+        click.echo("ktx-index: the other writer has ended; watching the project from now on", err=True)
+        return
 
 
 def _gateway(service: KtxIndex, spec: UpstreamSpec | None) -> Gateway | None:

@@ -117,8 +117,10 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
     a.y = b.y``). A table referenced by several keys is joined once per role, each condition naming it by an alias
     from its key column (``BillToAddressID``: ``… = BillToAddress.AddressID``, to read as ``JOIN Person.Address AS
     BillToAddress``), except through a key named as the column it references (``player_api_id`` →
-    ``player_api_id``: the table's own key, the row itself). A row joined to another row of its own table is the
-    ``parent``, or each its role when there are several. An alias is never a name the condition already uses."""
+    ``player_api_id``: the table's own key, the row itself) and, when no such key joins it, through the one key
+    named after the table (``address_id`` beside ``billing_address_id``). A row joined to another row of its own
+    table is the ``parent``, or each its role when there are several. An alias is never a name the condition
+    already uses."""
     ref = fields.get("table_ref") or {}
     name = ref.get("name") or fields.get("name") or ""
     attrs = fields.get("attrs") or {}
@@ -134,17 +136,25 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
     references = Counter(to_display for to_display, _named in constraints)
     # names an alias must not take: this table's, every table it references, ``parent``
     taken = {_bare(name), SELF_ALIAS, *(_bare(fks[0]["toTable"]) for fks in constraints.values())}
+    own_key = {
+        c: all(fk["fromColumn"].casefold() == fk["toColumn"].casefold() for fk in fks) for c, fks in constraints.items()
+    }
+    unaliased = {to_display for (to_display, _named), is_own in own_key.items() if is_own}  # the row itself
     own, out = sql_table(name, driver), []
-    for (to_display, _named), fks in constraints.items():
+    for (to_display, named), fks in constraints.items():
         other = f"table:{conn or ''}:{to_display}"
         plain = sql_table(fks[0]["toTable"], driver)
         column = fks[0]["fromColumn"]
         if other == uid:  # a row and another row of its table: two names needed
-            alias = SELF_ALIAS if references[to_display] == 1 else role_alias(column, taken, driver)
-        elif references[to_display] > 1 and any(fk["fromColumn"].casefold() != fk["toColumn"].casefold() for fk in fks):
-            alias = role_alias(column, taken, driver)
-        else:
+            single = references[to_display] == 1 and _bare(name) != SELF_ALIAS
+            alias = SELF_ALIAS if single else role_alias(column, taken, driver)
+        elif references[to_display] == 1 or own_key[to_display, named]:
             alias = None
+        elif _stem(column) == _bare(fks[0]["toTable"]) and to_display not in unaliased:  # address_id: the address
+            alias = None
+            unaliased.add(to_display)
+        else:
+            alias = role_alias(column, taken, driver)
         pairs = [(sql_name(fk["fromColumn"], driver), sql_name(fk["toColumn"], driver)) for fk in fks]
         on = " and ".join(f"{own}.{src} = {alias or plain}.{dst}" for src, dst in pairs)
         key = condition_key(" and ".join(f"{own}.{src} = {plain}.{dst}" for src, dst in pairs))
@@ -162,6 +172,11 @@ def role_alias(column: str, taken: set[str], driver: str | None) -> str:
     alias = next(a for a in (base, column, *(f"{column}_{n}" for n in range(2, 99))) if a.casefold() not in taken)
     taken.add(alias.casefold())
     return sql_name(alias, driver)
+
+
+def _stem(column: str) -> str:
+    """A key column's name without its key suffix, casefolded (``AddressID`` → ``address``)."""
+    return (KEY_SUFFIX.sub("", column) or column).casefold()
 
 
 def _bare(table: str) -> str:

@@ -51,8 +51,8 @@ VALUE_EDITS = (4, 6, 13)
 def abbreviates(code: str, words: list[str]) -> bool:
     """Whether a code is made of the words' leading letters, in order, every word giving at least its first
     ('Asia Pacific' → APAC or apac, 'Europe, Middle East and Africa' → EMEA, 'Canadian dollars' → CAD); a
-    single word two letters longer at least may also give its first letter and later ones to an upper-case code
-    ('Vermont' → VT; not 'gbp' → GB); a code of
+    single word longer than the code, and of four letters at least, may also give its first letter and later ones
+    to an upper-case code ('Vermont' → VT, 'june' → JUN; not 'gbp' → GB); a code of
     three letters or more that is an English word abbreviates only a word it starts ('Sunday' → SUN, but 'SUN' and
     'SEED' are no abbreviations of 'suspended')."""
     upper = code.isupper()
@@ -62,8 +62,8 @@ def abbreviates(code: str, words: list[str]) -> bool:
             return False
         if len(code) >= 3 and english_word(code) and not words[0].startswith(code):
             return False
-        word = words[0]  # two letters longer at least: 'gbp' and 'usd' are codes of their own, not GB's or US's
-        return word.isalpha() and len(word) >= len(code) + 2 and letters_in_order(code, word)
+        word = words[0]  # a two-letter code of a word of four letters at least: 'gbp' and 'usd' are no GB or US
+        return word.isalpha() and len(word) > max(len(code), 3) and letters_in_order(code, word)
 
     def fits(i: int, j: int) -> bool:
         if j == len(words):

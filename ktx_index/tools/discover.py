@@ -164,20 +164,19 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     def add(a: str, b: str, edge: JoinEdge | Edge) -> None:
         """``from`` is the end that declares the join (the table holding the foreign key); the edge's key tells
         it from the others (joins.condition_key). Of one join declared twice, the first listed (a source's) gives
-        the condition, unless only the other names the joined table by an alias (a scanned role, a ``parent``)."""
-        declaring = a if getattr(edge, "declared", True) else edge.other
+        the condition, unless only the other names the joined table by an alias (a scanned role, a ``parent``),
+        whose direction then comes with it (the alias names ``to``)."""
         a, b = end_of(a), end_of(b)
+        a, b = (a, b) if getattr(edge, "declared", True) else (b, a)
+        join = JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=edge.on, alias=edge.alias)
         key = (frozenset((a, b)), edge.key)
         if key in seen:
-            listed = out[seen[key]]
-            if edge.alias and not listed.alias:
-                listed.on, listed.alias = edge.on, edge.alias
+            if edge.alias and not out[seen[key]].alias:
+                out[seen[key]] = join
             return
         seen[key] = len(out)
-        a, b = (a, b) if getattr(edge, "declared", True) else (b, a)
-        out.append(JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=edge.on, alias=edge.alias))
-        # the declaring end's key columns: a role is told by its own column, not by the key it references
-        keys.append({k for k in edge.keys if k.split(":", 1)[1].rpartition(".")[0] == declaring.split(":", 1)[1]})
+        out.append(join)
+        keys.append(set(edge.keys))
 
     via: dict[str, list[tuple[str, JoinEdge]]] = {}  # a table the refs leave out → the refs' tables joining it
     for container in sorted(containers):
@@ -212,16 +211,23 @@ MOST_ROLES = 4
 
 
 def fewest_roles(joins: list[JoinOut], keys: list[set[str]], returned: set[str]) -> list[JoinOut]:
-    """The joins, a table referenced more than MOST_ROLES times by another cut to the roles whose key column the
-    refs hold (or its first two when they hold none): every role of every slot buried the one join that mattered,
-    and entity_details lists each foreign key."""
+    """The joins, a table referenced more than MOST_ROLES times by another cut to the roles whose own key column
+    the refs hold (or its first two when they hold none): every role of every slot buried the one join that
+    mattered, and entity_details lists each foreign key. A role's own columns are its key columns but those every
+    role of the pair shares (the key they reference, on either table when a table references itself)."""
     pairs = Counter((j.from_, j.to) for j in joins)
     crowded = {pair for pair, n in pairs.items() if n > MOST_ROLES}
     if not crowded:
         return joins
-    held = {pair for j, k in zip(joins, keys, strict=True) if (pair := (j.from_, j.to)) in crowded and k & returned}
-    out, kept = [], Counter()
+    shared: dict[tuple[str, str], set[str]] = {}
     for join, key_columns in zip(joins, keys, strict=True):
+        pair = (join.from_, join.to)
+        if pair in crowded:
+            shared[pair] = shared[pair] & key_columns if pair in shared else set(key_columns)
+    own = [k - shared.get((j.from_, j.to), set()) for j, k in zip(joins, keys, strict=True)]
+    held = {pair for j, k in zip(joins, own, strict=True) if (pair := (j.from_, j.to)) in crowded and k & returned}
+    out, kept = [], Counter()
+    for join, key_columns in zip(joins, own, strict=True):
         pair = (join.from_, join.to)
         if pair in crowded and not (key_columns & returned if pair in held else kept[pair] < 2):
             continue
@@ -281,6 +287,8 @@ def _merge_twin(kept: DiscoverRef, twin: Document) -> None:
         kept.kind = twin.kind  # type: ignore[assignment]
         kept.id = twin.id
         kept.summary = twin.summary or kept.summary  # the layer's description, a user's first, as alone
+    else:
+        kept.summary = kept.summary or twin.summary
     if twin.table_ref is not None and twin.kind in TWINS.values():
         kept.tableRef = TableRefOut(**twin.table_ref.model_dump())
 

@@ -156,8 +156,7 @@ def entity_details(
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
             out.append(failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=_display)]))
         else:
-            sources = sorted(t for t in twins(hits[0].uid) if t.startswith("sl_source:"))
-            out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo, sources))
+            out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo, twins(hits[0].uid)))
     return EntityDetailsResult(results=out)
 
 
@@ -240,13 +239,22 @@ def _snapshot(attrs: dict[str, Any]) -> Snapshot:
     )
 
 
+def _describing(table: Document, twins: frozenset[str]) -> list[str]:
+    """The semantic-layer source that describes a table: the one over it named as it is, else its only one (of
+    ``active_customers`` and ``customers`` over ``customers``, the first describes a subset)."""
+    sources = sorted(t for t in twins if t.startswith("sl_source:"))
+    named = [s for s in sources if _bare(s.split(":", 2)[2]) == _bare(table.name)]
+    return named[:1] or (sources if len(sources) == 1 else [])
+
+
 def _described(store: DocStore, sources: list[str], column: str | None = None) -> str | None:
-    """The first of the semantic-layer sources' descriptions of the table (or of its ``column``, their dimension of
-    that name): resolved there from a user's, an AI's, dbt's and the warehouse's (the scan holds the last alone)."""
+    """The describing source's description of the table (or of its ``column``: its dimension of that name, unless
+    computed by an ``expr``), resolved there from a user's, an AI's, dbt's and the warehouse's (the scan holds the
+    last alone)."""
     for source in sources:
         uid = source if column is None else f"sl_dimension:{source.split(':', 1)[1]}.{column}"
         doc = store.docs.get(uid)
-        if doc is not None and doc.description:
+        if doc is not None and doc.description and not doc.expr:
             return doc.description
     return None
 
@@ -287,9 +295,10 @@ def _foreign_keys(raw: list[dict[str, Any]]) -> list[ForeignKey]:
 
 
 def _details(
-    store: DocStore, table: Document, entity: Any, connection_id: str, echo: Any, sources: list[str]
+    store: DocStore, table: Document, entity: Any, connection_id: str, echo: Any, twins: frozenset[str]
 ) -> EntityFound | EntityFailed:
     attrs = table.attrs
+    sources = _describing(table, twins)
     snapshot = _snapshot(attrs.get("snapshot") or {})
     columns = {d.name: d for d in store.docs.siblings(table.uid, "column")}
     wanted = entity.get("columns") if isinstance(entity, dict) else None

@@ -106,7 +106,7 @@ class Watcher:
     ) -> None:
         """``idle_plan_s``: how long after the last full plan an idle watcher plans in full again, the safety net
         for a change no event reported (tests shorten it to exercise that net). ``on_embedded`` hears how many texts
-        were embedded, and in how many ms, once a commit's new texts are all embedded (a commit embeds none: its
+        were embedded, and in how many ms, once the commits' new texts are all embedded (a commit embeds none: its
         documents are searchable by their words at once, by meaning a moment later)."""
         self.service = service
         self.root = service.root
@@ -320,7 +320,7 @@ class Watcher:
         count, total_ms = self._embedded = (self._embedded[0] + done, self._embedded[1] + ms)
         if not backlog:
             self._embedded = (0, 0.0)
-            if count and self.on_embedded is not None:
+            if count and status == "ready" and self.on_embedded is not None:  # not a model that broke midway
                 self.on_embedded(count, total_ms)
         if backlog != self.state.embedding_backlog:
             self.state.embedding_backlog = backlog

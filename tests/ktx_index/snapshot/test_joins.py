@@ -259,6 +259,30 @@ def test_two_keys_to_one_table_are_two_roles_each_under_an_alias():
     assert edges_of("staff", [fk("manager_id", "staff", "id")]) == [
         ("table:c:main.staff", "staff.manager_id = parent.id", "parent")
     ]
+    # keys to other columns than their own name are roles (a transfer's two accounts)
+    transfer = edges_of("transfer", [fk("from_acct_no", "account", "number"), fk("to_account_id", "account", "id")])
+    assert [alias for _other, _on, alias in transfer] == ["from_acct_no", "to_account"]
+
+
+def test_a_role_alias_is_never_a_name_the_condition_already_uses():
+    """``customer_id`` → ``customer`` in table ``customer`` compared a row with itself; an alias is never this
+    table's name, a table it references, ``parent``, or another role's alias."""
+    fks = [fk("customer_id", "person", "id"), fk("referrer_id", "person", "id"), fk("parent_id", "person", "id")]
+    assert [alias for _other, _on, alias in edges_of("customer", fks)] == ["customer_id", "referrer", "parent_id"]
+    fks = [fk("ship_id", "port", "id"), fk("ship", "port", "id"), fk("harbour_id", "port", "id")]
+    assert [alias for _other, _on, alias in edges_of("voyage", fks)] == ["ship", "ship_2", "harbour"]
+    staff = edges_of("staff", [fk("staff_id", "staff", "id"), fk("mentor_id", "staff", "id")])
+    assert [alias for _other, _on, alias in staff] == ["staff_id", "mentor"]
+    # the one key named after the table it references keeps the table's name; a table named parent has no `parent`
+    fks = [fk("address_id", "address", "id"), fk("billing_address_id", "address", "id")]
+    assert [alias for _other, _on, alias in edges_of("orders", fks)] == [None, "billing_address"]
+    assert edges_of("parent", [fk("parent_id", "parent", "id")])[0][1:] == (
+        "parent.parent_id = parent_id.id",
+        "parent_id",
+    )
+    # only a key's own suffix goes: *paid* keeps its *id*
+    fks = [fk("paid", "account", "id"), fk("payer_key", "account", "id")]
+    assert [alias for _other, _on, alias in edges_of("fee", fks)] == ["paid", "payer"]
 
 
 def test_the_columns_of_one_constraint_are_one_join():
@@ -332,6 +356,22 @@ def test_many_roles_are_told_by_their_own_key_columns_not_by_the_key_they_refere
     assert [j.alias for j in joins_between(snap, refs)] == ["home_player_1", "home_player_2"]
     refs.append(["column:f:main.match.home_player_5"])
     assert [j.alias for j in joins_between(snap, refs)] == ["home_player_5"]
+    service.close()
+
+
+def test_many_roles_of_a_table_in_itself_are_told_by_their_own_columns(make_project):
+    """A table referencing itself six ways holds the referenced key too: it is every role's, not a role's own."""
+    from ktx_index.tools.discover import joins_between
+
+    roles = [f"{r}_id" for r in "abcdef"]
+    tables = [table("emp", [column("id", "integer", "number")] + [column(r, "integer", "number") for r in roles], [fk(r, "emp", "id") for r in roles])]  # fmt: skip
+    root = make_project(scan_files("f", SYNC, tables), config="connections:\n  f:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    refs = [["table:f:main.emp"], ["column:f:main.emp.id"]]
+    assert [j.alias for j in joins_between(snap, refs)] == ["a", "b"]
+    assert [j.alias for j in joins_between(snap, [*refs, ["column:f:main.emp.c_id"]])] == ["c"]
     service.close()
 
 

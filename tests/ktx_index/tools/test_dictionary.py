@@ -50,8 +50,9 @@ def test_abbreviations_reach_stored_codes():
     assert (
         abbreviates("SUN", ["sunday"]) and not abbreviates("SUN", ["suspended"]) and abbreviates("PA", ["pennsylvania"])
     )
-    # a word hardly longer than the code is a code of its own: GBP is no GB, USD no US
+    # a word of three letters is a code of its own: GBP is no GB, USD no US; a month of four letters is JUN's
     assert not abbreviates("GB", ["gbp"]) and not abbreviates("US", ["usd"]) and abbreviates("ME", ["mega"])
+    assert abbreviates("JUN", ["june"]) and abbreviates("JUL", ["july"]) and abbreviates("IRQ", ["iraq"])
 
 
 def test_a_code_that_keeps_more_of_the_word_scores_higher():

@@ -4,12 +4,14 @@ short snippets, the confidence field, one ref per physical table, the filters an
 import pytest
 from projects import column, scan_files
 
+from indexers.models import Document, TableRef
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.search.candidate import Candidate
 from ktx_index.service import KtxIndex
 from ktx_index.snapshot.joins import condition_key
-from ktx_index.tools.discover import twins_beyond
+from ktx_index.tools.discover import _merge_twin, twins_beyond
+from ktx_index.tools.results import DiscoverRef
 
 
 def test_exact_identifier_ranks_first_with_top_tier_score(demo_service):
@@ -175,3 +177,9 @@ def test_a_source_ref_has_its_own_summary_whichever_twin_ranked_higher(make_proj
         (ref,) = [r for r in service.discover_data("refunds in GBP", None, kinds, 10).refs if r.id == "refunds"]
         assert (ref.kind, ref.summary) == ("sl_source", "Refunds; exclude chargebacks."), kinds
     service.close()
+    # a source without a description of its own, ranked above its table, keeps the warehouse's
+    source = DiscoverRef(kind="sl_source", id="refunds", score=0.5, summary=None, snippet=None, matchedOn="name")
+    table_ref = TableRef(catalog=None, db="raw", name="refunds")
+    _merge_twin(source, Document(uid="table:w:raw.refunds", kind="table", id="raw.refunds", path="t.json",
+                                 name="refunds", summary="Refunds in GBP.", table_ref=table_ref))  # fmt: skip
+    assert (source.kind, source.summary, source.tableRef.name) == ("sl_source", "Refunds in GBP.", "refunds")

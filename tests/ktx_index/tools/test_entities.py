@@ -95,6 +95,12 @@ def test_a_table_and_its_columns_are_described_as_the_semantic_layer_resolves_th
         "columns:\n  - {name: id, type: number}\n"
         "  - {name: status, type: string, descriptions: {user: DNA was FTA before 19 Jan 2026.}}\n"
     )
+    # another source over the table, a subset of it, whose status is computed: it describes neither
+    files["semantic-layer/warehouse/aaa_kept_appts.yaml"] = (
+        "name: aaa_kept_appts\ntable: raw.appts\ngrain: [id]\ndescriptions: {user: Kept appointments only.}\n"
+        "columns:\n  - {name: id, type: number, descriptions: {user: The slot.}}\n"
+        '  - {name: status, type: string, expr: "upper(status)", descriptions: {user: Upper-cased.}}\n'
+    )
     service = KtxIndex(make_project(files), embedder=HashEmbedder())
     service.rebuild()
     (found,) = service.entity_details("warehouse", [{"table": "raw.appts"}]).results
