@@ -5,6 +5,7 @@ from projects import column, scan_files, write_files
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.service import KtxIndex
 from ktx_index.snapshot.joins import Edge, join_graph, scan_edges, sql_name, sql_table
+from ktx_index.snapshot.snapshot import Snapshot
 
 SYNC = "2026-01-01-000000-local-a"
 
@@ -336,6 +337,14 @@ def test_a_join_both_the_scan_and_the_semantic_layer_declare_is_listed_once_by_t
     service.close()
 
 
+def scanned(make_project, tables: list[dict]) -> tuple[KtxIndex, Snapshot]:
+    """A service over a SQLite scan of ``tables`` (connection ``f``), built, and its snapshot."""
+    root = make_project(scan_files("f", SYNC, tables), config="connections:\n  f:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    return service, service.refreshed_engine().snapshot
+
+
 def test_many_roles_are_told_by_their_own_key_columns_not_by_the_key_they_reference(make_project):
     """Search adds the referenced key (``player.player_api_id``) when two tables rank high: every role joins on it,
     so it said nothing of which roles the refs hold, and all six came back."""
@@ -348,10 +357,7 @@ def test_many_roles_are_told_by_their_own_key_columns_not_by_the_key_they_refere
             "match", [column(s, "integer", "number") for s in slots], [fk(s, "player", "player_api_id") for s in slots]
         ),
     ]
-    root = make_project(scan_files("f", SYNC, tables), config="connections:\n  f:\n    driver: sqlite\n")
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
-    snap = service.refreshed_engine().snapshot
+    service, snap = scanned(make_project, tables)
     refs = [["table:f:main.match"], ["column:f:main.player.player_api_id"]]
     assert [j.alias for j in joins_between(snap, refs)] == ["home_player_1", "home_player_2"]
     refs.append(["column:f:main.match.home_player_5"])
@@ -365,10 +371,7 @@ def test_many_roles_of_a_table_in_itself_are_told_by_their_own_columns(make_proj
 
     roles = [f"{r}_id" for r in "abcdef"]
     tables = [table("emp", [column("id", "integer", "number")] + [column(r, "integer", "number") for r in roles], [fk(r, "emp", "id") for r in roles])]  # fmt: skip
-    root = make_project(scan_files("f", SYNC, tables), config="connections:\n  f:\n    driver: sqlite\n")
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
-    snap = service.refreshed_engine().snapshot
+    service, snap = scanned(make_project, tables)
     refs = [["table:f:main.emp"], ["column:f:main.emp.id"]]
     assert [j.alias for j in joins_between(snap, refs)] == ["a", "b"]
     assert [j.alias for j in joins_between(snap, [*refs, ["column:f:main.emp.c_id"]])] == ["c"]
