@@ -172,7 +172,7 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         key = (frozenset((a, b)), edge.key)
         if key in seen:
             if edge.alias and not out[seen[key]].alias:
-                out[seen[key]] = join
+                out[seen[key]], keys[seen[key]] = join, set(edge.keys)
             return
         seen[key] = len(out)
         out.append(join)
