@@ -75,11 +75,13 @@ class _Commit:
         self.lexical.delete(self._lexical(), uid)
         self._touch(uid)
 
-    def put(self, doc: Document, scope_key: str, known: bool) -> None:
+    def put(self, doc: Document, scope_key: str, known: bool) -> bool:
         """``known``: the scope held this uid before. A tantivy delete is queued only for a uid the index may
-        hold: the delete queue keeps every term until the commit (~1.2 KB each; GBs on a 1M-column build)."""
+        hold: the delete queue keeps every term until the commit (~1.2 KB each; GBs on a 1M-column build).
+        Whether the index held the uid, in this scope or another (a renamed scan file's tables)."""
         writer = self._lexical()
-        if not self.force and (known or self.store.docs.has(doc.uid)):
+        held = known or (not self.force and self.store.docs.has(doc.uid))
+        if held and not self.force:
             self.lexical.delete(writer, doc.uid)
         self.store.docs.put(doc, scope_key)
         if doc.kind in SEARCH_KINDS:
@@ -91,6 +93,7 @@ class _Commit:
             self.store.words.put({w: vector_key(self.fingerprint, w) for w in new_words})
         self._touch(doc.uid)
         self.writes += 1
+        return held
 
     def finish(self, dropped_scopes: bool) -> None:
         """Commit: a new generation when a document changed (or scopes vanished, or forced), else scope rows only."""
@@ -284,16 +287,15 @@ class Builder:
             new.update(whole)
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
-            if uid not in old:
-                report.added += 1
-            elif old[uid].hash != doc.content_hash:
-                report.updated += 1
-            else:
+            if uid in old and old[uid].hash == doc.content_hash:
                 report.unchanged += 1
                 if old[uid].stale is not None:
                     fresh_again.append(uid)
                 continue
-            commit.put(doc, scope.key, uid in old)
+            if commit.put(doc, scope.key, uid in old):  # held before: here, or by a renamed file's old scope
+                report.updated += 1
+            else:
+                report.added += 1
         self.store.docs.mark_stale(fresh_again, None)
         for uid, doc in whole.items():
             self.store.docs.mark_stale([uid], broken[doc.path])

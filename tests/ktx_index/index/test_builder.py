@@ -59,6 +59,22 @@ def test_the_lexical_index_holds_each_document_once_through_updates_moves_and_fo
     service.close()
 
 
+def test_a_renamed_scan_file_updates_its_tables_instead_of_adding_them(make_project):
+    """A table's uid is its name, not its file's: renamed, the file's tables moved to another scope, and the
+    summary (and the watcher's commit line) said +3 -0 while nothing was added."""
+    table = {"catalog": None, "db": "raw", "name": "orders", "columns": [column("id", "int"), column("status")]}
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [table]))
+    service = service_for(root)
+    service.rebuild()
+    tables = next(root.glob("raw-sources/warehouse/live-database/*/tables"))
+    (json_file,) = tables.glob("*.json")
+    json_file.rename(tables / "renamed-by-hand.json")
+    moved = service.rebuild()
+    assert (moved.added, moved.deleted) == (0, 0) and moved.updated >= 3
+    assert [r.id for r in service.discover_data("orders status", kinds=["table"]).refs] == ["raw.orders"]
+    service.close()
+
+
 def test_deleting_a_file_deletes_its_documents(project):
     service = service_for(project)
     service.rebuild()
