@@ -51,7 +51,8 @@ if TYPE_CHECKING:
 @click.option(
     "--watch",
     is_flag=True,
-    help="Also watch the project and re-index edits as they happen (beside a running watcher: serve its commits).",
+    help="Also watch the project and re-index edits as they happen (beside a running watcher: serve its commits, "
+    "and watch once it ends).",
 )
 @click.option(
     "--upstream",

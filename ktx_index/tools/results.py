@@ -125,8 +125,8 @@ class JoinOut(Strict):
     on: str = Field(
         description="The join condition as the project's metadata declares it. A scanned table's is written to paste "
         "into SQL: names quoted as the connection's SQL quotes them where needed, a schema-qualified table as "
-        "`schema.table`, the columns of one composite key joined with `and`, the `to` table under its `alias` when "
-        "it has one."
+        "`schema.table`, the columns of one constraint (as the scan names it) joined with `and`, the `to` table "
+        "under its `alias` when it has one."
     )
     alias: str | SkipJsonSchema[None] = Field(
         default=None,
