@@ -15,6 +15,15 @@ class KtxIndexError(Exception):
         super().__init__(f"{message}{joint}{hint}" if hint else message)
 
 
+def echoed(sent: object, limit: int = 120) -> str:
+    """A value an agent sent, as an error message quotes it: control and bidirectional characters shown as escapes
+    (a newline or a right-to-left override would garble the message), cut at ``limit`` characters (a 5,000-character
+    name was quoted whole, and 500 of them made a 2.5 MB answer)."""
+    text = "".join(c if c.isprintable() and not 0x202A <= ord(c) <= 0x202E and not 0x2066 <= ord(c) <= 0x2069
+                   else c.encode("unicode_escape").decode() for c in str(sent))  # fmt: skip
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class NotFound(KtxIndexError):
     """An unknown connection, wiki key, source or table (the hint names the known ones)."""
 
@@ -24,7 +33,7 @@ def unknown_connection(connection_id: str, known: list[str]) -> NotFound:
     hint = f"Configured connections: {', '.join(known) or '(none configured)'}."
     if connection_id == "_ktx_federated":
         hint += " _ktx_federated is the cross-database SQL connection (sql_execution); search its members instead."
-    return NotFound(f'Unknown connection "{connection_id}".', hint)
+    return NotFound(f'Unknown connection "{echoed(connection_id)}".', hint)
 
 
 class InvalidInput(KtxIndexError):

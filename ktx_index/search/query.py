@@ -47,6 +47,11 @@ class ContentWord(NamedTuple):
         return self.spellings[0]
 
 
+#: A question is read up to this many characters: far beyond any question an agent asks, and beyond what the model
+#: reads (256 tokens); a 100k-character one took 3 s, one search per distinct word.
+MAX_QUESTION_CHARS = 2_000
+
+
 @dataclass(frozen=True)
 class Query:
     text: str
@@ -64,8 +69,9 @@ class Query:
     asks_keys: bool = False
     #: It groups by time (TIME_GROUPING): a date column of the tables it is about is lifted as for a date it names.
     by_time: bool = False
-    #: Nothing but question filler ('the of and'): ``terms`` then holds the filler itself, and what it matches
-    #: it matches by chance (signals.assess never answers it confidently).
+    #: Nothing but question filler ('the of and') or single characters (``' OR 1=1 --``, a stray accent):
+    #: ``terms`` then holds them, and what they match they match by chance (signals.assess never answers it
+    #: confidently).
     filler_only: bool = False
     #: One of its words besides filler, or a part of an identifier it names (``monthly_revenue``), is English
     #: (analysis.english_word): its cosine then measures a meaning, and it is held to the lower of the project's
@@ -77,6 +83,7 @@ class Query:
 
     @classmethod
     def parse(cls, text: str) -> Query:
+        text = text[:MAX_QUESTION_CHARS]
         words = question_terms(text)
         return cls(
             text=text,
@@ -86,7 +93,7 @@ class Query:
             values=tuple(question_values(text)),
             identifier=identifier_key(text),
             asks_keys=asks_for_keys(text),
-            filler_only=words.filler_only,
+            filler_only=words.filler_only or all(len(term) < 2 for term in words.terms),
             by_time=bool(TIME_GROUPING.search(text)),
             in_english=words.in_english,
         )

@@ -111,8 +111,8 @@ def assess(
             best = "none" if best_cosine is None else f"{best_cosine:.3f}"
             return Verdict("none", f"{chance}; its best cosine ({best}) is below the noise level {level:.3f}")
         cleared = f"its best cosine {best_cosine:.3f} clears the noise level {level:.3f}; "
-    if Query.of(query).filler_only:  # 'the of and': whatever matched, matched by chance
-        return Verdict("low", "the question holds nothing but filler words")
+    if Query.of(query).filler_only:  # 'the of and', '1 = 1': whatever matched, matched by chance
+        return Verdict("low", "the question holds nothing but filler words or single characters")
     floor, coverage, confident = p.answerable[tool]
     if top.score >= confident:
         sure, why = True, f"best score {top.score:.3f} >= {confident}, confident alone"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, get_args
 
 from indexers.models import Document, make_uid
-from ktx_index.errors import InvalidInput
+from ktx_index.errors import InvalidInput, echoed
 from ktx_index.index.store import DocStore
 from ktx_index.tools.read_results import (
     ColumnDetails,
@@ -171,6 +171,12 @@ def _column_id(store: DocStore, tables: list[TableName], label: str) -> tuple[Ta
     return (hits[0], str(spelled)) if spelled is not None else (None, "")
 
 
+def listed(names: list[str], most: int = 10) -> str:
+    """Names sent, as a message lists them: each as ``echoed`` quotes it, the first ``most`` of them."""
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(echoed(name) for name in names[:most]) + more
+
+
 def nearest_first(missing: list[str], names: list[str]) -> list[str]:
     """Every column name, those nearest to each missing name first (reads.nearest), then the rest in the table's
     order: an agent that sent *state* finds ``st_cd`` at the top, not fifth (upstream lists the table's order)."""
@@ -308,7 +314,7 @@ def _details(
         missing = [str(w) for w in wanted if str(w).casefold() not in by_folded]
         if missing:
             message = (
-                f"Column(s) not found on {table.display}: {', '.join(missing)}. Send names among the candidates: "
+                f"Column(s) not found on {table.display}: {listed(missing)}. Send names among the candidates: "
                 "the nearest to each first, then the others in the table's order."
             )
             return _failed(connection_id, echo, snapshot, "column_not_found", message, nearest_first(missing, names))

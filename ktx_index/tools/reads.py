@@ -16,7 +16,7 @@ from rapidfuzz import process
 from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_hand_edited
 from indexers.project import Project
 from indexers.wiki import split_frontmatter, suggest_key
-from ktx_index.errors import InvalidInput, KtxIndexError, NotFound
+from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
 from ktx_index.index.store import DocStore
 from ktx_index.tools.read_results import SlSource, WikiPage
 
@@ -133,9 +133,11 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
     if forced is not None:
         other = next((scope for scope, rel in candidates if scope != forced and _page_exists(project, rel)), None)
         if other is not None:
-            raise NotFound(f'Wiki page "{key}" was not found.', f'A {other.lower()} page exists: send "{raw}".')
+            raise NotFound(
+                f'Wiki page "{echoed(key)}" was not found.', f'A {other.lower()} page exists: send "{echoed(raw)}".'
+            )
     keys = sorted(set(known_keys()))
-    raise NotFound(f'Wiki page "{raw}" was not found.', _sentence(_hint(raw, keys)))
+    raise NotFound(f'Wiki page "{echoed(raw)}" was not found.', _sentence(_hint(raw, keys)))
 
 
 def _not_flat(key: str, raw: str, keys: list[str] | None) -> InvalidInput:
@@ -160,7 +162,7 @@ def check_connection_form(connection_id: str, known: list[str]) -> None:
     """Upstream's sl_read_source checks the id's form before anything else (a path never reaches a folder)."""
     if not SAFE_ID.fullmatch(connection_id):  # one message: an id ending in "." would read as a sentence's end
         raise InvalidInput(
-            f"Unsafe connection id: {connection_id}; send a connection id of letters, digits, '_' and '-' that "
+            f"Unsafe connection id: {echoed(connection_id)}; send a connection id of letters, digits, '_' and '-' that "
             f"starts with a letter or digit (configured: {', '.join(known) or 'none'})"
         )
 
@@ -181,7 +183,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
         else:
             hint = _hint(source_name, names)
         raise NotFound(
-            f'Semantic-layer source "{source_name}" was not found.', _sentence(f'In "{connection_id}", {hint}')
+            f'Semantic-layer source "{echoed(source_name)}" was not found.', _sentence(f'In "{connection_id}", {hint}')
         )
     files = doc.attrs.get("files", [])
     stale = store.docs.stale_by_uid(doc.uid).get(doc.uid)

@@ -2,8 +2,11 @@
 template for an unknown connection."""
 
 import pytest
+from projects import column, scan_files
 
-from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, unknown_connection
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed, unknown_connection
+from ktx_index.service import KtxIndex
 
 
 @pytest.mark.parametrize(
@@ -35,3 +38,21 @@ def test_an_unknown_connection_names_the_configured_ones():
 def test_the_federated_connection_is_explained_not_just_refused():
     hint = unknown_connection("_ktx_federated", ["a", "b"]).hint
     assert hint.startswith("Configured connections: a, b.") and "sql_execution" in hint and "members" in hint
+
+
+def test_a_sent_value_is_quoted_short_and_without_control_characters():
+    assert echoed("fee\nwaiver") == "fee\\nwaiver" and echoed("a\u202eb") == "a\\u202eb"
+    assert echoed("x" * 5000) == "x" * 119 + "…" and echoed("Montréal 🙂") == "Montréal 🙂"
+
+
+def test_columns_sent_by_the_hundred_are_listed_by_the_ten(make_project):
+    table = {"catalog": None, "db": "raw", "name": "orders", "columns": [column("id", "int")]}
+    service = KtxIndex(
+        make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [table])), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    sent = [f"{n}{'c' * 5000}" for n in range(500)]
+    (failed,) = service.entity_details("warehouse", [{"table": "raw.orders", "columns": sent}]).results
+    assert failed.error.code == "column_not_found" and len(failed.error.message) < 2000
+    assert failed.error.message.count("…") == 10 and "and 490 more" in failed.error.message
+    service.close()

@@ -2,7 +2,7 @@
 phrases could be, the values it names, and the whole question as an identifier."""
 
 from ktx_index.analysis import stem
-from ktx_index.search.query import Query, named_keys, question_words, value_like
+from ktx_index.search.query import MAX_QUESTION_CHARS, Query, named_keys, question_words, value_like
 
 
 def test_data_words_are_not_concepts():
@@ -54,3 +54,10 @@ def test_vague_words_stay_terms_but_are_no_words_to_carry():
     q = Query.parse("can someone really cancel a booking")
     assert {"someon", "realli"} <= set(q.terms) and q.vague == {"someon", "realli"}
     assert [w.word for w in q.words] == ["cancel", "booking"]
+
+
+def test_a_question_is_read_up_to_its_first_two_thousand_characters():
+    """A 100k-character question took 3 s, one lexical search per distinct word; the model reads 256 tokens."""
+    long = " ".join(f"w{n}" for n in range(15_000))
+    q = Query.parse(long)
+    assert q.text == long[:MAX_QUESTION_CHARS] and len(q.terms) < 1_000  # of 45,000 (w12, 12 and w12 each)

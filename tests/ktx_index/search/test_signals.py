@@ -56,23 +56,23 @@ def _cand(uid: str, score: float, lexical: float = 0.0, cosine: float | None = N
 def test_confidence_is_none_only_when_words_and_meaning_both_say_no():
     noise = 0.25
     weak = [_cand("a", 0.15, lexical=0.1, cosine=noise - 0.01)]
-    assert assess(None, "q", weak, "discover_data", lambda: noise).level == "none"  # type: ignore[arg-type]
-    assert assess(None, "q", [], "discover_data", lambda: noise).level == "none"  # type: ignore[arg-type]
+    assert assess(None, "quarterly", weak, "discover_data", lambda: noise).level == "none"  # type: ignore[arg-type]
+    assert assess(None, "quarterly", [], "discover_data", lambda: noise).level == "none"  # type: ignore[arg-type]
     # meaning clears the project's noise level: the nearest matches come back, flagged
     meant = [_cand("a", 0.2, lexical=0.0, cosine=noise + 0.01)]
-    assert assess(None, "q", meant, "discover_data", lambda: noise).level == "low"  # type: ignore[arg-type]
+    assert assess(None, "quarterly", meant, "discover_data", lambda: noise).level == "low"  # type: ignore[arg-type]
     # the words match beyond chance, whatever the cosine
     worded = [_cand("a", 0.2, lexical=scoring.PARAMS.chance_lexical + 0.1, cosine=noise)]
-    assert assess(None, "q", worded, "discover_data", lambda: noise).level == "low"  # type: ignore[arg-type]
+    assert assess(None, "quarterly", worded, "discover_data", lambda: noise).level == "low"  # type: ignore[arg-type]
     # without vectors, the words alone decide
-    assert assess(None, "q", [_cand("a", 0.1, lexical=0.1)], "discover_data", lambda: None).level == "none"  # type: ignore[arg-type]
+    assert assess(None, "quarterly", [_cand("a", 0.1, lexical=0.1)], "discover_data", lambda: None).level == "none"  # type: ignore[arg-type]
 
 
 def test_confidence_is_high_for_an_identifier_or_a_confident_score():
-    assert assess(None, "q", [_cand("a", 0.2, exact=True)], "discover_data", 0.9).level == "high"  # type: ignore[arg-type]
+    assert assess(None, "quarterly", [_cand("a", 0.2, exact=True)], "discover_data", 0.9).level == "high"  # type: ignore[arg-type]
     confident = scoring.PARAMS.answerable["discover_data"][2]
     strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
-    assert assess(None, "q", strong, "discover_data", lambda: 0.25).level == "high"  # type: ignore[arg-type]
+    assert assess(None, "quarterly", strong, "discover_data", lambda: 0.25).level == "high"  # type: ignore[arg-type]
 
 
 def test_a_question_of_filler_alone_is_never_answered_confidently():
@@ -110,8 +110,8 @@ def test_whether_the_answers_carry_every_word_turns_discover_answers():
     assert level("ward of each patient", weak, None) == "low"  # not known: the level stands
     assert len(asked) == 5
     # never asked where it cannot turn the answer: an identifier, nothing found, filler, a tool it does not apply to
-    assert level("q", [_cand("a", 0.2, exact=True)], -1.0) == "high"
-    assert level("q", [], 1.0) == "none"
+    assert level("quarterly", [_cand("a", 0.2, exact=True)], -1.0) == "high"
+    assert level("quarterly", [], 1.0) == "none"
     assert level("the of and", strong, 1.0) == "low"
     assert level("age of each patient", strong, -1.0, tool="wiki_search") == "high"
     assert len(asked) == 5
@@ -130,19 +130,20 @@ def test_the_verdict_says_which_evidence_decided_it_with_its_figures():
 
     weak = [_cand("a", 0.15, lexical=0.1, cosine=0.2)]
     assert (
-        why("q", weak)
+        why("quarterly", weak)
         == "none: no document matches its words beyond chance (0.10 < 0.2); its best cosine (0.200) is below the noise level 0.250"
     )
-    assert why("q", weak, vectors=False).endswith("and there are no vectors to match its meaning")
+    assert why("quarterly", weak, vectors=False).endswith("and there are no vectors to match its meaning")
     meant = [_cand("a", floor - 0.01, lexical=0.1, cosine=0.3)]  # meaning clears the noise level, the score does not
     assert (
-        why("q", meant)
+        why("quarterly", meant)
         == f"low: its best cosine 0.300 clears the noise level 0.250; best score {floor - 0.01:.3f} < the answer floor {floor}"
     )
-    assert (
-        why("the of and", [_cand("a", 0.9, lexical=0.9, cosine=0.7)])
-        == "low: the question holds nothing but filler words"
-    )
+    for filler in ("the of and", "' OR 1=1 --", "é́́ é́́"):  # filler, or single characters: matched by chance
+        assert (
+            why(filler, [_cand("a", 0.9, lexical=0.9, cosine=0.7)])
+            == "low: the question holds nothing but filler words or single characters"
+        ), filler
     strong = [_cand("a", confident + 0.01, lexical=0.9, cosine=0.7)]
     assert why("age of each patient", strong, below - 0.01) == (
         f"low: best score {confident + 0.01:.3f} >= {confident}, confident alone, but the best answers' cosine drop "
@@ -161,7 +162,7 @@ def test_the_verdict_says_which_evidence_decided_it_with_its_figures():
         and f"0% of the question's concepts are in the project's vocabulary (< {coverage:.0%})" in verdict.reason
     )
     assert verdict.reason.endswith(f"(>= {above:+.3f}), so high")
-    assert why("q", [_cand("t:a", 0.2, exact=True)]) == "high: the question names t:a exactly"
+    assert why("quarterly", [_cand("t:a", 0.2, exact=True)]) == "high: the question names t:a exactly"
 
 
 class _Lexicon:
