@@ -85,7 +85,11 @@ def tools(service: KtxIndex) -> ToolSet:
     async def discover_data(
         query: Annotated[
             str,
-            Field(description='Natural-language discovery query, e.g. "monthly orders by customer".', min_length=1),
+            Field(
+                description='Natural-language discovery query, e.g. "monthly orders by customer" (read up to its '
+                "first 2,000 characters).",
+                min_length=1,
+            ),
             BeforeValidator(stripped),
         ],
         ctx: Context,
@@ -111,7 +115,11 @@ def tools(service: KtxIndex) -> ToolSet:
     async def wiki_search(
         query: Annotated[
             str,
-            Field(description='Natural-language wiki search query, e.g. "revenue recognition policy".', min_length=1),
+            Field(
+                description='Natural-language wiki search query, e.g. "revenue recognition policy" (read up to its '
+                "first 2,000 characters).",
+                min_length=1,
+            ),
             BeforeValidator(stripped),
         ],
         ctx: Context,
