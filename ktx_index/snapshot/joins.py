@@ -135,7 +135,7 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
         constraints.setdefault((_display(fk.get("toCatalog"), fk.get("toDb"), fk["toTable"]), named), []).append(fk)
     references = Counter(to_display for to_display, _named in constraints)
     # names an alias must not take: this table's, every table it references, ``parent``
-    taken = {_bare(name), SELF_ALIAS, *(_bare(fks[0]["toTable"]) for fks in constraints.values())}
+    taken = {bare_name(name), SELF_ALIAS, *(bare_name(fks[0]["toTable"]) for fks in constraints.values())}
     own_key = {
         c: all(fk["fromColumn"].casefold() == fk["toColumn"].casefold() for fk in fks) for c, fks in constraints.items()
     }
@@ -146,11 +146,11 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
         plain = sql_table(fks[0]["toTable"], driver)
         column = fks[0]["fromColumn"]
         if other == uid:  # a row and another row of its table: two names needed
-            single = references[to_display] == 1 and _bare(name) != SELF_ALIAS
+            single = references[to_display] == 1 and bare_name(name) != SELF_ALIAS
             alias = SELF_ALIAS if single else role_alias(column, taken, driver)
         elif references[to_display] == 1 or own_key[to_display, named]:
             alias = None
-        elif _stem(column) == _bare(fks[0]["toTable"]) and to_display not in unaliased:  # address_id: the address
+        elif _stem(column) == bare_name(fks[0]["toTable"]) and to_display not in unaliased:  # address_id: the address
             alias = None
             unaliased.add(to_display)
         else:
@@ -179,9 +179,9 @@ def _stem(column: str) -> str:
     return (KEY_SUFFIX.sub("", column) or column).casefold()
 
 
-def _bare(table: str) -> str:
-    """A table's name without its schema, casefolded: what a condition calls it."""
-    return table.rpartition(".")[2].casefold()
+def bare_name(table: str) -> str:
+    """A table's own name, without catalog, schema or quotes, casefolded: what a condition calls it."""
+    return table.rpartition(".")[2].strip(QUOTES).casefold()
 
 
 def source_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:

@@ -14,6 +14,7 @@ from typing import Any, get_args
 from indexers.models import Document, make_uid
 from ktx_index.errors import InvalidInput, echoed
 from ktx_index.index.store import DocStore
+from ktx_index.snapshot.joins import bare_name
 from ktx_index.tools.read_results import (
     ColumnDetails,
     DimensionType,
@@ -138,7 +139,7 @@ def entity_details(
         if not hits:
             displays = [t.display for t in tables]
             owner, column = _column_id(store, tables, label)
-            named = [t.display for t in tables if _bare(t.name) == _bare(label)]  # in another schema or dataset
+            named = [t.display for t in tables if bare_name(t.name) == bare_name(label)]  # in another schema or dataset
             close = (
                 [owner.display] if owner is not None else list(dict.fromkeys([*named, *nearest(label, displays, 8)]))
             )
@@ -245,29 +246,25 @@ def _snapshot(attrs: dict[str, Any]) -> Snapshot:
     )
 
 
-def _describing(table: Document, twins: frozenset[str]) -> list[str]:
+def _describing(table: Document, twins: frozenset[str]) -> str | None:
     """The semantic-layer source that describes a table: the one over it named as it is, else its only one (of
-    ``active_customers`` and ``customers`` over ``customers``, the first describes a subset)."""
+    ``active_customers`` and ``customers`` over ``customers``, the first describes a subset); None without."""
     sources = sorted(t for t in twins if t.startswith("sl_source:"))
-    named = [s for s in sources if _bare(s.split(":", 2)[2]) == _bare(table.name)]
-    return named[:1] or (sources if len(sources) == 1 else [])
+    named = [s for s in sources if bare_name(s.split(":", 2)[2]) == bare_name(table.name)]
+    return named[0] if named else sources[0] if len(sources) == 1 else None
 
 
-def _described(store: DocStore, sources: list[str], column: str | None = None) -> str | None:
-    """The describing source's description of the table (or of its ``column``: its dimension of that name, unless
-    computed by an ``expr``), resolved there from a user's, an AI's, dbt's and the warehouse's (the scan holds the
-    last alone)."""
-    for source in sources:
-        uid = source if column is None else f"sl_dimension:{source.split(':', 1)[1]}.{column}"
-        doc = store.docs.get(uid)
-        if doc is not None and doc.description and not doc.expr:
-            return doc.description
-    return None
-
-
-def _bare(name: str) -> str:
-    """A table's own name, without catalog, schema or quotes, casefolded."""
-    return name.rpartition(".")[2].strip('"`[]').casefold()
+def _described(store: DocStore, source: str | None, columns: list[str]) -> tuple[str | None, dict[str, str]]:
+    """The describing source's description of the table, and of each of ``columns`` its dimension of that name
+    (unless computed by an ``expr``): resolved there from a user's, an AI's, dbt's and the warehouse's (the scan
+    holds the last alone). Read in two lookups, whatever the number of columns."""
+    if source is None:
+        return None, {}
+    doc = store.docs.get(source)
+    prefix = f"sl_dimension:{source.split(':', 1)[1]}."
+    dimensions = store.docs.get_many([prefix + column for column in columns])
+    by_column = {uid[len(prefix) :]: d.description for uid, d in dimensions.items() if d.description and not d.expr}
+    return (doc.description if doc is not None and doc.description else None), by_column
 
 
 def _column(doc: Document, name: str, described: str | None = None) -> ColumnDetails:
@@ -304,7 +301,6 @@ def _details(
     store: DocStore, table: Document, entity: Any, connection_id: str, echo: Any, twins: frozenset[str]
 ) -> EntityFound | EntityFailed:
     attrs = table.attrs
-    sources = _describing(table, twins)
     snapshot = _snapshot(attrs.get("snapshot") or {})
     columns = {d.name: d for d in store.docs.siblings(table.uid, "column")}
     wanted = entity.get("columns") if isinstance(entity, dict) else None
@@ -320,6 +316,7 @@ def _details(
             return _failed(connection_id, echo, snapshot, "column_not_found", message, nearest_first(missing, names))
         names = list(dict.fromkeys(by_folded[str(w).casefold()] for w in wanted))  # 'lst_nm' and 'LST_NM': once
     kind = attrs.get("kind")
+    described, by_column = _described(store, _describing(table, twins), names)
     return EntityFound(
         ok=True,
         connectionId=connection_id,
@@ -328,10 +325,10 @@ def _details(
         kind=kind if kind in TABLE_KINDS else "table",
         comment=table.comment or None,
         estimatedRows=attrs.get("estimatedRows"),
-        columns=[_column(columns[name], name, _described(store, sources, name)) for name in names],
+        columns=[_column(columns[name], name, by_column.get(name)) for name in names],
         foreignKeys=_foreign_keys(attrs.get("foreignKeys", [])),
         snapshot=snapshot,
-        description=_described(store, sources) or table.description or table.summary,
+        description=described or table.description or table.summary,
         profiledRows=attrs.get("profiledRows"),
         stale=store.docs.stale_by_uid(table.uid).get(table.uid),
     )

@@ -133,7 +133,7 @@ def _pool_may_be_full(engine: Engine, snap: Snapshot, query: Query) -> bool:
     """Could a lane have matched more than ``pool`` pages (so ranking saw only part of them)?"""
     lexical, p = engine.lexical, engine.params
     for term in query.terms:
-        term = searched_term(lexical, query, term, p.bridged_term > 0 and bridges(["wiki"]))
+        term = searched_term(lexical, query, term, bridges(["wiki"]))  # as the lane reads it: no bridge
         if term and lexical.count([term], ["wiki"]) >= p.pool:
             return True
     vector = engine.query_vector(query.text) if snap.matrix is not None and len(snap.matrix) else None
