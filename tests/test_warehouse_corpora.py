@@ -26,7 +26,7 @@ def test_every_warehouse_reads_clean_and_every_judged_id_is_in_it(corpus):
     ids = {f"{d.kind}:{d.connection_id or ''}:{d.id}" for d in read.documents if d.kind != "dictionary_value"}
     assert sum(i.startswith("table:") for i in ids) >= 18
     assert {q.tool for q in queries} == (
-        {"discover_data", "wiki_search"} if family == "ktx-style" else {"discover_data"}
+        {"discover_data", "wiki_search"} if family.startswith("ktx-style") else {"discover_data"}
     )
     discover = [q for q in queries if q.tool == "discover_data"]
     assert_sound_judged_set(name, discover, ids, tool="discover_data")
