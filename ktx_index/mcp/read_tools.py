@@ -129,7 +129,11 @@ def tools(service: KtxIndex) -> ToolSet:
         connectionId: Annotated[ConnectionId, Field(description="Connection id that owns the semantic-layer source.")],
         sourceName: Annotated[
             str,
-            Field(description='Semantic-layer source name without ".yaml", e.g. "orders".', min_length=1),
+            Field(
+                description='Semantic-layer source name without ".yaml", e.g. "orders" (the table it reads, as a '
+                'ref\'s tableRef shows it, e.g. "analytics.orders", is read as that source).',
+                min_length=1,
+            ),
             BeforeValidator(stripped),
         ],
     ) -> Annotated[CallToolResult, SlSource]:

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from rapidfuzz import process
 
 from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_hand_edited
+from indexers.models import Document
 from indexers.project import Project
 from indexers.wiki import split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
@@ -168,8 +169,11 @@ def check_connection_form(connection_id: str, known: list[str]) -> None:
 
 
 def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlSource:
-    """``connection_id`` is a known connection (the service checks it first)."""
-    doc = store.docs.get(f"sl_source:{connection_id}:{source_name}")
+    """``connection_id`` is a known connection (the service checks it first). A source may be sent as the table
+    it reads, as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``)."""
+    doc = store.docs.get(f"sl_source:{connection_id}:{source_name}") or _source_reading(
+        store, connection_id, source_name
+    )
     if doc is None:
         names = store.docs.ids("sl_source", connection_id)
         broken = _broken_file(store, connection_id, lambda path: source_name in path)
@@ -198,6 +202,21 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
         files=files,
         stale=stale,
     )
+
+
+def _source_reading(store: DocStore, connection_id: str, table: str) -> Document | None:
+    """The one source named as the last part of a qualified ``table`` whose own table matches the rest: one of
+    the two names ends the other, case aside (``analytics.fct_x`` for ``db.analytics.fct_x``)."""
+    if "." not in table:
+        return None
+    sent, tail = table.casefold(), table.rsplit(".", 1)[-1].casefold()
+    found = []
+    for name in store.docs.ids("sl_source", connection_id):
+        if name.casefold() == tail and (doc := store.docs.get(f"sl_source:{connection_id}:{name}")) is not None:
+            reads = str(doc.attrs.get("table") or doc.id).casefold()
+            if reads.endswith(sent) or sent.endswith(reads):
+                found.append(doc)
+    return found[0] if len(found) == 1 else None
 
 
 def _broken_file(store: DocStore, connection_id: str, belongs: Callable[[str], bool]) -> tuple[str, str] | None:

@@ -127,3 +127,17 @@ def test_a_page_that_cannot_be_read_says_whether_search_still_has_it(make_projec
     with pytest.raises(InvalidInput, match=r"wiki_search serves the last version the index holds of it"):
         service.wiki_read("kept")
     service.close()
+
+
+def test_a_source_sent_as_the_table_it_reads_is_read(make_project):
+    """An agent copies a ref's tableRef (``public.orders``) where the source's name (``orders``) is asked: the one
+    source of that name reading that table answers; a qualified name it does not read is still not found."""
+    service = KtxIndex(
+        make_project({"semantic-layer/warehouse/_schema/public.yaml": SL_SHARD}), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    assert service.sl_read_source("warehouse", "public.orders").sourceName == "orders"
+    assert service.sl_read_source("warehouse", "shop.PUBLIC.Orders").sourceName == "orders"
+    with pytest.raises(Exception, match=r'source "sales\.orders" was not found'):
+        service.sl_read_source("warehouse", "sales.orders")
+    service.close()
