@@ -76,8 +76,9 @@ def discover(
         lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted),
     )  # fmt: skip
     reason = verdict.reason if explain else None
+    gap = semantic_gap(engine)
     if verdict.level == "none":
-        return DiscoverResult(refs=[], confidenceReason=reason)
+        return DiscoverResult(refs=[], confidenceReason=reason, semantic=gap)
     ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker), p.ranker_weight))
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
@@ -122,7 +123,14 @@ def discover(
         refs.append(ref)
     joins = joins_between(snap, [[doc.uid, *(t.uid for t in twins)] for _cand, doc, twins in chosen[:limit]])
     low = "low" if verdict.level == "low" else None
-    return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence=low, confidenceReason=reason)
+    return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence=low, confidenceReason=reason, semantic=gap)
+
+
+def semantic_gap(engine: Engine) -> str | None:
+    """Why search by meaning left part of the project out of this answer (vectors still being embedded, a model
+    that failed), or None: an agent asking on a first start otherwise takes a lexical answer for the whole one."""
+    status, why = engine.semantic_status()
+    return why if status in ("partial", "failed") or (status == "skipped" and engine.embedder is not None) else None
 
 
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:

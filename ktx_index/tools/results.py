@@ -28,6 +28,14 @@ LOW_CONFIDENCE = (
 )
 
 
+#: Why search by meaning did not cover the whole project for a discover_data answer (its output schema).
+SEMANTIC_GAP = (
+    "ktx-index: present when search by meaning did not cover the whole project for this answer (its texts are still "
+    "being embedded after a first start, or the model is unavailable), saying so: what matches only by meaning may "
+    "be missing, so ask again once it is absent; absent when it did (or embeddings are switched off in ktx.yaml)."
+)
+
+
 def _absent_if_none(value: Any) -> bool:
     return value is None
 
@@ -160,6 +168,7 @@ class DiscoverResult(Strict):
     confidenceReason: SkipJsonSchema[str | None] = Field(
         default=None, exclude_if=_absent_if_none, description=CONFIDENCE_REASON
     )
+    semantic: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description=SEMANTIC_GAP)
 
 
 class WikiLane(Strict):

@@ -51,6 +51,21 @@ def test_a_confident_answer_carries_no_confidence_field(demo_service):
     assert "confidence" not in found.model_dump(exclude_none=False)
 
 
+def test_an_answer_says_when_search_by_meaning_left_part_of_the_project_out(make_project):
+    """A first start answers before the texts are embedded (serve embeds them in the background): the answer says
+    so, and says nothing once every document has its vector."""
+    orders = {"catalog": None, "db": "shop", "name": "orders", "columns": [column("order_status")]}
+    project = make_project(scan_files("pg", "2026-01-01-000000-local-a", [orders]))
+    service = KtxIndex(project, embedder=HashEmbedder())
+    service.rebuild(embed=False)
+    lexical = service.discover_data("order status")
+    assert lexical.refs and lexical.semantic is not None and lexical.semantic.startswith("no vectors yet")
+    service.embed_pending()
+    assert service.discover_data("order status").semantic is None
+    assert "semantic" not in service.discover_data("order status").model_dump()
+    service.close()
+
+
 def test_explain_says_why_the_answer_is_confident_and_nothing_else_does(demo_service):
     explained = demo_service.discover_data("courier_weekly_scorecard", explain=True)
     assert explained.confidenceReason == "the question names sl_source:warehouse:courier_weekly_scorecard exactly"
