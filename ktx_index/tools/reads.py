@@ -213,8 +213,8 @@ def _source_reading(store: DocStore, connection_id: str, table: str) -> Document
     found = []
     for name in store.docs.ids("sl_source", connection_id):
         if name.casefold() == tail and (doc := store.docs.get(f"sl_source:{connection_id}:{name}")) is not None:
-            reads = str(doc.attrs.get("table") or doc.id).casefold()
-            if reads.endswith(sent) or sent.endswith(reads):
+            reads = str(doc.attrs.get("table") or "").casefold()  # none for a source written as SQL
+            if reads and (reads.endswith(sent) or sent.endswith(reads)):
                 found.append(doc)
     return found[0] if len(found) == 1 else None
 
