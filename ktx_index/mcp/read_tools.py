@@ -130,8 +130,9 @@ def tools(service: KtxIndex) -> ToolSet:
         sourceName: Annotated[
             str,
             Field(
-                description='Semantic-layer source name without ".yaml", e.g. "orders" (the table it reads, as a '
-                'ref\'s tableRef shows it, e.g. "analytics.orders", is read as that source).',
+                description='Semantic-layer source name without ".yaml", e.g. "orders" (in any case when only one '
+                "source has it; a source named as its table may be sent as that table, as a ref's tableRef shows "
+                'it: "analytics.orders").',
                 min_length=1,
             ),
             BeforeValidator(stripped),

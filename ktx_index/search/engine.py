@@ -413,8 +413,9 @@ class Engine:
             out.setdefault(snap.doc_uids[doc], Candidate(snap.doc_uids[doc], idx=doc))
         return cosines
 
-    def semantic_status(self) -> tuple[str, str | None]:
-        snap = self.snapshot
+    def semantic_status(self, snap: Snapshot | None = None) -> tuple[str, str | None]:
+        """How the semantic lane stands on ``snap`` (the current snapshot by default) and why, when not available."""
+        snap = snap if snap is not None else self.snapshot
         if self.embedder is None:
             return "skipped", "embeddings disabled (index.embeddings: false)"
         if self.model_error or self.vector_error:

@@ -76,7 +76,7 @@ def discover(
         lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted),
     )  # fmt: skip
     reason = verdict.reason if explain else None
-    gap = semantic_gap(engine)
+    gap = semantic_gap(engine, snap)
     if verdict.level == "none":
         return DiscoverResult(refs=[], confidenceReason=reason, semantic=gap)
     ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker), p.ranker_weight))
@@ -126,10 +126,13 @@ def discover(
     return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence=low, confidenceReason=reason, semantic=gap)
 
 
-def semantic_gap(engine: Engine) -> str | None:
-    """Why search by meaning left part of the project out of this answer (vectors still being embedded, a model
-    that failed), or None: an agent asking on a first start otherwise takes a lexical answer for the whole one."""
-    status, why = engine.semantic_status()
+def semantic_gap(engine: Engine, snap: Snapshot) -> str | None:
+    """Why search by meaning left part of the project out of an answer ranked on ``snap`` (vectors still being
+    embedded, a model that failed), or None: an agent asking on a first start otherwise takes a lexical answer for
+    the whole one. Nothing to say of an empty project, or when embeddings are off in ktx.yaml."""
+    if not snap.doc_uids:
+        return None
+    status, why = engine.semantic_status(snap)
     return why if status in ("partial", "failed") or (status == "skipped" and engine.embedder is not None) else None
 
 

@@ -19,6 +19,7 @@ from indexers.project import Project
 from indexers.wiki import split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
 from ktx_index.index.store import DocStore
+from ktx_index.snapshot.joins import QUOTES
 from ktx_index.tools.read_results import SlSource, WikiPage
 
 MAX_KEY_CHARS = 200
@@ -169,11 +170,9 @@ def check_connection_form(connection_id: str, known: list[str]) -> None:
 
 
 def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlSource:
-    """``connection_id`` is a known connection (the service checks it first). A source may be sent as the table
-    it reads, as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``)."""
-    doc = store.docs.get(f"sl_source:{connection_id}:{source_name}") or _source_reading(
-        store, connection_id, source_name
-    )
+    """``connection_id`` is a known connection (the service checks it first). A source may be sent in another case,
+    or as the table it reads as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``)."""
+    doc = store.docs.get(f"sl_source:{connection_id}:{source_name}") or _source_meant(store, connection_id, source_name)
     if doc is None:
         names = store.docs.ids("sl_source", connection_id)
         broken = _broken_file(store, connection_id, lambda path: source_name in path)
@@ -204,19 +203,28 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
     )
 
 
-def _source_reading(store: DocStore, connection_id: str, table: str) -> Document | None:
-    """The one source named as the last part of a qualified ``table`` whose own table matches the rest: one of
-    the two names ends the other, case aside (``analytics.fct_x`` for ``db.analytics.fct_x``)."""
-    if "." not in table:
+def _source_meant(store: DocStore, connection_id: str, sent: str) -> Document | None:
+    """The one source ``sent`` can only mean when no source has that exact name: the name in another case
+    (Snowflake's ``FCT_X`` sent as ``fct_x``), or a source named as the last part of a qualified table that it
+    reads, the trailing parts of the two names agreeing, quotes and case aside (``analytics.fct_x``,
+    ``"Analytics"."FCT_X"`` for a source ``fct_x`` reading ``db.analytics.fct_x``)."""
+    sent_parts = _parts(sent)
+    if not sent_parts:
         return None
-    sent, tail = table.casefold(), table.rsplit(".", 1)[-1].casefold()
     found = []
     for name in store.docs.ids("sl_source", connection_id):
-        if name.casefold() == tail and (doc := store.docs.get(f"sl_source:{connection_id}:{name}")) is not None:
-            reads = str(doc.attrs.get("table") or "").casefold()  # none for a source written as SQL
-            if reads and (reads.endswith(sent) or sent.endswith(reads)):
-                found.append(doc)
+        if name.casefold() != sent_parts[-1] or (doc := store.docs.get(f"sl_source:{connection_id}:{name}")) is None:
+            continue
+        reads = _parts(str(doc.attrs.get("table") or ""))  # none for a source written as SQL
+        shared = min(len(reads), len(sent_parts))
+        if len(sent_parts) == 1 or (reads and reads[-shared:] == sent_parts[-shared:]):
+            found.append(doc)
     return found[0] if len(found) == 1 else None
+
+
+def _parts(name: str) -> list[str]:
+    """A dotted name's parts, each without its quotes, casefolded."""
+    return [part.strip(QUOTES).casefold() for part in name.split(".") if part.strip(QUOTES)]
 
 
 def _broken_file(store: DocStore, connection_id: str, belongs: Callable[[str], bool]) -> tuple[str, str] | None:

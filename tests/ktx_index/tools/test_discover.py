@@ -51,6 +51,13 @@ def test_a_confident_answer_carries_no_confidence_field(demo_service):
     assert "confidence" not in found.model_dump(exclude_none=False)
 
 
+class Unloadable(HashEmbedder):
+    """A model that fails on every question (its files gone, say), through the same seam as the real one."""
+
+    def encode(self, texts):
+        raise OSError("model could not be loaded")
+
+
 def test_an_answer_says_when_search_by_meaning_left_part_of_the_project_out(make_project):
     """A first start answers before the texts are embedded (serve embeds them in the background): the answer says
     so, and says nothing once every document has its vector."""
@@ -64,6 +71,13 @@ def test_an_answer_says_when_search_by_meaning_left_part_of_the_project_out(make
     assert service.discover_data("order status").semantic is None
     assert "semantic" not in service.discover_data("order status").model_dump()
     service.close()
+    failing = KtxIndex(project, embedder=Unloadable())  # the index holds vectors; the question cannot be embedded
+    assert "model could not be loaded" in (failing.discover_data("order status").semantic or "")
+    failing.close()
+    off = KtxIndex(make_project(scan_files("pg", "2026-01-01-000000-local-a", [orders])), embedder=None)
+    off.rebuild()
+    assert off.discover_data("order status").semantic is None  # embeddings switched off: nothing to say
+    off.close()
 
 
 def test_explain_says_why_the_answer_is_confident_and_nothing_else_does(demo_service):

@@ -6,7 +6,7 @@ import pytest
 from projects import SL_OVERLAY, SL_SHARD, column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.errors import InvalidInput
+from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.service import KtxIndex
 
 
@@ -130,14 +130,21 @@ def test_a_page_that_cannot_be_read_says_whether_search_still_has_it(make_projec
 
 
 def test_a_source_sent_as_the_table_it_reads_is_read(make_project):
-    """An agent copies a ref's tableRef (``public.orders``) where the source's name (``orders``) is asked: the one
-    source of that name reading that table answers; a qualified name it does not read is still not found."""
-    service = KtxIndex(
-        make_project({"semantic-layer/warehouse/_schema/public.yaml": SL_SHARD}), embedder=HashEmbedder()
-    )
+    """An agent sends a source's name in another case, or copies a ref's tableRef (``public.orders``) where the
+    source's name (``orders``) is asked: the one source of that name reading that table answers, quotes and case
+    aside; a schema that only ends like it, or a source written as SQL, is still not found."""
+    sql_source = "name: weekly\nsql: select 1 as n\ngrain: [n]\ncolumns:\n  - {name: n, type: number}\n"
+    files = {
+        "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
+        "semantic-layer/warehouse/weekly.yaml": sql_source,
+    }
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
     service.rebuild()
-    assert service.sl_read_source("warehouse", "public.orders").sourceName == "orders"
-    assert service.sl_read_source("warehouse", "shop.PUBLIC.Orders").sourceName == "orders"
-    with pytest.raises(Exception, match=r'source "sales\.orders" was not found'):
-        service.sl_read_source("warehouse", "sales.orders")
+    assert service.sl_read_source("warehouse", "weekly").sourceName == "weekly"
+    assert service.sl_read_source("warehouse", "WEEKLY").sourceName == "weekly"  # unquoted names ignore case
+    for sent in ("public.orders", "shop.PUBLIC.Orders", '"public"."orders"', "`public`.`orders`", "[public].[orders]"):
+        assert service.sl_read_source("warehouse", sent).sourceName == "orders", sent
+    for sent in ("sales.orders", "lic.orders", "public.weekly"):
+        with pytest.raises(NotFound, match=r"was not found"):
+            service.sl_read_source("warehouse", sent)
     service.close()
