@@ -1,6 +1,7 @@
 """What each step of the declared ranking pipeline earns, per family: the step switched off against all on.
 
     python tests/benchmarks/stages.py [--work /tmp/ktx-index-quality] [--only judged,bird-dev,tuning-business]
+    python tests/benchmarks/stages.py --only abbreviated,ktx-style,ktx-style-2,ktx-style-3   # helper-written projects
 
 Run quality.py first (with ``--only heldout-sql,heldout-business,validation-business`` too): it builds the indexes
 read here. Each row switches one step off through search/scoring.py's ``Params`` (its share set to 0, or the kind
@@ -26,6 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from heldout import FAMILIES, TRAINING_FAMILIES, heldout_corpora, training_corpora  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
+from warehouse_corpora import WAREHOUSE_FAMILIES, warehouse_corpora  # noqa: E402
 
 from ktx_index.evaluation.metrics import evaluate_index  # noqa: E402
 from ktx_index.search.scoring import PARAMS  # noqa: E402
@@ -56,6 +58,8 @@ def corpora(work: Path, families: set[str]) -> list[tuple[str, Path, list]]:
     found = heldout_corpora(work / "heldout") if families & set(FAMILIES) else []
     for family in families & set(TRAINING_FAMILIES):
         found += training_corpora(work / "tuning", family)
+    for family in sorted(families & set(WAREHOUSE_FAMILIES)):  # the helper-written projects, as quality.py indexes them
+        found += [(name, path, queries, family) for name, path, queries, _family in warehouse_corpora(family)]
     for name, _path, queries, family in found:
         if family in families and (work / name / ".ktx").is_dir():
             out.append((family, work / name, [q for q in queries if q.tool == "discover_data"]))
