@@ -172,9 +172,12 @@ def check_connection_form(connection_id: str, known: list[str]) -> None:
 def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlSource:
     """``connection_id`` is a known connection (the service checks it first). A source may be sent in another case,
     or as the table it reads as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``)."""
-    doc = store.docs.get(f"sl_source:{connection_id}:{source_name}") or _source_meant(store, connection_id, source_name)
-    if doc is None:
+    doc = store.docs.get(f"sl_source:{connection_id}:{source_name}")
+    names: list[str] = []
+    if doc is None:  # the names, read once: the source meant, else the error's hint
         names = store.docs.ids("sl_source", connection_id)
+        doc = _source_meant(store, connection_id, source_name, names)
+    if doc is None:
         broken = _broken_file(store, connection_id, lambda path: source_name in path)
         if broken:
             hint = f"that file does not parse ({broken[0]}: {broken[1]})"
@@ -203,16 +206,17 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
     )
 
 
-def _source_meant(store: DocStore, connection_id: str, sent: str) -> Document | None:
+def _source_meant(store: DocStore, connection_id: str, sent: str, names: list[str]) -> Document | None:
     """The one source ``sent`` can only mean when no source has that exact name: the name in another case
     (Snowflake's ``FCT_X`` sent as ``fct_x``), or a source named as the last part of a qualified table that it
     reads, the trailing parts of the two names agreeing, quotes and case aside (``analytics.fct_x``,
-    ``"Analytics"."FCT_X"`` for a source ``fct_x`` reading ``db.analytics.fct_x``)."""
+    ``"Analytics"."FCT_X"`` for a source ``fct_x`` reading ``db.analytics.fct_x``). ``names``: the connection's
+    source names, which the error that follows a miss lists too."""
     sent_parts = _parts(sent)
     if not sent_parts:
         return None
     found = []
-    for name in store.docs.ids("sl_source", connection_id):
+    for name in names:
         if name.casefold() != sent_parts[-1] or (doc := store.docs.get(f"sl_source:{connection_id}:{name}")) is None:
             continue
         reads = _parts(str(doc.attrs.get("table") or ""))  # none for a source written as SQL
