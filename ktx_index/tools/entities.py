@@ -14,7 +14,7 @@ from typing import Any, get_args
 from indexers.models import Document, make_uid
 from ktx_index.errors import InvalidInput, echoed
 from ktx_index.index.store import DocStore
-from ktx_index.snapshot.joins import bare_name
+from ktx_index.snapshot.joins import QUOTES, bare_name
 from ktx_index.tools.read_results import (
     ColumnDetails,
     DimensionType,
@@ -38,7 +38,7 @@ MAX_CANDIDATES = 200
 
 
 def _strip(part: str) -> str:
-    return part.strip().strip('"`[]').strip()
+    return part.strip().strip(QUOTES).strip()
 
 
 def parse_table_input(table: Any) -> tuple[str | None, str | None, str] | str:
