@@ -186,8 +186,10 @@ class StatusReport(BaseModel):
     )
     ranker: str | None = Field(
         None,
-        description="The learned order's fingerprint (of the model file Params.ranker names, by default "
-        "search/weights/ranker.json), or null without one: the declared pipeline's order stands.",
+        description="The fingerprint of the learned order this project's answers follow (the model file "
+        "Params.curated_ranker names for a project with a hand-written semantic layer, else Params.ranker's; by "
+        "default search/weights/ranker-curated.json and ranker.json), or null without one: the declared pipeline's "
+        "order stands.",
     )
     semantic: str = Field("skipped", description="available, partial (embeddings catching up) or skipped.")
     semantic_reason: str | None = None

@@ -401,7 +401,9 @@ class KtxIndex:
         connections = connection_infos(self.project, None if engine is None else engine.store)
         store, semantic = (None, ("off", None)) if engine is None else (engine.store, engine.semantic_status())
         report = build_status(self.layout, self.project, store, semantic, self.embedder, self.indexers, connections)
-        report.ranker = learned.fingerprint(self.params.ranker)
+        report.ranker = learned.fingerprint(
+            self.params.ranker if engine is None else learned.ranker_name(engine.snapshot, self.params)
+        )
         return report
 
 

@@ -112,6 +112,10 @@ class Params:
     #: The learned order's model (search/learned.py): a file of search/weights/, or a path (learned_ranker.py
     #: hands in models trained without the project it scores); "" for none, the declared pipeline's order alone.
     ranker: str = "ranker.json"
+    #: The learned order's model for a project with a hand-written semantic layer (search/learned.py:curated): its
+    #: best answers are curated sources, measures and dimensions beside the scanned copies, which the scan-only
+    #: families that weigh most in ``ranker``'s training never show. Trained on such projects; "" uses ``ranker``.
+    curated_ranker: str = "ranker-curated.json"
     #: The ranker's weight in the learned order's blend with the pipeline's score (search/learned.py; chosen leave
     #: one project out on the tuning families among 0.35 / 0.5 / 0.65 / 0.8, 0.5 and 0.65 over three ranker
     #: seeds: docs/benchmarks.md, thirty-first session).

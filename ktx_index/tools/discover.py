@@ -79,7 +79,8 @@ def discover(
     gap = semantic_gap(engine, snap)
     if verdict.level == "none":
         return DiscoverResult(refs=[], confidenceReason=reason, semantic=gap)
-    ranked = answer_order(learned.learned_order(q, ranked, learned.model(p.ranker), p.ranker_weight))
+    ranker = learned.model(learned.ranker_name(snap, p))  # curated projects have a model of their own
+    ranked = answer_order(learned.learned_order(q, ranked, ranker, p.ranker_weight))
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)

@@ -4,6 +4,7 @@
     python tests/benchmarks/learned_ranker.py --end-to-end [--work /tmp/ktx-index-quality]
     python tests/benchmarks/learned_ranker.py --end-to-end --question-folds 5
     python tests/benchmarks/learned_ranker.py --held-out [--seeds 7,11,23]
+    python tests/benchmarks/learned_ranker.py --curated [--seeds 7,11,23]
     python tests/benchmarks/learned_ranker.py --end-to-end --ranker-weight 0.5   # any mode: another blend weight
 
 Run quality.py first (with ``--only tuning-business,heldout-sql,heldout-business`` too): it builds the indexes
@@ -23,6 +24,11 @@ left out instead of the projects: each question with a ranker trained on the oth
 project's included. That is the case of a new question on a project the model was tuned on (the shipped model
 and a user's question on orbit, say), between leave one project out and in-sample.
 
+``--curated`` scores the model of curated projects (``Params.curated_ranker``, train_ranker.py ``--curated``) as
+quality.py does: each project it trains on (demo, orbit, the helper-written KTX projects) with the curated recipe
+and the shipped recipe both trained without it, and the families neither trains on (ktx-style-2, ktx-style-4),
+against the pipeline's order alone.
+
 ``--held-out`` scores the families no ranker trains on (heldout-sql, heldout-business, validation-business) as
 quality.py does, with a ranker trained on all the tuning families once per seed: one seed's figure moves by about
 ±0.003 per family (one no-answer question is 0.005 of heldout-business), as much as most changes measured, so a
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import statistics
 import sys
 import tempfile
@@ -51,6 +58,8 @@ from heldout import VALIDATION_FAMILY, heldout_corpora, training_corpora  # noqa
 from train_ranker import (  # noqa: E402
     TUNING,
     Case,
+    curated_cases,
+    curated_projects,
     feature_names,
     group_of,
     indexed_cases,
@@ -58,6 +67,7 @@ from train_ranker import (  # noqa: E402
     tuning_cases,
     tuning_projects,
 )
+from warehouse_corpora import warehouse_corpora  # noqa: E402
 
 from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
 from ktx_index.evaluation.metrics import QueryResult, dcg, evaluate_index  # noqa: E402
@@ -78,8 +88,10 @@ def discover_results(
     index: Path, asked: list[JudgedQuery], ranker: str, weight: float = PARAMS.ranker_weight
 ) -> list[QueryResult]:
     """The questions scored as quality.py scores them, on the index at ``index``, in the order ``ranker`` gives
-    (``Params.ranker``: a model file, or "" for the pipeline's order alone) blended with weight ``weight``."""
-    service = KtxIndex(index, params=dataclasses.replace(PARAMS, ranker=ranker, ranker_weight=weight))
+    (``Params.ranker``: a model file, or "" for the pipeline's order alone) blended with weight ``weight``, whether
+    the project is curated or not (``Params.curated_ranker`` is not read)."""
+    params = dataclasses.replace(PARAMS, ranker=ranker, curated_ranker="", ranker_weight=weight)
+    service = KtxIndex(index, params=params)
     try:
         return evaluate_index(service, asked).queries
     finally:
@@ -180,6 +192,45 @@ def held_out(
     return out
 
 
+#: The families of curated projects no model trains on: the curated model's held-out check.
+CURATED_HELD_OUT = ("ktx-style-2", "ktx-style-4")
+
+
+def curated(work: Path, names: list[str], seeds: list[int]) -> dict[str, dict[str, list[float]]]:
+    """family → order → per-question nDCG@10 of discover_data on the curated projects, as quality.py scores them:
+    each of ``curated_projects`` with the curated recipe trained without it, against the shipped recipe's model
+    (``ranker``) trained without it too and the pipeline's order alone; the ``CURATED_HELD_OUT`` families with both
+    recipes trained on everything. Once per seed, the lists holding every seed's questions."""
+    recipes = {"shipped recipe": tuning_cases(work, names), "curated": curated_cases(work, names)}
+    projects = [
+        (name, "judged" if family == "curated-judged" else name.split("/")[0], path, queries)
+        for name, family, path, queries in curated_projects(work)
+    ]
+    projects += [(name, family, work / name, queries) for f in CURATED_HELD_OUT for name, _p, queries, family in
+                 warehouse_corpora(f)]  # fmt: skip
+    out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (name, family, path, queries) in enumerate(projects):
+            asked = [q for q in queries if q.tool == "discover_data"]
+            out[family]["pipeline"] += [r.ndcg for r in discover_results(path, asked, "")] * len(seeds)
+            for seed, (order, cases) in itertools.product(seeds, recipes.items()):
+                model = Path(tmp) / f"{k}-{seed}-{order}.json"
+                trained_trees([c for c in cases if c.group != name], names, seed).save(model)
+                out[family][order] += [r.ndcg for r in discover_results(path, asked, str(model))]
+    return out
+
+
+def print_curated(work: Path, names: list[str], seeds: list[int]) -> None:
+    results = curated(work, names, seeds)
+    orders = ("pipeline", "shipped recipe", "curated")
+    print(f"{'family':<18} {'n':>4}  " + "  ".join(f"{o:>14}" for o in orders) + f"   (seeds {seeds})")
+    for family, by_order in results.items():
+        n = len(by_order["curated"]) // len(seeds)
+        how = "  (held out)" if family in CURATED_HELD_OUT else "  (each project left out)"
+        cells = "  ".join(f"{statistics.mean(by_order[o]):14.4f}" for o in orders)
+        print(f"{family:<18} {n:>4}  {cells}{how}")
+
+
 def print_held_out(work: Path, names: list[str], seeds: list[int], weight: float) -> None:
     results = held_out(work, names, seeds, weight)
     print(f"{'family':<20} {'seed':>5}  {'all (per project)':>17}  {'answerable':>10}")
@@ -210,6 +261,7 @@ def main() -> None:
     parser.add_argument("--end-to-end", action="store_true", help="score as quality.py does (each seed)")
     parser.add_argument("--question-folds", type=int, default=0, help="with --end-to-end: leave questions out")
     parser.add_argument("--held-out", action="store_true", help="the families no ranker trains on, per seed")
+    parser.add_argument("--curated", action="store_true", help="the curated projects' model against the shipped one")
     parser.add_argument(
         "--ranker-weight", type=float, default=PARAMS.ranker_weight, help="the blend's weight (Params.ranker_weight)"
     )
@@ -217,6 +269,9 @@ def main() -> None:
     names, seeds = feature_names(), [int(s) for s in args.seeds.split(",")]
     if args.held_out:
         print_held_out(args.work, names, seeds, args.ranker_weight)
+        return
+    if args.curated:
+        print_curated(args.work, names, seeds)
         return
     if args.end_to_end:
         print_end_to_end(args.work, names, args.question_folds, seeds, args.ranker_weight)

@@ -1,7 +1,9 @@
-"""Train the learned order's model (ktx_index/search/learned.py) and write it to its ``weights/``.
+"""Train the learned order's models (ktx_index/search/learned.py) and write them to its ``weights/``.
 
     python tests/benchmarks/quality.py --only demo,orbit,northwind,sakila,adventureworks,bird-dev,tuning-business
     python tests/training/train_ranker.py [--work /tmp/ktx-index-quality] [--seed 7]
+    python tests/benchmarks/quality.py --only ktx-style,ktx-style-3,ktx-style-train   # and the line above
+    python tests/training/train_ranker.py --curated [--work /tmp/ktx-index-quality] [--seed 7]
 
 Trained on the three tuning families only — the judged KTX-style projects, the bird-dev databases and the
 tuning-business training databases (tests/benchmarks/heldout.py), each family weighed equally — from the
@@ -9,6 +11,10 @@ indexes quality.py built: per answerable judged discover_data question, the pipe
 with their grades. tuning-business also brings the 168 business questions of ``EXTRA_BUSINESS``, over 21 more
 training databases (their projects written and indexed here, since no family is judged on them). The held-out
 families of tests/benchmarks/heldout.py never enter.
+
+``--curated`` trains the model of projects with a hand-written semantic layer (``Params.curated_ranker``) on the same
+bird-dev and tuning-business questions and two families of such projects: the judged ones (demo, orbit) and the
+helper-written ones of ``CURATED_FAMILIES``, four families weighed equally. ktx-style-2 and ktx-style-4 never enter.
 tests/benchmarks/learned_ranker.py scores the same recipe leave one project out. Deterministic: one thread,
 a fixed seed, the same file byte for byte.
 """
@@ -32,11 +38,13 @@ for extra in (REPO, REPO / "tests" / "benchmarks"):
 from heldout import TUNING_FAMILY, schemas, training_corpora, write_project  # noqa: E402
 from naive import judged_id  # noqa: E402
 from quality import DEFAULT_CORPORA, JUDGED_TABLE, judged_corpora  # noqa: E402
+from warehouse_corpora import warehouse_corpora  # noqa: E402
 
 from indexers.models import SEARCH_KINDS  # noqa: E402
 from ktx_index.evaluation.judged import JudgedQuery, load_judged  # noqa: E402
 from ktx_index.search import learned  # noqa: E402
 from ktx_index.search.query import Query  # noqa: E402
+from ktx_index.search.scoring import PARAMS  # noqa: E402
 from ktx_index.search.trees import Trees  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 
@@ -46,6 +54,8 @@ TUNING = ("judged", "bird-dev", TUNING_FAMILY)
 #: them against without (three ranker seeds each), every family gains a little and none loses (docs/benchmarks.md,
 #: thirty-first session). The embedding model does not train on them (tests/training/more/README.md says why).
 EXTRA_BUSINESS = REPO / "tests" / "training" / "more" / "business.jsonl"
+#: The helper-written KTX projects (tests/benchmarks/warehouse_corpora.py) the curated model trains on.
+CURATED_FAMILIES = ("ktx-style", "ktx-style-3", "ktx-style-train")
 
 
 @dataclass
@@ -127,6 +137,36 @@ def tuning_cases(work: Path, names: list[str]) -> list[Case]:
     return indexed_cases(tuning_projects(work), names) + extra
 
 
+def curated_projects(work: Path) -> list[Project]:
+    """The projects with a hand-written semantic layer the curated model trains on, as quality.py indexes them under
+    ``work``: the judged ones (``learned.curated`` says which) and those of ``CURATED_FAMILIES``."""
+    judged = [p for p in tuning_projects(work) if p[1] == "judged" and is_curated(p[2])]
+    helpers = [
+        (name, "curated-written", work / name, queries)
+        for family in CURATED_FAMILIES
+        for name, _path, queries, _family in warehouse_corpora(family)
+    ]
+    return [(name, "curated-judged", path, queries) for name, _family, path, queries in judged] + helpers
+
+
+def is_curated(path: Path) -> bool:
+    """Whether an indexed project has a hand-written semantic layer, as the server decides it (learned.curated)."""
+    if not (path / ".ktx").is_dir():
+        return False
+    service = KtxIndex(path)
+    try:
+        return learned.curated(service.ensure_index().snapshot)
+    finally:
+        service.close()
+
+
+def curated_cases(work: Path, names: list[str]) -> list[Case]:
+    """The curated model's questions: bird-dev's and tuning-business's (with ``EXTRA_BUSINESS``), and every answerable
+    discover_data question of ``curated_projects``."""
+    scan = [c for c in tuning_cases(work, names) if c.family != "judged"]
+    return scan + indexed_cases(curated_projects(work), names)
+
+
 def indexed_cases(projects: list[Project], names: list[str]) -> list[Case]:
     """The answerable discover_data questions of every (name, family, index folder, questions) indexed there."""
     out = []
@@ -187,15 +227,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/ktx-index-quality"), help="quality.py's work folder")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--curated", action="store_true", help="the model of curated projects (Params.curated_ranker)")
     args = parser.parse_args()
     names = feature_names()
-    cases = tuning_cases(args.work, names)
-    missing = sorted(set(TUNING) - {c.family for c in cases})
+    cases = (curated_cases if args.curated else tuning_cases)(args.work, names)
+    wanted = (*TUNING[1:], "curated-judged", "curated-written") if args.curated else TUNING
+    missing = sorted(set(wanted) - {c.family for c in cases})
     if missing:
         raise SystemExit(f"no index for {', '.join(missing)} under {args.work}: run quality.py first (see above)")
+    target = learned.WEIGHTS / (PARAMS.curated_ranker if args.curated else PARAMS.ranker)
     learned.WEIGHTS.mkdir(exist_ok=True)
-    trained_trees(cases, names, args.seed).save(learned.RANKER_FILE)
-    print(f"{len(cases)} questions → {learned.RANKER_FILE.name} in {learned.WEIGHTS}")
+    trained_trees(cases, names, args.seed).save(target)
+    print(f"{len(cases)} questions → {target.name} in {learned.WEIGHTS}")
 
 
 if __name__ == "__main__":

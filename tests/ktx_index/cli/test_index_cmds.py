@@ -7,6 +7,7 @@ import os
 from projects import run_cli
 
 from ktx_index.search import learned
+from ktx_index.search.scoring import PARAMS
 
 
 def test_rebuild_json_then_noop(project):
@@ -23,12 +24,20 @@ def test_status_reports_changed_files(project):
     (project / "wiki/global/new-page.md").write_text("---\nsummary: new\n---\nbody\n")
     report = json.loads(run_cli("status", "--project", project, "--json").output)
     assert report["changed_files"] == 1 and report["changed_paths"] == ["wiki/global/new-page.md"]
-    assert report["ranker"] == learned.fingerprint()  # which learned order this install ranks with
+    # which learned order ranks this project: a hand-written semantic layer (a measure) takes the curated one
+    assert report["ranker"] == learned.fingerprint(PARAMS.curated_ranker) != learned.fingerprint()
     text = run_cli("status", "--project", project).output
     assert "changed      1 file(s) to read again" in text and "`ktx-index rebuild` reads them" in text
     for i in range(25):
         (project / f"wiki/global/more-{i}.md").write_text("---\nsummary: more\n---\nbody\n")
     assert "  … and 6 more" in run_cli("status", "--project", project).output
+
+
+def test_status_names_the_scan_projects_order_without_a_hand_written_layer(make_project):
+    config = "connections:\n  warehouse:\n    driver: postgres\nindex:\n  embeddings: false\n"
+    wiki_only = make_project({"wiki/global/a.md": "---\nsummary: a\n---\nbody\n"}, config=config)
+    run_cli("rebuild", "--project", wiki_only)
+    assert json.loads(run_cli("status", "--project", wiki_only, "--json").output)["ranker"] == learned.fingerprint()
 
 
 def test_json_stays_valid_when_a_file_name_is_not_utf8(project):

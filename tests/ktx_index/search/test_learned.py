@@ -1,13 +1,16 @@
 """The learned order: the blend re-weighs the pipeline's best candidates, scores keep their scale."""
 
 import hashlib
+from dataclasses import replace
 
 import numpy as np
 
+from indexers.models import SEARCH_KINDS
 from ktx_index.search import learned
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS
+from ktx_index.snapshot.snapshot import Snapshot
 
 SQL_STYLE = "List the names of the schools whose average SAT math score is greater than 560."
 
@@ -90,3 +93,30 @@ def test_the_fingerprint_changes_with_the_model_file(tmp_path):
     retrained.write_bytes(learned.RANKER_FILE.read_bytes() + b" ")
     assert learned.model(str(retrained)) is not None
     assert learned.fingerprint(str(retrained)) not in (None, learned.fingerprint())
+
+
+def snapshot_of(*kinds: str) -> Snapshot:
+    return Snapshot(doc_kind=np.array([SEARCH_KINDS.index(k) for k in kinds], dtype=np.int8))
+
+
+def test_a_project_with_a_hand_written_semantic_layer_is_curated():
+    assert learned.curated(snapshot_of("table", "sl_source", "sl_measure", "column"))
+    assert not learned.curated(snapshot_of("table", "column", "sl_source", "sl_dimension"))  # scan-generated sources
+    assert not learned.curated(snapshot_of())
+
+
+def test_a_curated_project_is_ordered_by_the_curated_model_when_it_is_there(tmp_path):
+    curated, scanned = snapshot_of("sl_source", "sl_measure"), snapshot_of("table", "column")
+    assert learned.ranker_name(curated) == PARAMS.curated_ranker != PARAMS.ranker
+    assert learned.ranker_name(scanned) == PARAMS.ranker
+    missing = replace(PARAMS, curated_ranker=str(tmp_path / "absent.json"))
+    assert learned.ranker_name(snapshot_of("sl_source", "sl_measure"), missing) == PARAMS.ranker
+    off = replace(PARAMS, curated_ranker="")
+    assert learned.ranker_name(snapshot_of("sl_source", "sl_measure"), off) == PARAMS.ranker
+
+
+def test_the_shipped_curated_model_reads_the_features_this_code_writes():
+    ranker = learned.model(PARAMS.curated_ranker)
+    assert ranker is not None, "no curated model in weights/: run tests/training/train_ranker.py --curated"
+    assert ranker.features == sorted(learned.candidate_features(Query.parse("x"), candidates()))
+    assert learned.fingerprint(PARAMS.curated_ranker) not in (None, learned.fingerprint())
