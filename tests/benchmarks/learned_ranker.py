@@ -206,8 +206,8 @@ def curated(work: Path, names: list[str], seeds: list[int]) -> dict[str, dict[st
         (name, "judged" if family == "curated-judged" else name.split("/")[0], path, queries)
         for name, family, path, queries in curated_projects(work)
     ]
-    projects += [(name, family, work / name, queries) for f in CURATED_HELD_OUT for name, _p, queries, family in
-                 warehouse_corpora(f)]  # fmt: skip
+    for family in CURATED_HELD_OUT:
+        projects += [(name, family, work / name, queries) for name, _path, queries, _f in warehouse_corpora(family)]
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     with tempfile.TemporaryDirectory() as tmp:
         for k, (name, family, path, queries) in enumerate(projects):

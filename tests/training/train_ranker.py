@@ -11,12 +11,13 @@ indexes quality.py built: per answerable judged discover_data question, the pipe
 with their grades. tuning-business also brings the 168 business questions of ``EXTRA_BUSINESS``, over 21 more
 training databases (their projects written and indexed here, since no family is judged on them). The held-out
 families of tests/benchmarks/heldout.py never enter.
+tests/benchmarks/learned_ranker.py scores the same recipe leave one project out. Deterministic: one thread,
+a fixed seed, the same file byte for byte.
 
 ``--curated`` trains the model of projects with a hand-written semantic layer (``Params.curated_ranker``) on the same
 bird-dev and tuning-business questions and two families of such projects: the judged ones (demo, orbit) and the
-helper-written ones of ``CURATED_FAMILIES``, four families weighed equally. ktx-style-2 and ktx-style-4 never enter.
-tests/benchmarks/learned_ranker.py scores the same recipe leave one project out. Deterministic: one thread,
-a fixed seed, the same file byte for byte.
+helper-written ones of ``CURATED_FAMILIES``, four families weighed equally (``CURATED_TUNING``). ktx-style-2 and
+ktx-style-4 never enter; ``learned_ranker.py --curated`` scores it.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ TUNING = ("judged", "bird-dev", TUNING_FAMILY)
 EXTRA_BUSINESS = REPO / "tests" / "training" / "more" / "business.jsonl"
 #: The helper-written KTX projects (tests/benchmarks/warehouse_corpora.py) the curated model trains on.
 CURATED_FAMILIES = ("ktx-style", "ktx-style-3", "ktx-style-train")
+#: The curated model's four families, weighed equally.
+CURATED_TUNING = ("bird-dev", TUNING_FAMILY, "curated-judged", "curated-written")
 
 
 @dataclass
@@ -163,7 +166,7 @@ def is_curated(path: Path) -> bool:
 def curated_cases(work: Path, names: list[str]) -> list[Case]:
     """The curated model's questions: bird-dev's and tuning-business's (with ``EXTRA_BUSINESS``), and every answerable
     discover_data question of ``curated_projects``."""
-    scan = [c for c in tuning_cases(work, names) if c.family != "judged"]
+    scan = [c for c in tuning_cases(work, names) if c.family in CURATED_TUNING]
     return scan + indexed_cases(curated_projects(work), names)
 
 
@@ -231,7 +234,7 @@ def main() -> None:
     args = parser.parse_args()
     names = feature_names()
     cases = (curated_cases if args.curated else tuning_cases)(args.work, names)
-    wanted = (*TUNING[1:], "curated-judged", "curated-written") if args.curated else TUNING
+    wanted = CURATED_TUNING if args.curated else TUNING
     missing = sorted(set(wanted) - {c.family for c in cases})
     if missing:
         raise SystemExit(f"no index for {', '.join(missing)} under {args.work}: run quality.py first (see above)")
