@@ -132,7 +132,8 @@ def tools(service: KtxIndex) -> ToolSet:
             Field(
                 description='Semantic-layer source name without ".yaml", e.g. "orders" (in any case when only one '
                 "source has it; a source named as its table may be sent as that table, as a ref's tableRef shows "
-                'it: "analytics.orders").',
+                'it: "analytics.orders"; or after its connection, as a wiki page\'s sl_refs list it: '
+                '"warehouse.orders").',
                 min_length=1,
             ),
             BeforeValidator(stripped),

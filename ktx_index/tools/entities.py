@@ -152,6 +152,8 @@ def entity_details(
             )
             if owner is not None:  # a column's id, as discover_data returns it
                 message += f" It names a column: send {json.dumps({'table': owner.display, 'columns': [column]})}."
+            else:
+                message += _source_named(store, connection_id, label)
             out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in listed]))
         elif len(hits) > 1:
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
@@ -159,6 +161,20 @@ def entity_details(
         else:
             out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo, twins(hits[0].uid)))
     return EntityDetailsResult(results=out)
+
+
+def _source_named(store: DocStore, connection_id: str, label: str) -> str:
+    """What to send when a table no scan holds is a semantic-layer source's name (a ref of kind sl_source): the table
+    it reads, or for one written as SQL (no table, and so no ``tableRef`` on its refs), sl_read_source."""
+    source = store.docs.get(make_uid("sl_source", connection_id, label.strip(QUOTES)))
+    if source is None:
+        return ""
+    read = f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{source.id}"}}'
+    if source.table_ref is None:
+        return f' "{source.id}" is a semantic-layer source written as SQL, over no one table: read it with {read}.'
+    return (
+        f' "{source.id}" is a semantic-layer source: send the table it reads, "{source.table_ref.display}", or {read}.'
+    )
 
 
 def _column_id(store: DocStore, tables: list[TableName], label: str) -> tuple[TableName | None, str]:

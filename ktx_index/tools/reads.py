@@ -171,7 +171,8 @@ def check_connection_form(connection_id: str, known: list[str]) -> None:
 
 def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlSource:
     """``connection_id`` is a known connection (the service checks it first). A source may be sent in another case,
-    or as the table it reads as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``)."""
+    as the table it reads as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``), or after
+    its connection as a wiki page's ``sl_refs`` name it (``warehouse.orders``)."""
     doc = store.docs.get(f"sl_source:{connection_id}:{source_name}")
     names: list[str] = []
     if doc is None:  # the names, read once: the source meant, else the error's hint
@@ -208,13 +209,16 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
 
 def _source_meant(store: DocStore, connection_id: str, sent: str, names: list[str]) -> Document | None:
     """The one source ``sent`` can only mean when no source has that exact name: the name in another case
-    (Snowflake's ``FCT_X`` sent as ``fct_x``), or a source named as the last part of a qualified table that it
-    reads, the trailing parts of the two names agreeing, quotes and case aside (``analytics.fct_x``,
-    ``"Analytics"."FCT_X"`` for a source ``fct_x`` reading ``db.analytics.fct_x``). ``names``: the connection's
-    source names, which the error that follows a miss lists too."""
+    (Snowflake's ``FCT_X`` sent as ``fct_x``), the name after its connection's id (a wiki page's ``sl_refs`` are
+    ``connection.source``), or a source named as the last part of a qualified table that it reads, the trailing
+    parts of the two names agreeing, quotes and case aside (``analytics.fct_x``, ``"Analytics"."FCT_X"`` for a
+    source ``fct_x`` reading ``db.analytics.fct_x``). ``names``: the connection's source names, which the error
+    that follows a miss lists too."""
     sent_parts = _parts(sent)
     if not sent_parts:
         return None
+    if len(sent_parts) == 2 and sent_parts[0] == connection_id.casefold():
+        sent_parts = sent_parts[1:]
     found = []
     for name in names:
         if name.casefold() != sent_parts[-1] or (doc := store.docs.get(f"sl_source:{connection_id}:{name}")) is None:

@@ -123,3 +123,30 @@ def test_a_table_sent_with_another_schema_is_the_first_candidate(make_project):
     (failed,) = service.entity_details("warehouse", [{"table": "finance_mart.kyc_checks"}]).results
     assert failed.error.code == "table_not_found" and failed.error.candidates[0].display == "ledger_raw.kyc_checks"
     service.close()
+
+
+def test_a_semantic_layer_sources_name_sent_as_a_table_says_what_to_send(make_project):
+    """discover_data returns sources by name; one written as SQL has no table (and its refs no tableRef), one named
+    otherwise than its table is not found by its name: the error says what to send instead."""
+    table = {"catalog": None, "db": "raw", "name": "bss_price_changes", "columns": [column("id", "int")]}
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    files["semantic-layer/warehouse/price_rises.yaml"] = (
+        "name: price_rises\ntable: raw.bss_price_changes\ngrain: [id]\ncolumns:\n  - {name: id, type: number}\n"
+    )
+    files["semantic-layer/warehouse/weekly_pack.yaml"] = (
+        "name: weekly_pack\nsql: select 1 as n\ngrain: [n]\ncolumns:\n  - {name: n, type: number}\n"
+    )
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    sql, named = service.entity_details("warehouse", [{"table": "weekly_pack"}, {"table": "price_rises"}]).results
+    read = 'sl_read_source {connectionId: "warehouse", sourceName: "%s"}'
+    assert sql.error.code == "table_not_found" and sql.error.message.endswith(
+        f'"weekly_pack" is a semantic-layer source written as SQL, over no one table: read it with {read % "weekly_pack"}.'
+    )
+    assert named.error.message.endswith(
+        f'"price_rises" is a semantic-layer source: send the table it reads, "raw.bss_price_changes", or '
+        f"{read % 'price_rises'}."
+    )
+    (missing,) = service.entity_details("warehouse", [{"table": "nowhere"}]).results
+    assert "semantic-layer source" not in missing.error.message
+    service.close()

@@ -132,7 +132,8 @@ def test_a_page_that_cannot_be_read_says_whether_search_still_has_it(make_projec
 def test_a_source_sent_as_the_table_it_reads_is_read(make_project):
     """An agent sends a source's name in another case, or copies a ref's tableRef (``public.orders``) where the
     source's name (``orders``) is asked: the one source of that name reading that table answers, quotes and case
-    aside; a schema that only ends like it, or a source written as SQL, is still not found."""
+    aside, and the name after its connection, as a wiki page's ``sl_refs`` write it; a schema that only ends like
+    it, or a source written as SQL, is still not found."""
     sql_source = "name: weekly\nsql: select 1 as n\ngrain: [n]\ncolumns:\n  - {name: n, type: number}\n"
     files = {
         "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
@@ -144,6 +145,8 @@ def test_a_source_sent_as_the_table_it_reads_is_read(make_project):
     assert service.sl_read_source("warehouse", "WEEKLY").sourceName == "weekly"  # unquoted names ignore case
     for sent in ("public.orders", "shop.PUBLIC.Orders", '"public"."orders"', "`public`.`orders`", "[public].[orders]"):
         assert service.sl_read_source("warehouse", sent).sourceName == "orders", sent
+    for sent in ("warehouse.weekly", "warehouse.orders"):  # a wiki page's sl_refs: connection.source
+        assert service.sl_read_source("warehouse", sent).sourceName == sent.split(".")[1], sent
     for sent in ("sales.orders", "lic.orders", "public.weekly"):
         with pytest.raises(NotFound, match=r"was not found"):
             service.sl_read_source("warehouse", sent)
