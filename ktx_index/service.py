@@ -345,7 +345,9 @@ class KtxIndex:
         entity_reads.check_entity_count(entities)
         known, connection_id = self.project.connection_ids, self.project.declared_id(connection_id)
         engine = self.refreshed_engine()
-        return entity_reads.entity_details(engine.store, connection_id, entities, known, engine.snapshot.facts.twins)
+        snap = engine.snapshot
+        holding = entity_reads.column_holders(snap.exact, connection_id)
+        return entity_reads.entity_details(engine.store, connection_id, entities, known, snap.facts.twins, holding)
 
     def connection_list(self) -> ConnectionListResult:
         policies = {c.id: c.query_policy for c in self.project.connections.values()}

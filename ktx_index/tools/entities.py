@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
 from indexers.models import Document, make_uid
+from ktx_index.analysis import identifier_key
 from ktx_index.errors import InvalidInput, echoed
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import QUOTES, bare_name
@@ -102,11 +103,14 @@ def entity_details(
     entities: list[dict[str, Any]],
     known: list[str],
     twins: Callable[[str], frozenset[str]] = lambda _uid: frozenset(),
+    holding: Callable[[str], list[str]] = lambda _name: [],
 ) -> EntityDetailsResult:
     """One item per entity, in order, in upstream's shapes and message templates. An unknown connection is not
     an error of the call (upstream does not check it either): each item says there is no scan, and which
     connections there are. The count is checked by the service first. ``twins`` names the semantic-layer sources
-    over a table (Facts.twins), whose descriptions (a user's first) resolve the table's and its columns'."""
+    over a table (Facts.twins), whose descriptions (a user's first) resolve the table's and its columns'.
+    ``holding`` names the tables (their display) with a column of a name: a table sent by a column's name
+    (*region*) lists those first among its candidates."""
     tables = _scanned_tables(store, connection_id)
     snapshot_doc = store.docs.get(make_uid("snapshot", connection_id, connection_id)) if tables else None
     latest = _snapshot(snapshot_doc.attrs) if snapshot_doc is not None else None
@@ -141,14 +145,16 @@ def entity_details(
             owner, column = _column_id(store, tables, label)
             named = [t.display for t in tables if bare_name(t.name) == bare_name(label)]  # in another schema or dataset
             close = (
-                [owner.display] if owner is not None else list(dict.fromkeys([*named, *nearest(label, displays, 8)]))
+                [owner.display]
+                if owner is not None
+                else list(dict.fromkeys([*named, *holding(label), *nearest(label, displays, 8)]))
             )
             listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
             by_display = {t.display: t for t in tables}
             more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
             message = (
-                f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first, "
-                f"then the others by name{more}."
+                f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first "
+                f"(those with a column of that name before them), then the others by name{more}."
             )
             if owner is not None:  # a column's id, as discover_data returns it
                 message += f" It names a column: send {json.dumps({'table': owner.display, 'columns': [column]})}."
@@ -175,6 +181,18 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     return (
         f' "{source.id}" is a semantic-layer source: send the table it reads, "{source.table_ref.display}", or {read}.'
     )
+
+
+def column_holders(exact: Mapping[str, list[str]], connection_id: str) -> Callable[[str], list[str]]:
+    """The tables (their display) of the connection with a column named as the last part of a name, found in the
+    snapshot's index of names (``Snapshot.exact``: identifier key → uids)."""
+    prefix = f"column:{connection_id}:"
+
+    def holding(name: str) -> list[str]:
+        found = exact.get(identifier_key(name.rsplit(".", 1)[-1].strip(QUOTES)), ())
+        return sorted({uid[len(prefix) :].rsplit(".", 1)[0] for uid in found if uid.startswith(prefix)})
+
+    return holding
 
 
 def _column_id(store: DocStore, tables: list[TableName], label: str) -> tuple[TableName | None, str]:

@@ -105,8 +105,9 @@ class EntityError(Strict):
     candidates: list[TableCandidate] | list[str] | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=_absent_if_none,
-        description="Tables to pick from (table codes: the nearest names, closest first), or the table's column "
-        "names (column_not_found: the nearest to each name sent first, then the table's order).",
+        description="Tables to pick from (table codes: those with a column of the name sent, then the nearest "
+        "names, closest first), or the table's column names (column_not_found: the nearest to each name sent "
+        "first, then the table's order).",
     )
 
 

@@ -150,3 +150,21 @@ def test_a_semantic_layer_sources_name_sent_as_a_table_says_what_to_send(make_pr
     (missing,) = service.entity_details("warehouse", [{"table": "nowhere"}]).results
     assert "semantic-layer source" not in missing.error.message
     service.close()
+
+
+def test_a_table_sent_by_a_columns_name_lists_the_tables_holding_it_first(make_project):
+    """An agent sends the attribute it wants (*region*) where a table is asked: the tables with such a column come
+    first among the candidates, not the tables whose names merely share its letters (*mart_retention_saves*)."""
+    names = [("analytics", "mart_retention_saves", "saved_by"), ("raw", "cx_retention_calls", "agent")]
+    names += [("analytics", "dim_premise", "region"), ("analytics", "fct_faults", "Region")]
+    tables = [
+        {"catalog": None, "db": db, "name": name, "columns": [column("id", "int"), column(col)]}
+        for db, name, col in names
+    ]
+    service = KtxIndex(
+        make_project(scan_files("warehouse", "2026-01-01-000000-local-a", tables)), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    (failed,) = service.entity_details("warehouse", [{"table": "region"}]).results
+    assert [c.display for c in failed.error.candidates][:2] == ["analytics.dim_premise", "analytics.fct_faults"]
+    service.close()
