@@ -15,7 +15,7 @@ ranker helps those too and reads the style itself. Scores keep the pipeline's sc
 the same scores, best to the first (``steps["learned"]`` says by how much each moved), so confidence, the answer's
 cut and every caller read them as before. ``Params.ranker`` names the model file ("" for none).
 
-A project with a hand-written semantic layer (``curated``: a measure is defined) is ordered by a second model,
+A project with a hand-written semantic layer (``snapshot.curated``: a measure is defined) is ordered by a second model,
 ``Params.curated_ranker`` (``weights/ranker-curated.json``): on such projects the answers are curated sources,
 measures and dimensions beside their scanned copies, and a model trained mostly on scan-only databases helped
 them little (on one family of new KTX projects it lost to the pipeline's order). It trains on the same bird-dev
@@ -33,14 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import STOPWORDS
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.lifts import STAGES
 from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.search.trees import Trees
-from ktx_index.snapshot.snapshot import Snapshot
+from ktx_index.snapshot.snapshot import Snapshot, curated
 
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 RANKER_FILE = WEIGHTS / PARAMS.ranker  # the shipped model, which train_ranker.py writes
@@ -113,15 +112,6 @@ def standardised(values: np.ndarray) -> np.ndarray:
 def blend(pipeline: np.ndarray, learned: np.ndarray, weight: float = PARAMS.ranker_weight) -> np.ndarray:
     """The order's key: the two scores standardised, the ranker weighed ``weight`` (pure, for tests)."""
     return (1.0 - weight) * standardised(pipeline) + weight * standardised(learned)
-
-
-def curated(snap: Snapshot) -> bool:
-    """Whether the project has a hand-written semantic layer: a measure is defined (a scan-generated source has
-    none). Read once per snapshot."""
-    known = snap.derived.get("curated")
-    if known is None:
-        known = snap.derived["curated"] = bool(np.any(snap.doc_kind == SEARCH_KINDS.index("sl_measure")))
-    return bool(known)
 
 
 def ranker_name(snap: Snapshot, p: Params = PARAMS) -> str:

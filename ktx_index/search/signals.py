@@ -78,6 +78,7 @@ def assess(
     least_carried: Callable[[], float | None] = lambda: None,
     *,
     bridging: bool = True,
+    curated: bool = False,
 ) -> Verdict:
     """How sure the ranking is that the project answers the question: ``none`` only when the evidence says the
     project holds nothing for it (its best cosine does not clear the project's own noise level, search/calibration.py,
@@ -93,7 +94,8 @@ def assess(
     clear (search/calibration.py; None without vectors), asked for only when the words leave the answer in doubt;
     ``least_carried`` is asked for only when a tool turns on it (None: not known, the level stands). ``bridging``
     says whether the search's lexical lane bridged (lexical_lane.bridges): where it did not, the vocabulary rule does
-    not take an English word for a typo either."""
+    not take an English word for a typo either. On a ``curated`` project (snapshot.curated: discover_data says so)
+    an answer under ``Params.curated_floor`` is confident only when its words are carried (``Params.curated_carried``)."""
     if not ranked:
         return Verdict("none", "nothing matches the question's words or meaning")
     top = max(ranked, key=lambda c: c.score)
@@ -138,6 +140,12 @@ def assess(
                 f"({'>=' if sure else '<'} {threshold:+.3f})"
             )
         why += f", but {carried}, so {'high' if sure else 'low'}" if turned else f"; {carried}"
+    if curated and sure and top.score < p.curated_floor and (drop is None or drop < p.curated_carried):
+        sure = False
+        why += (
+            f", but on a project with a hand-written semantic layer a best score under {p.curated_floor} needs its "
+            f"words carried (a drop of {p.curated_carried:+.2f} at least), so low"
+        )
     return Verdict("high" if sure else "low", cleared + why)
 
 

@@ -99,6 +99,17 @@ def doc_arrays(snap: Snapshot, entries: Iterable[DocEntry]) -> tuple[np.ndarray,
     return kinds, np.array([snap.connections[e.connection] for e in entries], dtype=np.int32)
 
 
+def curated(snap: Snapshot) -> bool:
+    """Whether the project has a hand-written semantic layer: a measure is defined (a scan-generated source has
+    none). Its answers are curated sources, measures and dimensions beside their scanned copies, and they score
+    higher than a scan-only project's: the learned order and the confidence rule read it (search/learned.py,
+    search/signals.py). Read once per snapshot."""
+    known = snap.derived.get("curated")
+    if known is None:
+        known = snap.derived["curated"] = bool(np.any(snap.doc_kind == SEARCH_KINDS.index("sl_measure")))
+    return bool(known)
+
+
 def parent_uid(kind: str, conn: str | None, name: str, ref_id: str, display: str) -> str | None:
     """The source a measure or dimension belongs to, the table a column belongs to."""
     container = CONTAINER_OF.get(kind)

@@ -13,7 +13,7 @@ from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, assess
 from ktx_index.search.snippets import matched_on, snippet
 from ktx_index.snapshot.joins import Edge, JoinEdge
-from ktx_index.snapshot.snapshot import Snapshot
+from ktx_index.snapshot.snapshot import Snapshot, curated
 from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
 
 MAX_LIMIT = 50
@@ -73,7 +73,7 @@ def discover(
     p = engine.params
     verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,
-        lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted),
+        lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted), curated=curated(snap),
     )  # fmt: skip
     reason = verdict.reason if explain else None
     gap = semantic_gap(engine, snap)

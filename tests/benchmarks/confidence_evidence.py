@@ -43,6 +43,7 @@ from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.search.scoring import PARAMS, Params  # noqa: E402
 from ktx_index.search.signals import assess, concept_coverage, vocabulary  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
+from ktx_index.snapshot.snapshot import curated  # noqa: E402
 from ktx_index.tools.discover import normalize_kinds  # noqa: E402
 from ktx_index.tools.wiki import wiki_noise  # noqa: E402
 
@@ -68,12 +69,21 @@ def evidence(
     else:
         ranked, noise = engine.rank(q, wanted, connection), engine.noise(snap, q)
     bridging = bridges(wanted)
+    own = tool == "discover_data" and curated(snap)  # the curated floor, as discover_data reads it
     words = carried.weakest(engine, snap, q, ranked) if tool in engine.params.carried else None
     scores = sorted((c.score for c in ranked), reverse=True) or [0.0]
     cosines = sorted((c.cosine for c in ranked if c.cosine is not None), reverse=True) or [0.0]
     return {
         "level": assess(
-            engine.lexical, q, ranked, tool, lambda: noise, engine.params, lambda: words, bridging=bridging
+            engine.lexical,
+            q,
+            ranked,
+            tool,
+            lambda: noise,
+            engine.params,
+            lambda: words,
+            bridging=bridging,
+            curated=own,
         ).level,
         "top_score": scores[0],
         "best_cosine": cosines[0],
@@ -86,7 +96,9 @@ def evidence(
         "terms": len([t for t in q.terms if t not in q.data_words]),
         "carried": words if words is not None else 0.0,  # None: no vectors, never so in these families
         "verdicts": {
-            name: assess(engine.lexical, q, ranked, tool, lambda: noise, p, lambda: words, bridging=bridging).level
+            name: assess(
+                engine.lexical, q, ranked, tool, lambda: noise, p, lambda: words, bridging=bridging, curated=own
+            ).level
             for name, p in (settings or {}).items()
         },
     }

@@ -48,6 +48,7 @@ from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.search.scoring import PARAMS  # noqa: E402
 from ktx_index.search.trees import Trees  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
+from ktx_index.snapshot.snapshot import curated  # noqa: E402
 
 TUNING = ("judged", "bird-dev", TUNING_FAMILY)
 #: Business questions over 21 training databases no family is judged on, in BIRD's id shape (tables grade 2,
@@ -142,7 +143,7 @@ def tuning_cases(work: Path, names: list[str]) -> list[Case]:
 
 def curated_projects(work: Path) -> list[Project]:
     """The projects with a hand-written semantic layer the curated model trains on, as quality.py indexes them under
-    ``work``: the judged ones (``learned.curated`` says which) and those of ``CURATED_FAMILIES``."""
+    ``work``: the judged ones (``snapshot.curated`` says which) and those of ``CURATED_FAMILIES``."""
     judged = [p for p in tuning_projects(work) if p[1] == "judged" and is_curated(p[2])]
     helpers = [
         (name, "curated-written", work / name, queries)
@@ -153,12 +154,12 @@ def curated_projects(work: Path) -> list[Project]:
 
 
 def is_curated(path: Path) -> bool:
-    """Whether an indexed project has a hand-written semantic layer, as the server decides it (learned.curated)."""
+    """Whether an indexed project has a hand-written semantic layer, as the server decides it (snapshot.curated)."""
     if not (path / ".ktx").is_dir():
         return False
     service = KtxIndex(path)
     try:
-        return learned.curated(service.ensure_index().snapshot)
+        return curated(service.ensure_index().snapshot)
     finally:
         service.close()
 

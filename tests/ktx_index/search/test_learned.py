@@ -99,12 +99,6 @@ def snapshot_of(*kinds: str) -> Snapshot:
     return Snapshot(doc_kind=np.array([SEARCH_KINDS.index(k) for k in kinds], dtype=np.int8))
 
 
-def test_a_project_with_a_hand_written_semantic_layer_is_curated():
-    assert learned.curated(snapshot_of("table", "sl_source", "sl_measure", "column"))
-    assert not learned.curated(snapshot_of("table", "column", "sl_source", "sl_dimension"))  # scan-generated sources
-    assert not learned.curated(snapshot_of())
-
-
 def test_a_curated_project_is_ordered_by_the_curated_model_when_it_is_there(tmp_path):
     curated, scanned = snapshot_of("sl_source", "sl_measure"), snapshot_of("table", "column")
     assert learned.ranker_name(curated) == PARAMS.curated_ranker != PARAMS.ranker

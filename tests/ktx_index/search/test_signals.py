@@ -2,9 +2,12 @@
 
 import numpy as np
 
+from indexers.models import Document, make_uid
+from ktx_index.index.lexical import LexicalIndex
 from ktx_index.search import scoring
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.signals import (
+    Verdict,
     answer_order,
     assess,
     coherence,
@@ -115,6 +118,40 @@ def test_whether_the_answers_carry_every_word_turns_discover_answers():
     assert level("the of and", strong, 1.0) == "low"
     assert level("age of each patient", strong, -1.0, tool="wiki_search") == "high"
     assert len(asked) == 5
+
+
+def test_on_a_curated_project_a_middling_answer_is_confident_only_when_its_words_are_carried(tmp_path):
+    """A best score between the answer floor and ``curated_floor``, of a question in the project's words (so the
+    shared rule is confident), turns low on a project with a hand-written semantic layer unless its words are
+    carried."""
+    p = scoring.PARAMS
+    confident = p.answerable["discover_data"][2]
+    lexical = LexicalIndex(tmp_path / "lexical")
+    writer = lexical.writer()
+    doc = Document(uid=make_uid("table", "w", "patients"), kind="table", id="patients", name="patients",
+                   connection_id="w", path="x.json", description="Age of each patient")  # fmt: skip
+    lexical.add(writer, doc)
+    lexical.set_generation(writer, 1)
+    writer.commit()
+    lexical.reload()
+    middling = [_cand("a", p.curated_floor - 0.01, lexical=0.9, cosine=0.5)]
+
+    def verdict(ranked: list[Candidate], drop: float | None, curated: bool = True) -> Verdict:
+        return assess(
+            lexical, "age of each patient", ranked, "discover_data", lambda: 0.25, least_carried=lambda: drop,
+            curated=curated,
+        )  # fmt: skip
+
+    assert verdict(middling, p.curated_carried - 0.01, curated=False).level == "high"  # a scan-only project
+    assert verdict(middling, p.curated_carried - 0.01).level == "low"
+    assert verdict(middling, None).level == "low"  # nothing measured: not carried
+    assert verdict(middling, p.curated_carried).level == "high"
+    assert verdict(middling, 1.0).level == "high"  # every word matched by its terms
+    assert verdict([_cand("a", max(confident, p.curated_floor), lexical=0.9, cosine=0.7)], 0.0).level == "high"
+    assert verdict(middling, 0.0).reason.endswith(
+        f"on a project with a hand-written semantic layer a best score under {p.curated_floor} needs its words "
+        f"carried (a drop of {p.curated_carried:+.2f} at least), so low"
+    )
 
 
 def test_the_verdict_says_which_evidence_decided_it_with_its_figures():

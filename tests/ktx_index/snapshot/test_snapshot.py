@@ -1,14 +1,23 @@
 """The snapshot's identifier map (each dotted suffix of a name, from cached per-part keys) and its member →
 container links."""
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
-from indexers.models import CONTAINER_KINDS, CONTAINER_OF
+from indexers.models import CONTAINER_KINDS, CONTAINER_OF, SEARCH_KINDS
 from ktx_index.analysis import identifier_key
-from ktx_index.snapshot.snapshot import CONTAINER_CODES, KIND_CODE, exact_keys, nearest_key, parent_uid
+from ktx_index.snapshot.snapshot import (
+    CONTAINER_CODES,
+    KIND_CODE,
+    Snapshot,
+    curated,
+    exact_keys,
+    nearest_key,
+    parent_uid,
+)
 
 
 def naive_keys(*names: str | None) -> set[str]:
@@ -72,3 +81,12 @@ def test_every_member_kind_has_its_container_as_parent() -> None:
         assert parent_uid(kind, "wh", "amount", "orders.amount", "Orders amount") == "sl_source:wh:orders"
     assert parent_uid("column", "wh", "id", "", "id") is None  # a display without its table
     assert parent_uid("table", "wh", "orders", "", "raw.orders") is None  # containers have none
+
+
+def test_a_project_with_a_hand_written_semantic_layer_is_curated() -> None:
+    def of(*kinds: str) -> Snapshot:
+        return Snapshot(doc_kind=np.array([SEARCH_KINDS.index(k) for k in kinds], dtype=np.int8))
+
+    assert curated(of("table", "sl_source", "sl_measure", "column"))
+    assert not curated(of("table", "column", "sl_source", "sl_dimension"))  # a scan-generated source has no measure
+    assert not curated(of())
