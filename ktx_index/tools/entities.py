@@ -144,13 +144,14 @@ def entity_details(
             displays = [t.display for t in tables]
             owner, column = _column_id(store, tables, label)
             named = [t.display for t in tables if bare_name(t.name) == bare_name(label)]  # in another schema or dataset
+            by_display = {t.display: t for t in tables}
+            held = [d for d in holding(label) if d in by_display]  # the latest scan's tables with such a column
             close = (
                 [owner.display]
                 if owner is not None
-                else list(dict.fromkeys([*named, *holding(label), *nearest(label, displays, 8)]))
+                else list(dict.fromkeys([*named, *held, *nearest(label, displays, 8)]))
             )
             listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
-            by_display = {t.display: t for t in tables}
             more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
             message = (
                 f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first "
