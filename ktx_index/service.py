@@ -346,7 +346,7 @@ class KtxIndex:
         known, connection_id = self.project.connection_ids, self.project.declared_id(connection_id)
         engine = self.refreshed_engine()
         snap = engine.snapshot
-        holding = entity_reads.column_holders(snap.exact, connection_id)
+        holding = entity_reads.column_holders(snap, connection_id)
         return entity_reads.entity_details(engine.store, connection_id, entities, known, snap.facts.twins, holding)
 
     def connection_list(self) -> ConnectionListResult:

@@ -102,11 +102,11 @@ class Params:
     carried: dict[str, tuple[float, float]] = field(default_factory=_carried)
     #: How many of the best answers may carry a question's words (0: the check is off).
     carried_top: int = 10
-    #: On a project with a hand-written semantic layer (snapshot.curated), a discover_data answer whose best score
-    #: is under ``curated_floor`` is confident only when the best answers carry the question's words (the carried
-    #: check's drop at least ``curated_carried``): curated descriptions lift every score, and there the no-answer
-    #: questions' best scores sat with the answerable ones' only under the shared thresholds (chosen on four families
-    #: of curated projects, leaving each out: docs/benchmarks.md, forty-first session).
+    #: On a project with a hand-written semantic layer (snapshot.curated) searched with vectors, a discover_data
+    #: answer whose best score is under ``curated_floor`` is confident only when the best answers carry the question's
+    #: words (the carried check's drop at least ``curated_carried``): curated descriptions lift every score, and the
+    #: shared thresholds let such projects' no-answer questions through (chosen on four families of curated
+    #: projects, leaving each out: docs/benchmarks.md, forty-first session).
     curated_floor: float = 0.52
     curated_carried: float = 0.06
     #: At most this many members (measures, dimensions, columns) of one source or table among discover's refs (or
@@ -119,7 +119,7 @@ class Params:
     #: The learned order's model (search/learned.py): a file of search/weights/, or a path (learned_ranker.py
     #: hands in models trained without the project it scores); "" for none, the declared pipeline's order alone.
     ranker: str = "ranker.json"
-    #: The learned order's model for a project with a hand-written semantic layer (search/learned.py:curated): its
+    #: The learned order's model for a project with a hand-written semantic layer (snapshot.curated): its
     #: best answers are curated sources, measures and dimensions beside the scanned copies, which the scan-only
     #: families that weigh most in ``ranker``'s training never show. Trained on such projects; "" uses ``ranker``.
     curated_ranker: str = "ranker-curated.json"

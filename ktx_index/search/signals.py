@@ -94,8 +94,9 @@ def assess(
     clear (search/calibration.py; None without vectors), asked for only when the words leave the answer in doubt;
     ``least_carried`` is asked for only when a tool turns on it (None: not known, the level stands). ``bridging``
     says whether the search's lexical lane bridged (lexical_lane.bridges): where it did not, the vocabulary rule does
-    not take an English word for a typo either. On a ``curated`` project (snapshot.curated: discover_data says so)
-    an answer under ``Params.curated_floor`` is confident only when its words are carried (``Params.curated_carried``)."""
+    not take an English word for a typo either. On a ``curated`` project (snapshot.curated, with vectors:
+    discover_data says so) an answer under ``Params.curated_floor`` is confident only when its words are shown
+    carried (a drop of ``Params.curated_carried`` at least; None, nothing measured, does not show it)."""
     if not ranked:
         return Verdict("none", "nothing matches the question's words or meaning")
     top = max(ranked, key=lambda c: c.score)

@@ -73,7 +73,8 @@ def discover(
     p = engine.params
     verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,
-        lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted), curated=curated(snap),
+        lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted),
+        curated=vector is not None and curated(snap),  # the floor was chosen, and its drop is measured, with vectors
     )  # fmt: skip
     reason = verdict.reason if explain else None
     gap = semantic_gap(engine, snap)

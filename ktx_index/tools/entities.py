@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
-from typing import Any, get_args
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, get_args
 
 from indexers.models import Document, make_uid
 from ktx_index.analysis import identifier_key
@@ -28,8 +28,11 @@ from ktx_index.tools.read_results import (
     TableCandidate,
     TableKind,
 )
-from ktx_index.tools.reads import nearest
+from ktx_index.tools.reads import nearest, source_meant
 from ktx_index.tools.results import TableRefOut
+
+if TYPE_CHECKING:
+    from ktx_index.snapshot.snapshot import Snapshot
 
 DIMENSION_TYPES = set(get_args(DimensionType))
 TABLE_KINDS = set(get_args(TableKind))
@@ -153,9 +156,10 @@ def entity_details(
             )
             listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
             more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
+            holders = " (with those holding a column of that name)" if held and owner is None else ""
             message = (
-                f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first "
-                f"(those with a column of that name before them), then the others by name{more}."
+                f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first"
+                f"{holders}, then the others by name{more}."
             )
             if owner is not None:  # a column's id, as discover_data returns it
                 message += f" It names a column: send {json.dumps({'table': owner.display, 'columns': [column]})}."
@@ -173,7 +177,9 @@ def entity_details(
 def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     """What to send when a table no scan holds is a semantic-layer source's name (a ref of kind sl_source): the table
     it reads, or for one written as SQL (no table, and so no ``tableRef`` on its refs), sl_read_source."""
-    source = store.docs.get(make_uid("sl_source", connection_id, label.strip(QUOTES)))
+    source = store.docs.get(make_uid("sl_source", connection_id, label)) or source_meant(
+        store, connection_id, label, store.docs.ids("sl_source", connection_id)
+    )  # as sl_read_source finds it: in another case, after its connection's id
     if source is None:
         return ""
     read = f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{source.id}"}}'
@@ -184,14 +190,23 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     )
 
 
-def column_holders(exact: Mapping[str, list[str]], connection_id: str) -> Callable[[str], list[str]]:
+def column_holders(snap: Snapshot, connection_id: str) -> Callable[[str], list[str]]:
     """The tables (their display) of the connection with a column named as the last part of a name, found in the
-    snapshot's index of names (``Snapshot.exact``: identifier key → uids)."""
-    prefix = f"column:{connection_id}:"
+    snapshot's index of names (``Snapshot.exact``: identifier key → uids, dotted suffixes too) and each column's
+    table (``doc_parent``): a column ``geo.region`` is no ``region``."""
+    columns, tables = f"column:{connection_id}:", f"table:{connection_id}:"
 
     def holding(name: str) -> list[str]:
-        found = exact.get(identifier_key(name.rsplit(".", 1)[-1].strip(QUOTES)), ())
-        return sorted({uid[len(prefix) :].rsplit(".", 1)[0] for uid in found if uid.startswith(prefix)})
+        key = identifier_key(name.rsplit(".", 1)[-1].strip(QUOTES))
+        out = set()
+        for uid in snap.exact.get(key, ()):
+            i = snap.uid_index.get(uid) if uid.startswith(columns) else None
+            parent = int(snap.doc_parent[i]) if i is not None else -1
+            table = snap.doc_uids[parent] if parent >= 0 else ""
+            display = table[len(tables) :]
+            if table.startswith(tables) and identifier_key(uid[len(columns) + len(display) + 1 :]) == key:
+                out.add(display)
+        return sorted(out)
 
     return holding
 

@@ -177,7 +177,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
     names: list[str] = []
     if doc is None:  # the names, read once: the source meant, else the error's hint
         names = store.docs.ids("sl_source", connection_id)
-        doc = _source_meant(store, connection_id, source_name, names)
+        doc = source_meant(store, connection_id, source_name, names)
     if doc is None:
         broken = _broken_file(store, connection_id, lambda path: source_name in path)
         if broken:
@@ -207,7 +207,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
     )
 
 
-def _source_meant(store: DocStore, connection_id: str, sent: str, names: list[str]) -> Document | None:
+def source_meant(store: DocStore, connection_id: str, sent: str, names: list[str]) -> Document | None:
     """The one source ``sent`` can only mean when no source has that exact name: the name in another case
     (Snowflake's ``FCT_X`` sent as ``fct_x``), the name after its connection's id (a wiki page's ``sl_refs`` are
     ``connection.source``), or a source named as the last part of a qualified table that it reads, the trailing

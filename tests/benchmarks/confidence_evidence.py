@@ -69,7 +69,8 @@ def evidence(
     else:
         ranked, noise = engine.rank(q, wanted, connection), engine.noise(snap, q)
     bridging = bridges(wanted)
-    own = tool == "discover_data" and curated(snap)  # the curated floor, as discover_data reads it
+    # the curated floor, as discover_data reads it (with vectors, which every family here has)
+    own = tool == "discover_data" and snap.matrix is not None and curated(snap)
     words = carried.weakest(engine, snap, q, ranked) if tool in engine.params.carried else None
     scores = sorted((c.score for c in ranked), reverse=True) or [0.0]
     cosines = sorted((c.cosine for c in ranked if c.cosine is not None), reverse=True) or [0.0]

@@ -18,7 +18,8 @@ of the same candidates, two ways: the shipped blend and the ranker alone. nDCG@1
 merged), so it sits beside, not on, quality.py's figures.
 
 ``--end-to-end`` scores it as quality.py does instead (``discover_data`` through the service: twins merged, the
-confidence rule, no-answer questions): each tuning project with the pipeline's order alone (``Params.ranker``
+confidence rule, no-answer questions), every project in the order of the model under test (demo and orbit too,
+which quality.py orders with the curated projects' model, ``--curated`` below): each tuning project with the pipeline's order alone (``Params.ranker``
 "") and with a ranker trained without it (once per seed of ``--seeds``), per family. With ``--question-folds K`` the questions are
 left out instead of the projects: each question with a ranker trained on the other folds' questions, its own
 project's included. That is the case of a new question on a project the model was tuned on (the shipped model

@@ -5,10 +5,12 @@ from __future__ import annotations
 import threading
 import time
 
-from projects import write_files
+from projects import column, scan_files, write_files
 
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.index.builder import Builder
+from ktx_index.search import learned
+from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
 
 
@@ -179,4 +181,27 @@ def test_a_call_waiting_on_another_calls_first_build_hears_its_progress(make_pro
     heard = len(second)
     service.discover_data("alpha", on_progress=lambda stage, done, total: second.append(stage))
     assert len(second) == heard  # built: no progress
+    service.close()
+
+
+def test_the_order_follows_a_semantic_layer_gaining_and_losing_its_measures(make_project):
+    """``snapshot.curated`` is read once per snapshot: an update that adds the project's first measure, or removes
+    its last, switches the learned order of the running service (the engine's snapshot moves by a delta)."""
+    source = "name: orders\ntable: public.orders\ncolumns:\n  - {name: status, type: string}\n"
+    tables = [  # enough documents that one changed file is applied as a delta, not loaded whole
+        {"catalog": None, "db": "public", "name": f"t{i}", "columns": [column("id", "int"), column("name")]}
+        for i in range(12)
+    ]
+    root = make_project(
+        {**scan_files("warehouse", "2026-01-01-000000-local-a", tables), "semantic-layer/warehouse/orders.yaml": source}
+    )
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    assert service.status().ranker == learned.fingerprint()
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(source + "measures:\n  - {name: n, expr: count(*)}\n")
+    service.rebuild()
+    assert service.status().ranker == learned.fingerprint(PARAMS.curated_ranker)
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(source)
+    service.rebuild()
+    assert service.status().ranker == learned.fingerprint()
     service.close()

@@ -156,7 +156,11 @@ def test_a_table_sent_by_a_columns_name_lists_the_tables_holding_it_first(make_p
     """An agent sends the attribute it wants (*region*) where a table is asked: the tables with such a column come
     first among the candidates, not the tables whose names merely share its letters (*mart_retention_saves*)."""
     names = [("analytics", "mart_retention_saves", "saved_by"), ("raw", "cx_retention_calls", "agent")]
-    names += [("analytics", "dim_premise", "region"), ("analytics", "fct_faults", "Region")]
+    names += [
+        ("analytics", "dim_premise", "region"),
+        ("analytics", "fct_faults", "Region"),
+        ("raw", "ev", "geo.region"),
+    ]
     tables = [
         {"catalog": None, "db": db, "name": name, "columns": [column("id", "int"), column(col)]}
         for db, name, col in names
@@ -167,4 +171,7 @@ def test_a_table_sent_by_a_columns_name_lists_the_tables_holding_it_first(make_p
     service.rebuild()
     (failed,) = service.entity_details("warehouse", [{"table": "region"}]).results
     assert [c.display for c in failed.error.candidates][:2] == ["analytics.dim_premise", "analytics.fct_faults"]
+    assert "(with those holding a column of that name)" in failed.error.message
+    (other,) = service.entity_details("warehouse", [{"table": "nowhere"}]).results
+    assert "holding a column" not in other.error.message
     service.close()
