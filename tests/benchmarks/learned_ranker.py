@@ -214,9 +214,11 @@ def curated(work: Path, names: list[str], seeds: list[int]) -> dict[str, dict[st
         for k, (name, family, path, queries) in enumerate(projects):
             asked = [q for q in queries if q.tool == "discover_data"]
             out[family]["pipeline"] += [r.ndcg for r in discover_results(path, asked, "")] * len(seeds)
+            held = family in CURATED_HELD_OUT  # trained on everything: one model per seed and recipe serves them all
             for seed, (order, cases) in itertools.product(seeds, recipes.items()):
-                model = Path(tmp) / f"{k}-{seed}-{order}.json"
-                trained_trees([c for c in cases if c.group != name], names, seed).save(model)
+                model = Path(tmp) / f"{'all' if held else k}-{seed}-{order}.json"
+                if not model.exists():
+                    trained_trees([c for c in cases if c.group != name], names, seed).save(model)
                 out[family][order] += [r.ndcg for r in discover_results(path, asked, str(model))]
     return out
 
