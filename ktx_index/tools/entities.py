@@ -28,7 +28,7 @@ from ktx_index.tools.read_results import (
     TableCandidate,
     TableKind,
 )
-from ktx_index.tools.reads import nearest, source_meant
+from ktx_index.tools.reads import find_source, nearest
 from ktx_index.tools.results import TableRefOut
 
 if TYPE_CHECKING:
@@ -177,9 +177,7 @@ def entity_details(
 def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     """What to send when a table no scan holds is a semantic-layer source's name (a ref of kind sl_source): the table
     it reads, or for one written as SQL (no table, and so no ``tableRef`` on its refs), sl_read_source."""
-    source = store.docs.get(make_uid("sl_source", connection_id, label)) or source_meant(
-        store, connection_id, label, store.docs.ids("sl_source", connection_id)
-    )  # as sl_read_source finds it: in another case, after its connection's id
+    source, _names = find_source(store, connection_id, label)  # as sl_read_source finds it
     if source is None:
         return ""
     read = f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{source.id}"}}'

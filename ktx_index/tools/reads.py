@@ -173,11 +173,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
     """``connection_id`` is a known connection (the service checks it first). A source may be sent in another case,
     as the table it reads as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``), or after
     its connection as a wiki page's ``sl_refs`` name it (``warehouse.orders``)."""
-    doc = store.docs.get(f"sl_source:{connection_id}:{source_name}")
-    names: list[str] = []
-    if doc is None:  # the names, read once: the source meant, else the error's hint
-        names = store.docs.ids("sl_source", connection_id)
-        doc = source_meant(store, connection_id, source_name, names)
+    doc, names = find_source(store, connection_id, source_name)
     if doc is None:
         broken = _broken_file(store, connection_id, lambda path: source_name in path)
         if broken:
@@ -205,6 +201,16 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
         files=files,
         stale=stale,
     )
+
+
+def find_source(store: DocStore, connection_id: str, sent: str) -> tuple[Document | None, list[str]]:
+    """The source ``sent`` names, exactly or as ``source_meant`` reads it, and the connection's source names when
+    they had to be read (for the error that follows a miss; empty on an exact hit)."""
+    doc = store.docs.get(f"sl_source:{connection_id}:{sent}")
+    if doc is not None:
+        return doc, []
+    names = store.docs.ids("sl_source", connection_id)
+    return source_meant(store, connection_id, sent, names), names
 
 
 def source_meant(store: DocStore, connection_id: str, sent: str, names: list[str]) -> Document | None:
