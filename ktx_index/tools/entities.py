@@ -199,10 +199,11 @@ def column_holders(snap: Snapshot, connection_id: str) -> Callable[[str], list[s
         out = set()
         for uid in snap.exact.get(key, ()):
             i = snap.uid_index.get(uid) if uid.startswith(columns) else None
-            parent = int(snap.doc_parent[i]) if i is not None else -1
-            table = snap.doc_uids[parent] if parent >= 0 else ""
+            table = snap.doc_uids[int(snap.doc_parent[i])] if i is not None and snap.doc_parent[i] >= 0 else ""
+            if not table.startswith(tables):
+                continue
             display = table[len(tables) :]
-            if table.startswith(tables) and identifier_key(uid[len(columns) + len(display) + 1 :]) == key:
+            if identifier_key(uid[len(columns) + len(display) + 1 :]) == key:  # its own name, not a dotted suffix of it
                 out.add(display)
         return sorted(out)
 
