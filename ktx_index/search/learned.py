@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -144,7 +145,9 @@ def learned_order(
     query: Query, ranked: list[Candidate], ranker: Trees | None, weight: float = PARAMS.ranker_weight
 ) -> list[Candidate]:
     """``ranked`` with its best ``TOP`` re-ordered by the blend with ``ranker``'s scores (weighed ``weight``),
-    handed the same scores best first; the rest unchanged (all of it without a model)."""
+    handed the same scores best first; the rest unchanged (all of it without a model). A candidate whose score
+    moves comes back as a copy: ``ranked`` itself is left as the pipeline scored it, so the confidence rule can
+    read it after the answer is ordered (discover_data orders it while the carried check's embeddings run)."""
     head = ranked[:TOP]
     if ranker is None or len(head) < 2:
         return ranked
@@ -152,8 +155,7 @@ def learned_order(
     pipeline = np.array([c.score for c in head])
     key = blend(pipeline, np.asarray(ranker.predict(rows)), weight)
     out = [head[i] for i in sorted(range(len(head)), key=lambda i: (-key[i], i))]
-    for cand, score in zip(out, sorted(pipeline.tolist(), reverse=True), strict=True):
+    for at, (cand, score) in enumerate(zip(out, sorted(pipeline.tolist(), reverse=True), strict=True)):
         if score != cand.score:
-            cand.steps["learned"] = score - cand.score
-            cand.score = score
+            out[at] = replace(cand, score=score, steps={**cand.steps, "learned": score - cand.score})
     return out + ranked[len(head) :]

@@ -71,6 +71,12 @@ def discover(
         engine.vectors.prefetch(carried.foreseen(engine.lexical, q))
     ranked = engine.rank(q, wanted, connection_id, vector=vector)
     p = engine.params
+    # The answer is ordered and its refs built before the verdict: the carried check the verdict may ask for
+    # embeds question variants on the worker, and this work overlaps them instead of following them. Wasted
+    # only when the verdict is "none".
+    ranker = learned.model(learned.ranker_name(snap, p))  # curated projects have a model of their own
+    ordered = answer_order(learned.learned_order(q, ranked, ranker, p.ranker_weight))
+    refs, joins = answer(engine, snap, q, ordered, wanted, limit, explain)
     verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,
         lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted),
@@ -80,19 +86,25 @@ def discover(
     gap = semantic_gap(engine, snap)
     if verdict.level == "none":
         return DiscoverResult(refs=[], confidenceReason=reason, semantic=gap)
-    ranker = learned.model(learned.ranker_name(snap, p))  # curated projects have a model of their own
-    ranked = answer_order(learned.learned_order(q, ranked, ranker, p.ranker_weight))
+    low = "low" if verdict.level == "low" else None
+    return DiscoverResult(refs=refs, joins=joins or None, confidence=low, confidenceReason=reason, semantic=gap)
+
+
+def answer(
+    engine: Engine, snap: Snapshot, q: Query, ranked: list[Candidate], wanted: list[str], limit: int, explain: bool
+) -> tuple[list[DiscoverRef], list[JoinOut]]:
+    """The refs of an answer ordered best first (``ranked``), up to ``limit``, and the joins between them: twins
+    merged, at most ``max_per_container`` members of one source or table in an answer of the default length (so
+    one table's columns do not crowd out everything else; up to half of a longer one)."""
+    p = engine.params
     head = ranked[: limit * 3 + 10]
     docs = engine.documents([c.uid for c in head])
     dedupe = any(k in wanted and TWINS[k] in wanted for k in TWINS)
-    # choose first (twins merged, at most max_per_container members of one source or table in an answer of the
-    # default length, so one table's columns do not crowd out everything else; up to half of a longer one), explain
-    # after
     cap = max(p.max_per_container, limit // 2)
     chosen: list[tuple[Candidate, Document, list[Document]]] = []
     seen: dict[tuple[str, ...], int] = {}
     per_container: dict[str, int] = {}
-    for cand in head:
+    for cand in head:  # choose first, explain after
         doc = docs.get(cand.uid)
         if doc is None:  # committed to the lexical index, not yet visible in the store: skip
             continue
@@ -124,8 +136,7 @@ def discover(
             _merge_twin(ref, twin)
         refs.append(ref)
     joins = joins_between(snap, [[doc.uid, *(t.uid for t in twins)] for _cand, doc, twins in chosen[:limit]])
-    low = "low" if verdict.level == "low" else None
-    return DiscoverResult(refs=refs[:limit], joins=joins or None, confidence=low, confidenceReason=reason, semantic=gap)
+    return refs[:limit], joins
 
 
 def semantic_gap(engine: Engine, snap: Snapshot) -> str | None:

@@ -73,6 +73,15 @@ def test_the_learned_order_hands_out_the_pipeline_scores_best_first():
         assert np.isclose(before[cand.uid] + cand.steps.get("learned", 0.0), cand.score)
 
 
+def test_the_ranking_it_reorders_is_left_as_the_pipeline_scored_it():
+    scored = dict(zip([c.uid for c in candidates()], [0.9, 0.2, 0.45, 0.5, 0.0], strict=True))  # not the model's order
+    ranked = sorted((replace(c, score=scored[c.uid]) for c in candidates()), key=lambda c: -c.score)
+    before = [(c.uid, c.score, dict(c.steps)) for c in ranked]
+    out = learned.learned_order(Query.parse(SQL_STYLE), ranked, learned.model(), weight=1.0)  # the model's order
+    assert any("learned" in c.steps for c in out)  # it moved something, on copies
+    assert [(c.uid, c.score, c.steps) for c in ranked] == before
+
+
 def test_only_the_top_is_reordered():
     ranked = [Candidate(f"column:db:t.c{i}", cosine=0.5, score=1.0 - i / 100) for i in range(learned.TOP + 5)]
     out = learned.learned_order(Query.parse(SQL_STYLE), ranked, learned.model())
