@@ -48,7 +48,7 @@ class EntityIn(BaseModel):
         BeforeValidator(as_list),
         Field(
             description="Optional column names to return (case-insensitive); all columns when omitted. "
-            "A single string is read as a list of one."
+            "A single string is read as a list of one, and comma-separated names as a list."
         ),
     ] = None
 

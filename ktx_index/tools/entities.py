@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
 from indexers.models import Document, make_uid
@@ -303,6 +303,14 @@ def _describing(table: Document, twins: frozenset[str]) -> str | None:
     return named[0] if named else sources[0] if len(sources) == 1 else None
 
 
+def listed_names(name: str, by_folded: Mapping[str, str]) -> list[str]:
+    """The column names one entry sends: itself, or, when it names no column and holds commas, each name of the
+    list it writes out (``"order_id, order_ref"``, sent as one string where a list was meant)."""
+    if name.casefold() in by_folded or "," not in name:
+        return [name]
+    return [part.strip() for part in name.split(",") if part.strip()]
+
+
 def _described(store: DocStore, source: str | None, columns: list[str]) -> tuple[str | None, dict[str, str]]:
     """The describing source's description of the table, and of each of ``columns`` its dimension of that name
     (unless computed by an ``expr``): resolved there from a user's, an AI's, dbt's and the warehouse's (the scan
@@ -356,6 +364,7 @@ def _details(
     names = [n for n in attrs.get("columns", []) if n in columns]  # the table's own column order
     if wanted:
         by_folded = {n.casefold(): n for n in names}
+        wanted = [name for w in wanted for name in listed_names(str(w), by_folded)]
         missing = [str(w) for w in wanted if str(w).casefold() not in by_folded]
         if missing:
             message = (

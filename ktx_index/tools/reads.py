@@ -32,6 +32,10 @@ MAX_KEY_CHARS = 200
 MEANT = 70
 
 
+#: How many known keys an error lists when none is near what was sent (it says how many more there are).
+KNOWN_LISTED = 10
+
+
 def nearest(word: str, choices: list[str], limit: int = 5, cutoff: float = 40) -> list[str]:
     return [choice for choice, _score, _i in process.extract(word, choices, limit=limit, score_cutoff=cutoff)]
 
@@ -41,7 +45,10 @@ def _hint(word: str, choices: list[str]) -> str:
     *reservations*), else the first known ones (a far-fetched guess would mislead)."""
     same = [choice for choice in choices if choice.casefold() == word.casefold()]
     close = list(dict.fromkeys([*same, *nearest(word, choices, cutoff=MEANT)]))
-    return f"did you mean: {', '.join(close)}" if close else f"known: {', '.join(sorted(choices)[:10]) or 'none'}"
+    if close:
+        return f"did you mean: {', '.join(close)}"
+    more = f" (and {len(choices) - KNOWN_LISTED} more)" if len(choices) > KNOWN_LISTED else ""
+    return f"known: {', '.join(sorted(choices)[:KNOWN_LISTED]) or 'none'}{more}"
 
 
 def _indexed_part(key: str, known_keys: Callable[[], list[str]]) -> str:

@@ -62,6 +62,18 @@ def test_a_columns_id_sent_as_a_table_says_which_table_and_column_to_send(make_p
     service.close()
 
 
+def test_columns_written_out_as_one_comma_separated_string_are_read_as_a_list(make_project):
+    table = {"catalog": None, "db": "raw", "name": "orders", "columns": [column("id", "int"), column("status")]}
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [table]))
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    (found,) = service.entity_details("warehouse", [{"table": "raw.orders", "columns": ["status, ID"]}]).results
+    assert found.ok and [c.name for c in found.columns] == ["status", "id"]
+    (failed,) = service.entity_details("warehouse", [{"table": "raw.orders", "columns": ["status, total"]}]).results
+    assert failed.error.code == "column_not_found" and "found on raw.orders: total." in failed.error.message
+    service.close()
+
+
 def test_a_schema_and_table_sent_apart_find_a_table_whose_name_holds_its_schema(make_project):
     """SQL Server scans read through SQLite name a table "Sales.SalesOrderHeader" in db main: {schema, table}
     finds it as the string "Sales.SalesOrderHeader" does, and a dotted name with no such column gets no column hint."""

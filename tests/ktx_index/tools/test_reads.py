@@ -54,6 +54,15 @@ def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
     service.close()
 
 
+def test_a_long_list_of_known_keys_says_how_many_it_leaves_out(make_project):
+    pages = {f"wiki/global/page-{i:02d}.md": "---\nsummary: S\n---\nBody.\n" for i in range(14)}
+    service = KtxIndex(make_project(pages), embedder=HashEmbedder())
+    service.rebuild()
+    with pytest.raises(Exception, match=r"Known: page-00, .*, page-09 \(and 4 more\)"):
+        service.wiki_read("zzz")
+    service.close()
+
+
 def test_a_missing_page_is_offered_only_keys_it_resembles(make_project):
     keys = ("odd", "revenue-definitions", "new-hire-onboarding-policy")
     pages = {f"wiki/global/{key}.md": "---\nsummary: S\n---\nBody.\n" for key in keys}
