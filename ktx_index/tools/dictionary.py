@@ -34,7 +34,8 @@ from ktx_index.tools.results import (
 )
 
 MAX_VALUES = 20
-#: A value found inside a word of a longer one ('SLE' in the prose of *isle*): below every match from a word's start.
+#: A value found ending a word of a longer one ('SLE' in the prose of *isle*): below every match from a word's start.
+#: Letters inside a word ('late' in *chocolates*) are no match.
 MID_WORD = 0.5
 MAX_MATCHES = 50
 TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4}
@@ -63,7 +64,9 @@ def abbreviates(code: str, words: list[str]) -> bool:
         if len(code) >= 3 and english_word(code) and not words[0].startswith(code):
             return False
         word = words[0]  # a two-letter code of a word of four letters at least: 'gbp' and 'usd' are no GB or US
-        return word.isalpha() and len(word) > max(len(code), 3) and letters_in_order(code, word)
+        return (
+            word.isalpha() and len(word) > max(len(code), 3) and letters_in_order(code, word) and skeleton(code, word)
+        )
 
     def fits(i: int, j: int) -> bool:
         if j == len(words):
@@ -74,6 +77,21 @@ def abbreviates(code: str, words: list[str]) -> bool:
         )
 
     return len(words) <= len(code) and fits(0, 0)
+
+
+def skeleton(code: str, word: str) -> bool:
+    """Whether a code of three letters or more keeps, after the start it shares with the word, only consonants
+    (the vowel that ends the word may end it too): 'PYMT' and 'WHSE' are payment and warehouse cut down, 'DOA' is
+    no cut of *donated* (its letters in order, but dead on arrival). Two-letter codes are not held to it: state
+    codes take any second letter ('MO', Missouri)."""
+    if len(code) < 3:
+        return True
+    shared = next((i for i, (a, b) in enumerate(zip(code, word, strict=False)) if a != b), min(len(code), len(word)))
+    rest = code[shared:]
+    return not any(c in VOWELS for c in rest[:-1]) and not (rest and rest[-1] in VOWELS and rest[-1] != word[-1])
+
+
+VOWELS = frozenset("aeiou")
 
 
 def _named(words: frozenset[str]) -> bool:
@@ -181,8 +199,10 @@ class DictionaryIndex:
             while pos != -1:
                 i = bisect_right(self.offsets, pos) - 1
                 share = 0.1 * len(squashed) / max(1, len(self.squashed[i]))
-                whole = within_words(self.entries[i], pos - self.offsets[i], len(squashed))
-                add((i,), "token", 0.7 + share if whole else MID_WORD + share)
+                start = pos - self.offsets[i]
+                whole = within_words(self.entries[i], start, len(squashed))
+                if whole or ends_a_word(self.entries[i], start + len(squashed)):  # not 'late' in 'chocolates'
+                    add((i,), "token", 0.7 + share if whole else MID_WORD + share)
                 pos = self.joined.find(squashed, pos + 1)
         if budget := edit_budget(len(squashed), VALUE_EDITS):
             digits = DIGITS.sub("", squashed)
@@ -219,6 +239,17 @@ def within_words(entry: Entry, start: int, length: int) -> bool:
         starts.add(at)
     begins = start in starts or text[start].isdigit() != text[start - 1].isdigit()
     return begins and not (end < len(text) and text[end].isdigit() and text[end - 1].isdigit())
+
+
+def ends_a_word(entry: Entry, end: int) -> bool:
+    """Whether position ``end`` of the entry's squashed value is where one of its words ends: the tail of a word
+    ('card' in *Mastercard*, 'sle' in *isle*) is matched, letters inside one ('late' in *chocolates*) are not."""
+    at = 0
+    for word in value_words(entry.folded):
+        at += len(word)
+        if at == end:
+            return True
+    return False
 
 
 def value_words(folded: str) -> list[str]:
