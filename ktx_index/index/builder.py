@@ -27,6 +27,7 @@ from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, format_stamp
 from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_folders, within
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
+from ktx_index.index.store.documents import ScopeDoc
 from ktx_index.index.store.scopes import HELD
 from ktx_index.index.texts import embedding_texts, vocabulary_words
 from ktx_index.index.vectors import VectorFile, vector_key
@@ -285,6 +286,9 @@ class Builder:
             held = {path.split("#", 1)[0] for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
             whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
             new.update(whole)
+        held_back = self._composed_without(old, new, broken)
+        for uid in held_back:
+            del new[uid]
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
             if uid in old and old[uid].hash == doc.content_hash:
@@ -307,13 +311,33 @@ class Builder:
             file = path.split("#", 1)[0]
             if file not in reasons:
                 reasons[file] = broken.get(file) or within(file, keeping) or displaced(self.root, file)
-            reason = reasons[file]
+            reason = reasons[file] or held_back.get(uid)
             if reason is not None:  # last good version stays searchable until the file parses again
                 self.store.docs.mark_stale([uid], reason)
                 report.kept_stale += 1
             else:
                 commit.delete(uid)
                 report.deleted += 1
+
+    def _composed_without(
+        self, old: dict[str, ScopeDoc], new: dict[str, Document], broken: dict[str, str]
+    ) -> dict[str, str]:
+        """The documents composed from several files (a semantic-layer source: its manifest and its overlay) that
+        this read composed without one of them, which no longer parses, each with a reason to keep them: they keep
+        their last good version, stale, as the documents the broken file added do (recomposed from the files that
+        still parse, the source lost the measures search still finds). The reason the connection's hold gives, when
+        there is one, comes first (_apply_scope)."""
+        held: dict[str, str] = {}
+        for uid, doc in new.items() if broken else ():
+            if uid not in old or old[uid].hash == doc.content_hash or "files" not in doc.attrs:
+                continue
+            prior = self.store.docs.get(uid)
+            files = prior.attrs.get("files", []) if prior is not None else []
+            lost = [f for f in files if f in broken and f not in doc.attrs["files"]]
+            if lost and prior is not None:  # said as of its own file, as search says it
+                own = prior.path.split("#", 1)[0] == lost[0]
+                held[uid] = broken[lost[0]] if own else f"read with {lost[0]}, which does not parse ({broken[lost[0]]})"
+        return held
 
     def _read_whole(self, uid: str) -> bool:
         """Whether the index holds a document as its broken file's whole text (``ScopeResult.fallback``), which a

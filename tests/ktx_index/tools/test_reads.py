@@ -92,9 +92,9 @@ def test_a_source_asked_of_a_scan_only_connection_points_to_its_tables(make_proj
     service.close()
 
 
-def test_a_source_whose_overlay_breaks_says_it_is_read_without_it(make_project):
-    """The source is composed from its manifest alone while its overlay does not parse: the answer says so, rather
-    than handing over a document whose measures silently went missing."""
+def test_a_source_whose_overlay_breaks_is_read_as_its_last_good_version_and_says_so(make_project):
+    """While its overlay does not parse, the source is read as search finds it: its last good version, measures
+    and all, with the broken file named (recomposed from the manifest alone, its measures went missing)."""
     files = {
         "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
         "semantic-layer/warehouse/orders.yaml": SL_OVERLAY,
@@ -105,9 +105,14 @@ def test_a_source_whose_overlay_breaks_says_it_is_read_without_it(make_project):
     assert service.sl_read_source("warehouse", "orders").stale is None
     (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY + "measures: [\n")
     service.rebuild()
-    stale = service.sl_read_source("warehouse", "orders").stale
-    assert stale is not None and stale.startswith("semantic-layer/warehouse/orders.yaml does not parse (")
+    source = service.sl_read_source("warehouse", "orders")
+    assert "order_count" in source.yaml
+    assert source.stale.endswith("semantic-layer/warehouse: orders.yaml cannot be read, and may add to this source")
+    assert service.discover_data("orders", kinds=["sl_source"]).refs[0].stale == source.stale  # as search finds it
     assert service.sl_read_source("warehouse", "customers").stale is None
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY)
+    service.rebuild()
+    assert service.sl_read_source("warehouse", "orders").stale is None
     service.close()
 
 
