@@ -19,6 +19,13 @@ class WikiPage(Strict):
     refs: list[str] = Field(default_factory=list, description="Other wiki keys this page points to.")
     slRefs: list[str] = Field(default_factory=list, description="Semantic-layer sources as 'connection.source'.")
     path: str = Field("", description="ktx-index: project-relative path of the page file.")
+    stale: str | SkipJsonSchema[None] = Field(
+        default=None,
+        exclude_if=_absent_if_none,
+        description="ktx-index: present when the page's frontmatter no longer parses: it names the file and why. The "
+        "page is then its last good version, as wiki_search serves it; for a page never read whole, the whole "
+        "file with empty fields.",
+    )
 
 
 class SlSource(Strict):
@@ -34,8 +41,9 @@ class SlSource(Strict):
     stale: str | SkipJsonSchema[None] = Field(
         default=None,
         exclude_if=_absent_if_none,
-        description="ktx-index: present when a file of this source no longer parses: it names the file and why, and "
-        "the document is composed without that file's latest version (`ktx-index status` lists it too).",
+        description="ktx-index: present when a file of this source no longer parses: it names the file and why. The "
+        "document is then its last good version, as discover_data serves it; for a file never read, composed without "
+        "it (`ktx-index status` lists it too).",
     )
 
 

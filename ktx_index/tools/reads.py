@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from rapidfuzz import process
 
 from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_hand_edited
-from indexers.models import Document
+from indexers.models import Document, make_uid
 from indexers.project import Project
 from indexers.wiki import split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
@@ -62,6 +62,15 @@ def _indexed_part(key: str, known_keys: Callable[[], list[str]]) -> str:
     return "the index holds nothing of it until it can be read"
 
 
+def _last_good(indexed: Callable[[str], Document | None], uid: str) -> Document | None:
+    """The index's version of a page read from its parsed frontmatter (not a broken file read whole), if any."""
+    try:
+        held = indexed(uid)
+    except KtxIndexError:  # no index yet
+        return None
+    return held if held is not None and not held.attrs.get("readWhole") else None
+
+
 def _page_exists(project: Project, rel: str) -> bool:
     """For a hint only: a page in a folder that cannot be searched counts as absent."""
     try:
@@ -78,10 +87,17 @@ def _sentence(hint: str) -> str:
 # ------------------------------------------------------------------ wiki_read
 
 
-def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -> WikiPage:
+def wiki_read(
+    project: Project,
+    key: str,
+    known_keys: Callable[[], list[str]],
+    indexed: Callable[[str], Document | None] = lambda _uid: None,
+) -> WikiPage:
     """The page file itself, read from disk; ``known_keys`` (the index's wiki keys) only feeds the hint
     when there is no such page, so a page reads even before the index exists. A key may come as its scope and
-    key (``global/<key>``, ``user/<key>``) or as the page's path, which wiki_search returns beside it."""
+    key (``global/<key>``, ``user/<key>``) or as the page's path, which wiki_search returns beside it. A page whose
+    frontmatter no longer parses is read as search serves it: its last good version (``indexed``: the index's
+    document of a uid, None when it holds none), ``stale``."""
     raw, forced = key.strip(), None
     user = project.settings.user
     for prefix, scope in (
@@ -117,13 +133,20 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             continue
         except SourceError as exc:
             raise InvalidInput(f"{rel}: {exc}", f"fix the file; {_indexed_part(raw, known_keys)}") from exc
+        stale = None
         try:
             meta, body = split_frontmatter(text)
             summary = meta.get("summary")
             summary = summary.strip() if isinstance(summary, str) else ""
-        except SourceError as exc:  # the page still reads: the whole file, and why its fields are empty
-            meta, body = {}, text.strip()
-            summary = f"(this page's frontmatter cannot be read: {exc}; the content is the whole file)"
+        except SourceError as exc:  # read as search serves it: its last good version, else the whole file
+            held = _last_good(indexed, make_uid("wiki", "global" if scope == "GLOBAL" else f"user/{user}", raw))
+            if held is not None:
+                return WikiPage(
+                    key=raw, summary=held.summary or "", content=held.body, scope=scope,  # type: ignore[arg-type]
+                    tags=held.tags, refs=held.attrs.get("refs", []), slRefs=held.attrs.get("slRefs", []), path=rel,
+                    stale=f"{rel}: {exc}",
+                )  # fmt: skip
+            meta, body, summary, stale = {}, text.strip(), "", f"{rel}: {exc}"  # ``stale`` says why fields are empty
         strings = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
         return WikiPage(
             key=raw,
@@ -134,6 +157,7 @@ def wiki_read(project: Project, key: str, known_keys: Callable[[], list[str]]) -
             refs=strings(meta.get("refs")),
             slRefs=strings(meta.get("sl_refs")),
             path=rel,
+            stale=stale,
         )
     if blocked is not None:
         raise InvalidInput(

@@ -33,14 +33,35 @@ def test_a_folder_that_cannot_be_listed_hides_only_its_own_pages(make_project):
     service.close()
 
 
-def test_a_page_whose_frontmatter_breaks_still_reads_whole(make_project):
-    """wiki_search keeps serving what the index holds of a page whose frontmatter an edit broke; wiki_read gives
-    the whole file and says why its fields are empty, rather than an error the agent cannot act on."""
+def test_a_page_whose_frontmatter_never_parsed_still_reads_whole(make_project):
+    """No good version to serve (no index yet here): wiki_read gives the whole file, and ``stale`` says why its
+    fields are empty, rather than an error the agent cannot act on."""
     text = "---\nsummary: [Refunds\n---\n# Refunds\nWithin 30 days.\n"
     service = KtxIndex(make_project({"wiki/global/refunds.md": text}), embedder=HashEmbedder())
     page = service.wiki_read("refunds")
     assert page.content == text.strip() and page.tags == [] and page.path == "wiki/global/refunds.md"
-    assert page.summary.startswith("(this page's frontmatter cannot be read: frontmatter: ")
+    assert page.summary == "" and page.stale.startswith("wiki/global/refunds.md: frontmatter: ")
+    service.close()
+
+
+def test_a_page_whose_frontmatter_breaks_reads_as_search_serves_it(make_project):
+    """After an edit breaks its frontmatter, the page reads as wiki_search still finds it: its last good version,
+    with ``stale`` naming the file and why; once it parses again, as it is."""
+    good = "---\nsummary: Refund rules\ntags: [finance]\nsl_refs: [warehouse.orders]\n---\n# Refunds\nWithin 30 days.\n"
+    root = make_project({"wiki/global/refunds.md": good})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    assert service.wiki_read("refunds").stale is None
+    (root / "wiki/global/refunds.md").write_text(good.replace("summary: Refund rules", "summary: [Refund rules"))
+    service.rebuild()
+    page = service.wiki_read("refunds")
+    assert (page.summary, page.tags, page.slRefs) == ("Refund rules", ["finance"], ["warehouse.orders"])
+    assert page.content == "# Refunds\nWithin 30 days." and page.stale.startswith("wiki/global/refunds.md: ")
+    assert service.wiki_search("refund rules").results[0].stale == page.stale  # as search serves it
+    (root / "wiki/global/refunds.md").write_text(good.replace("30 days", "14 days"))
+    service.rebuild()
+    page = service.wiki_read("refunds")
+    assert page.stale is None and page.content.endswith("Within 14 days.")
     service.close()
 
 
