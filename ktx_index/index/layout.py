@@ -88,7 +88,8 @@ class WriterLock:
             os.close(fd)
             raise IndexBusy(
                 f"index {self.layout.dir} is being written by PID {holder}",
-                "wait for that rebuild or watcher to finish (or stop it); searches keep working meanwhile",
+                "wait for that rebuild, watcher or serving process to finish writing (or stop it); searches keep "
+                "working meanwhile",
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
