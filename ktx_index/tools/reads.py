@@ -170,7 +170,14 @@ def wiki_read(
                 f'Wiki page "{echoed(key)}" was not found.', f'A {other.lower()} page exists: send "{echoed(raw)}".'
             )
     keys = sorted(set(known_keys()))
-    raise NotFound(f'Wiki page "{echoed(raw)}" was not found.', _sentence(_hint(raw, keys)))
+    if raw in keys:  # its file went after the index read it: search still has it, not the page's next key
+        hint = (
+            "its file is gone since the index was last brought up to date, so wiki_search still finds it until then "
+            "(`ktx-index rebuild`, or `serve --watch` to follow edits)"
+        )
+    else:
+        hint = _hint(raw, keys)
+    raise NotFound(f'Wiki page "{echoed(raw)}" was not found.', _sentence(hint))
 
 
 def _not_flat(key: str, raw: str, keys: list[str] | None) -> InvalidInput:

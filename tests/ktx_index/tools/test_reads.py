@@ -75,6 +75,17 @@ def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
     service.close()
 
 
+def test_a_page_deleted_since_the_index_read_it_is_not_offered_as_its_own_replacement(make_project):
+    root = make_project({"wiki/global/refunds.md": "---\nsummary: S\n---\nBody.\n"})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    (root / "wiki/global/refunds.md").unlink()
+    with pytest.raises(NotFound, match=r"Its file is gone since the index was last brought up to date") as caught:
+        service.wiki_read("refunds")
+    assert "Did you mean" not in str(caught.value)
+    service.close()
+
+
 def test_a_long_list_of_known_keys_says_how_many_it_leaves_out(make_project):
     pages = {f"wiki/global/page-{i:02d}.md": "---\nsummary: S\n---\nBody.\n" for i in range(14)}
     service = KtxIndex(make_project(pages), embedder=HashEmbedder())
