@@ -1,7 +1,7 @@
 """Build and query speed on one project, in-process and through a real MCP stdio client.
 
     python tests/benchmarks/latency.py [--project tests/benchmarks/corpora/orbit] [--queries 40] [--skip-mcp]
-        [--judged tests/benchmarks/judged/orbit.yaml]
+        [--judged tests/benchmarks/judged/orbit.yaml] [--gap-ms 0]
 
 Measures: full rebuild with embeddings from an empty vector cache, no-op rebuild, re-indexing
 one changed file; warm p50/p95 of discover_data, wiki_search and dictionary_search with
@@ -10,6 +10,10 @@ questions written in users' words instead, whose unknown words the bridge embeds
 through `ktx-index serve` over stdio, server start to first answer, and server RSS. For
 comparison it times, in the same run, what a KTX-style call costs: re-reading the project
 files and ranking by substring counts (reference §2.5), as KTX does on every call.
+
+Calls follow each other at once by default, the best case. ``--gap-ms`` waits that long before each timed call, as
+an agent's calls, seconds apart, do: on a shared virtual machine the caches go cold while the CPU idles, and a call
+after a pause takes longer (docs/benchmarks.md, forty-second session).
 """
 
 from __future__ import annotations
@@ -76,7 +80,9 @@ def rss_kb(pid: int) -> tuple[int, int]:
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
-async def through_mcp(project: Path, discover: list[str], wiki: list[str], values: list[list[str]]) -> dict:
+async def through_mcp(
+    project: Path, discover: list[str], wiki: list[str], values: list[list[str]], gap_s: float = 0.0
+) -> dict:
     from mcp import Client, StdioServerParameters
 
     script = Path(sys.executable).parent / "ktx-index"
@@ -95,6 +101,7 @@ async def through_mcp(project: Path, discover: list[str], wiki: list[str], value
         ):
             times = []
             for args in inputs:
+                await anyio.sleep(gap_s)
                 t0 = time.perf_counter()
                 result = await client.call_tool(tool, args)
                 times.append((time.perf_counter() - t0) * 1000)
@@ -119,7 +126,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--skip-mcp", action="store_true")
     parser.add_argument("--judged", type=Path, help="time these judged questions instead of generated ones")
+    parser.add_argument("--gap-ms", type=float, default=0.0, help="wait this long before each timed call")
     args = parser.parse_args()
+    gap_s = args.gap_ms / 1000
     work = Path(tempfile.mkdtemp(prefix="ktx-latency-")) / args.project.name
     shutil.copytree(args.project, work, ignore=shutil.ignore_patterns(".ktx"))
     rows: list[tuple[str, str]] = []
@@ -152,7 +161,10 @@ def main() -> None:
     ):
         if not inputs:  # a judged file without questions for this tool (judged/blind has no values)
             continue
-        times = [timed(fn, q)[0] for q in inputs]
+        times = []
+        for q in inputs:
+            time.sleep(gap_s)
+            times.append(timed(fn, q)[0])
         rows.append(
             (
                 f"{tool} in-process p50 / p95",
@@ -168,7 +180,7 @@ def main() -> None:
     service.close()
 
     if not args.skip_mcp:
-        mcp = anyio.run(through_mcp, work, discover, wiki, values)
+        mcp = anyio.run(through_mcp, work, discover, wiki, values, gap_s)
         rows.append(("MCP server start to first answer", f"{mcp['start_to_first_answer_ms'] / 1000:.2f} s"))
         for tool in ("discover_data", "wiki_search", "dictionary_search"):
             times = mcp[tool]
@@ -186,7 +198,8 @@ def main() -> None:
             )
 
     width = max(len(k) for k, _ in rows)
-    print(f"project: {args.project}  ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores)")
+    gap = f", {args.gap_ms:g} ms before each call" if args.gap_ms else ""
+    print(f"project: {args.project}  ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores{gap})")
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
     shutil.rmtree(work.parent, ignore_errors=True)
