@@ -19,7 +19,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import TableRef
-from ktx_index.analysis import english_word, fold, letters_in_order, squash
+from ktx_index.analysis import english_word, fold, letters_in_order, split_identifier, squash
 from ktx_index.errors import InvalidInput, unknown_connection
 from ktx_index.search.engine import Engine
 from ktx_index.search.spelling import edit_budget
@@ -34,9 +34,6 @@ from ktx_index.tools.results import (
 )
 
 MAX_VALUES = 20
-#: A value found ending a word of a longer one ('SLE' in the prose of *isle*): below every match from a word's start.
-#: Letters inside a word ('late' in *chocolates*) are no match.
-MID_WORD = 0.5
 MAX_MATCHES = 50
 TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4}
 #: Stored values that look like codes (upper-case letters, this long) can be matched by the words they abbreviate.
@@ -64,9 +61,7 @@ def abbreviates(code: str, words: list[str]) -> bool:
         if len(code) >= 3 and english_word(code) and not words[0].startswith(code):
             return False
         word = words[0]  # a two-letter code of a word of four letters at least: 'gbp' and 'usd' are no GB or US
-        return (
-            word.isalpha() and len(word) > max(len(code), 3) and letters_in_order(code, word) and skeleton(code, word)
-        )
+        return word.isalpha() and len(word) > max(len(code), 3) and letters_in_order(code, word)
 
     def fits(i: int, j: int) -> bool:
         if j == len(words):
@@ -77,21 +72,6 @@ def abbreviates(code: str, words: list[str]) -> bool:
         )
 
     return len(words) <= len(code) and fits(0, 0)
-
-
-def skeleton(code: str, word: str) -> bool:
-    """Whether a code of three letters or more keeps, after the start it shares with the word, only consonants
-    (the vowel that ends the word may end it too): 'PYMT' and 'WHSE' are payment and warehouse cut down, 'DOA' is
-    no cut of *donated* (its letters in order, but dead on arrival). Two-letter codes are not held to it: state
-    codes take any second letter ('MO', Missouri)."""
-    if len(code) < 3:
-        return True
-    shared = next((i for i, (a, b) in enumerate(zip(code, word, strict=False)) if a != b), min(len(code), len(word)))
-    rest = code[shared:]
-    return not any(c in VOWELS for c in rest[:-1]) and not (rest and rest[-1] in VOWELS and rest[-1] != word[-1])
-
-
-VOWELS = frozenset("aeiou")
 
 
 def _named(words: frozenset[str]) -> bool:
@@ -194,15 +174,12 @@ class DictionaryIndex:
                 add(sorted(set.intersection(*postings)), "token", 0.85)
         if len(words) > 1:
             add(self._named_within(words), "token", 0.65)
-        if len(squashed) >= 3:  # part of a longer value: from one of its words' start, or (weaker) inside a word
+        if len(squashed) >= 3:  # part of a longer value from one of its words' start, not letters inside a word
             pos = self.joined.find(squashed)
             while pos != -1:
                 i = bisect_right(self.offsets, pos) - 1
-                share = 0.1 * len(squashed) / max(1, len(self.squashed[i]))
-                start = pos - self.offsets[i]
-                whole = within_words(self.entries[i], start, len(squashed))
-                if whole or ends_a_word(self.entries[i], start + len(squashed)):  # not 'late' in 'chocolates'
-                    add((i,), "token", 0.7 + share if whole else MID_WORD + share)
+                if within_words(self.entries[i], pos - self.offsets[i], len(squashed)):
+                    add((i,), "token", 0.7 + 0.1 * len(squashed) / max(1, len(self.squashed[i])))
                 pos = self.joined.find(squashed, pos + 1)
         if budget := edit_budget(len(squashed), VALUE_EDITS):
             digits = DIGITS.sub("", squashed)
@@ -229,27 +206,18 @@ class DictionaryIndex:
 
 
 def within_words(entry: Entry, start: int, length: int) -> bool:
-    """Whether the ``length`` characters of the entry's squashed value from ``start`` begin where a word or a run
-    of digits begins (``9001`` in ``ISO-9001``, ``2019`` in ``FY2019``), and, ending in a digit, end where the
-    digits do (not ``2019`` in ``20190``)."""
+    """Whether the ``length`` characters of the entry's squashed value from ``start`` begin where a word, a part of
+    a camelCase one or a run of digits begins (``9001`` in ``ISO-9001``, ``York`` in ``NewYorkCity``, ``2019`` in
+    ``FY2019``; not *late* in ``chocolates``), and, ending in a digit, end where the digits do (not ``2019`` in
+    ``20190``)."""
     text, end = entry.squashed, start + length
     starts, at = {0}, 0
-    for word in value_words(entry.folded):
-        at += len(word)
-        starts.add(at)
+    for word in VALUE_WORD.findall(entry.value):
+        for part in split_identifier(word):
+            at += len(squash(part))
+            starts.add(at)
     begins = start in starts or text[start].isdigit() != text[start - 1].isdigit()
     return begins and not (end < len(text) and text[end].isdigit() and text[end - 1].isdigit())
-
-
-def ends_a_word(entry: Entry, end: int) -> bool:
-    """Whether position ``end`` of the entry's squashed value is where one of its words ends: the tail of a word
-    ('card' in *Mastercard*, 'sle' in *isle*) is matched, letters inside one ('late' in *chocolates*) are not."""
-    at = 0
-    for word in value_words(entry.folded):
-        at += len(word)
-        if at == end:
-            return True
-    return False
 
 
 def value_words(folded: str) -> list[str]:
