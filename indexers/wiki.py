@@ -185,7 +185,7 @@ class WikiIndexer(Indexer):
         try:
             text, decoded = read_hand_edited(project, rel)
             if not text.strip():  # most often a save caught half-way (a shell's `>` truncates, then writes)
-                raise SourceError("the page is empty: not indexed until it has content (an indexed version stays)")
+                raise SourceError(EMPTY_PAGE)
         except SourceError as exc:
             result.problem(rel, str(exc), code="parse_error")
             return result
@@ -205,6 +205,15 @@ class WikiIndexer(Indexer):
         return result
 
 
+#: Why an empty page file is not read (wiki_read says the same of it).
+EMPTY_PAGE = "the page is empty: not indexed until it has content (an indexed version stays)"
+
+
+def page_uid(user: str, page_scope: str, key: str) -> str:
+    """The document uid of a page of ``page_scope`` (GLOBAL, or USER: the pages of ``user``)."""
+    return make_uid("wiki", "global" if page_scope == "GLOBAL" else f"user/{user}", key)
+
+
 def page_document(project: Project, scope: Scope, meta: dict[str, Any], body: str) -> Document:
     """A page's document from its frontmatter fields and its body."""
     key: str = scope.get("key")
@@ -220,9 +229,8 @@ def page_document(project: Project, scope: Scope, meta: dict[str, Any], body: st
         "mentions": mentions(body, as_str_list(meta.get("sl_refs")) + as_str_list(meta.get("tables"))),
     }
     attrs.update({name: jsonable(meta[name]) for name in OPTIONAL_FIELDS if name in meta})
-    scope_id = "global" if page_scope == "GLOBAL" else f"user/{project.settings.user}"
     return Document(
-        uid=make_uid("wiki", scope_id, key),
+        uid=page_uid(project.settings.user, page_scope, key),
         kind="wiki",
         id=key,
         path=scope.files[0],

@@ -286,9 +286,20 @@ class Builder:
             held = {path.split("#", 1)[0] for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
             whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
             new.update(whole)
-        held_back = self._composed_without(old, new, broken)
-        for uid in held_back:
-            del new[uid]
+        keeping = {**unlisted, **broken}  # a folder's reason keeps all it holds
+        reasons: dict[str, str | None] = {}  # per file: a file's documents vanish together
+
+        def kept_for(path: str) -> str | None:
+            """Why the documents of the file at ``path`` (a fragment after '#' aside) keep their last good version,
+            or None: they go."""
+            file = path.split("#", 1)[0]
+            if file not in reasons:
+                reasons[file] = broken.get(file) or within(file, keeping) or displaced(self.root, file)
+            return reasons[file]
+
+        for uid in self._composed_without(old, new, broken):
+            if kept_for(old[uid].path) is not None:  # as the documents of its file are: recomposed otherwise
+                del new[uid]
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
             if uid in old and old[uid].hash == doc.content_hash:
@@ -303,15 +314,10 @@ class Builder:
         self.store.docs.mark_stale(fresh_again, None)
         for uid, doc in whole.items():
             self.store.docs.mark_stale([uid], broken[doc.path])
-        keeping = {**unlisted, **broken}  # a folder's reason keeps all it holds
-        reasons: dict[str, str | None] = {}  # per file: a file's documents vanish together
         for uid, (_hash, path, _stale) in old.items():
             if uid in new:
                 continue
-            file = path.split("#", 1)[0]
-            if file not in reasons:
-                reasons[file] = broken.get(file) or within(file, keeping) or displaced(self.root, file)
-            reason = reasons[file] or held_back.get(uid)
+            reason = kept_for(path)
             if reason is not None:  # last good version stays searchable until the file parses again
                 self.store.docs.mark_stale([uid], reason)
                 report.kept_stale += 1
@@ -321,23 +327,20 @@ class Builder:
 
     def _composed_without(
         self, old: dict[str, ScopeDoc], new: dict[str, Document], broken: dict[str, str]
-    ) -> dict[str, str]:
+    ) -> list[str]:
         """The documents composed from several files (a semantic-layer source: its manifest and its overlay) that
-        this read composed without one of them, which no longer parses, each with a reason to keep them: they keep
-        their last good version, stale, as the documents the broken file added do (recomposed from the files that
-        still parse, the source lost the measures search still finds). The reason the connection's hold gives, when
-        there is one, comes first (_apply_scope)."""
-        held: dict[str, str] = {}
+        this read composed without one of them, which no longer parses. Recomposed from the files that still parse,
+        a source loses the measures search still finds; _apply_scope keeps its last good version instead, stale,
+        wherever the documents of its file are kept."""
+        out = []
         for uid, doc in new.items() if broken else ():
             if uid not in old or old[uid].hash == doc.content_hash or "files" not in doc.attrs:
                 continue
             prior = self.store.docs.get(uid)
             files = prior.attrs.get("files", []) if prior is not None else []
-            lost = [f for f in files if f in broken and f not in doc.attrs["files"]]
-            if lost and prior is not None:  # said as of its own file, as search says it
-                own = prior.path.split("#", 1)[0] == lost[0]
-                held[uid] = broken[lost[0]] if own else f"read with {lost[0]}, which does not parse ({broken[lost[0]]})"
-        return held
+            if any(f in broken and f not in doc.attrs["files"] for f in files):
+                out.append(uid)
+        return out
 
     def _read_whole(self, uid: str) -> bool:
         """Whether the index holds a document as its broken file's whole text (``ScopeResult.fallback``), which a

@@ -76,7 +76,7 @@ def discover(
     # only when the verdict is "none".
     ranker = learned.model(learned.ranker_name(snap, p))  # curated projects have a model of their own
     ordered = answer_order(learned.learned_order(q, ranked, ranker, p.ranker_weight))
-    refs, joins = answer(engine, snap, q, ordered, wanted, limit, explain)
+    refs, joins = _answer(engine, snap, q, ordered, wanted, limit, explain)
     verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,
         lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted),
@@ -90,7 +90,7 @@ def discover(
     return DiscoverResult(refs=refs, joins=joins or None, confidence=low, confidenceReason=reason, semantic=gap)
 
 
-def answer(
+def _answer(
     engine: Engine, snap: Snapshot, q: Query, ranked: list[Candidate], wanted: list[str], limit: int, explain: bool
 ) -> tuple[list[DiscoverRef], list[JoinOut]]:
     """The refs of an answer ordered best first (``ranked``), up to ``limit``, and the joins between them: twins

@@ -306,9 +306,8 @@ def _describing(table: Document, twins: frozenset[str]) -> str | None:
 def listed_names(name: str, by_folded: Mapping[str, str]) -> list[str]:
     """The column names one entry sends: itself, or, when it names no column and holds commas, each name of the
     list it writes out (``"order_id, order_ref"``, sent as one string where a list was meant)."""
-    if name.casefold() in by_folded or "," not in name:
-        return [name]
-    return [part.strip() for part in name.split(",") if part.strip()]
+    parts = [part.strip() for part in name.split(",") if part.strip()]
+    return [name] if name.casefold() in by_folded or len(parts) < 2 else parts
 
 
 def _described(store: DocStore, source: str | None, columns: list[str]) -> tuple[str | None, dict[str, str]]:

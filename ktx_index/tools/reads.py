@@ -13,10 +13,11 @@ from pathlib import PurePosixPath
 
 from rapidfuzz import process
 
+from indexers.base import as_str_list
 from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_hand_edited
-from indexers.models import Document, make_uid
+from indexers.models import Document
 from indexers.project import Project
-from indexers.wiki import split_frontmatter, suggest_key
+from indexers.wiki import EMPTY_PAGE, page_uid, split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import QUOTES
@@ -135,27 +136,27 @@ def wiki_read(
             raise InvalidInput(f"{rel}: {exc}", f"fix the file; {_indexed_part(raw, known_keys)}") from exc
         stale = None
         try:
+            if not text.strip():  # as the index reads it: a save caught half-way, whose last good version stays
+                raise SourceError(EMPTY_PAGE)
             meta, body = split_frontmatter(text)
             summary = meta.get("summary")
             summary = summary.strip() if isinstance(summary, str) else ""
         except SourceError as exc:  # read as search serves it: its last good version, else the whole file
-            held = _last_good(indexed, make_uid("wiki", "global" if scope == "GLOBAL" else f"user/{user}", raw))
+            stale = f"{rel}: {exc}"
+            held = _last_good(indexed, page_uid(user, scope, raw))
             if held is not None:
-                return WikiPage(
-                    key=raw, summary=held.summary or "", content=held.body, scope=scope,  # type: ignore[arg-type]
-                    tags=held.tags, refs=held.attrs.get("refs", []), slRefs=held.attrs.get("slRefs", []), path=rel,
-                    stale=f"{rel}: {exc}",
-                )  # fmt: skip
-            meta, body, summary, stale = {}, text.strip(), "", f"{rel}: {exc}"  # ``stale`` says why fields are empty
-        strings = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
+                meta = {"tags": held.tags, "refs": held.attrs.get("refs"), "sl_refs": held.attrs.get("slRefs")}
+                body, summary = held.body, held.summary or ""
+            else:  # ``stale`` says why the fields are empty
+                meta, body, summary = {}, text.strip(), ""
         return WikiPage(
             key=raw,
             summary=summary,
             content=body,
             scope=scope,  # type: ignore[arg-type]
-            tags=strings(meta.get("tags")),
-            refs=strings(meta.get("refs")),
-            slRefs=strings(meta.get("sl_refs")),
+            tags=as_str_list(meta.get("tags")),
+            refs=as_str_list(meta.get("refs")),
+            slRefs=as_str_list(meta.get("sl_refs")),
             path=rel,
             stale=stale,
         )
@@ -229,8 +230,9 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
     files = doc.attrs.get("files", [])
     stale = store.docs.stale_by_uid(doc.uid).get(doc.uid)
     broken = _broken_file(store, connection_id, lambda path: path in files or PurePosixPath(path).stem == doc.id)
-    if stale is None and broken is not None:
-        stale = f"{broken[0]} does not parse ({broken[1]}); this source is composed without it"
+    if broken is not None:  # where the file breaks, which the kept version's own reason may not say
+        read = "this is the source's last good version" if stale else "this source is composed without it"
+        stale = f"{broken[0]} does not parse ({broken[1]}); {read}"
     return SlSource(
         sourceName=doc.id,
         connectionId=connection_id,

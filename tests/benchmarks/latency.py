@@ -128,6 +128,8 @@ def main() -> None:
     parser.add_argument("--judged", type=Path, help="time these judged questions instead of generated ones")
     parser.add_argument("--gap-ms", type=float, default=0.0, help="wait this long before each timed call")
     args = parser.parse_args()
+    if args.gap_ms < 0:
+        parser.error("--gap-ms: send a wait of 0 ms or more")
     gap_s = args.gap_ms / 1000
     work = Path(tempfile.mkdtemp(prefix="ktx-latency-")) / args.project.name
     shutil.copytree(args.project, work, ignore=shutil.ignore_patterns(".ktx"))

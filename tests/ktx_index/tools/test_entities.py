@@ -71,6 +71,8 @@ def test_columns_written_out_as_one_comma_separated_string_are_read_as_a_list(ma
     assert found.ok and [c.name for c in found.columns] == ["status", "id"]
     (failed,) = service.entity_details("warehouse", [{"table": "raw.orders", "columns": ["status, total"]}]).results
     assert failed.error.code == "column_not_found" and "found on raw.orders: total." in failed.error.message
+    (lone,) = service.entity_details("warehouse", [{"table": "raw.orders", "columns": [" , "]}]).results
+    assert lone.error.code == "column_not_found"  # no list written out: the name as sent, not found
     service.close()
 
 

@@ -58,6 +58,10 @@ def test_a_page_whose_frontmatter_breaks_reads_as_search_serves_it(make_project)
     assert (page.summary, page.tags, page.slRefs) == ("Refund rules", ["finance"], ["warehouse.orders"])
     assert page.content == "# Refunds\nWithin 30 days." and page.stale.startswith("wiki/global/refunds.md: ")
     assert service.wiki_search("refund rules").results[0].stale == page.stale  # as search serves it
+    (root / "wiki/global/refunds.md").write_text("")  # emptied, a save caught half-way: kept as search keeps it
+    service.rebuild()
+    page = service.wiki_read("refunds")
+    assert page.summary == "Refund rules" and page.stale.startswith("wiki/global/refunds.md: the page is empty")
     (root / "wiki/global/refunds.md").write_text(good.replace("30 days", "14 days"))
     service.rebuild()
     page = service.wiki_read("refunds")
@@ -139,12 +143,33 @@ def test_a_source_whose_overlay_breaks_is_read_as_its_last_good_version_and_says
     service.rebuild()
     source = service.sl_read_source("warehouse", "orders")
     assert "order_count" in source.yaml
-    assert source.stale.endswith("semantic-layer/warehouse: orders.yaml cannot be read, and may add to this source")
-    assert service.discover_data("orders", kinds=["sl_source"]).refs[0].stale == source.stale  # as search finds it
+    assert source.stale.startswith("semantic-layer/warehouse/orders.yaml does not parse (invalid YAML at line 13")
+    assert source.stale.endswith("; this is the source's last good version")
+    assert service.discover_data("orders", kinds=["sl_source"]).refs[0].stale  # search serves it stale too
     assert service.sl_read_source("warehouse", "customers").stale is None
     (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY)
     service.rebuild()
     assert service.sl_read_source("warehouse", "orders").stale is None
+    service.close()
+
+
+def test_a_source_whose_overlay_stops_being_a_mapping_is_read_without_it_as_search_finds_it(make_project):
+    """An overlay that parses as YAML but not as a source (a list) puts no hold on the connection: its measures go
+    from search, and the source reads without them too, saying why."""
+    files = {
+        "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
+        "semantic-layer/warehouse/orders.yaml": SL_OVERLAY,
+    }
+    root = make_project(files)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    (root / "semantic-layer/warehouse/orders.yaml").write_text("- name: orders\n")
+    service.rebuild()
+    source = service.sl_read_source("warehouse", "orders")
+    assert "order_count" not in source.yaml and "orders.yaml" in source.stale
+    assert not [
+        r for r in service.discover_data("order count", kinds=["sl_measure"]).refs if r.id == "orders.order_count"
+    ]
     service.close()
 
 
