@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.tools.results import STALE, Strict, TableRefOut, _absent_if_none
+from ktx_index.tools.results import STALE, Strict, TableRefOut, _absent_if_none, left_out_if_none
 
 
 class WikiPage(Strict):
@@ -19,12 +19,10 @@ class WikiPage(Strict):
     refs: list[str] = Field(default_factory=list, description="Other wiki keys this page points to.")
     slRefs: list[str] = Field(default_factory=list, description="Semantic-layer sources as 'connection.source'.")
     path: str = Field("", description="ktx-index: project-relative path of the page file.")
-    stale: str | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="ktx-index: present when the page's frontmatter no longer parses: it names the file and why. The "
-        "page is then its last good version, as wiki_search serves it; for a page never read whole, the whole "
-        "file with empty fields.",
+    stale: str | SkipJsonSchema[None] = left_out_if_none(
+        "ktx-index: present when the page's frontmatter no longer parses: it names the file and why. The page is then "
+        "its last good version, as wiki_search serves it; for a page never read whole, the whole file with empty "
+        "fields."
     )
 
 
@@ -38,12 +36,10 @@ class SlSource(Strict):
     files: list[str] = Field(
         default_factory=list, description="ktx-index: every file composed into it (base first, then overlays)."
     )
-    stale: str | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="ktx-index: present when a file of this source no longer parses: it names the file and why. The "
-        "document is then its last good version, as discover_data serves it; for a file never read, composed without "
-        "it (`ktx-index status` lists it too).",
+    stale: str | SkipJsonSchema[None] = left_out_if_none(
+        "ktx-index: present when a file of this source no longer parses: it names the file and why. The document is "
+        "then its last good version, as discover_data serves it; for a file never read, composed without it "
+        "(`ktx-index status` lists it too)."
     )
 
 

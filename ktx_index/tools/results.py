@@ -40,6 +40,11 @@ def _absent_if_none(value: Any) -> bool:
     return value is None
 
 
+def left_out_if_none(description: str) -> Any:
+    """An optional field of a result, left out of it (not sent as null) when it has no value."""
+    return Field(default=None, exclude_if=_absent_if_none, description=description)
+
+
 #: An item read from a file that broke after it was indexed, said in the searches' and entity_details' output schemas.
 STALE = (
     "ktx-index: present when the file this item comes from no longer parses: the item is its last good version, and "

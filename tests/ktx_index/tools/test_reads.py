@@ -128,16 +128,20 @@ def test_a_source_asked_of_a_scan_only_connection_points_to_its_tables(make_proj
     service.close()
 
 
+def overlaid_orders(make_project) -> tuple:
+    """A connection's manifest and an overlay onto its orders source, indexed: (project root, service)."""
+    root = make_project(
+        {"semantic-layer/warehouse/_schema/public.yaml": SL_SHARD, "semantic-layer/warehouse/orders.yaml": SL_OVERLAY}
+    )
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    return root, service
+
+
 def test_a_source_whose_overlay_breaks_is_read_as_its_last_good_version_and_says_so(make_project):
     """While its overlay does not parse, the source is read as search finds it: its last good version, measures
     and all, with the broken file named (recomposed from the manifest alone, its measures went missing)."""
-    files = {
-        "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
-        "semantic-layer/warehouse/orders.yaml": SL_OVERLAY,
-    }
-    root = make_project(files)
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
+    root, service = overlaid_orders(make_project)
     assert service.sl_read_source("warehouse", "orders").stale is None
     (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY + "measures: [\n")
     service.rebuild()
@@ -156,13 +160,7 @@ def test_a_source_whose_overlay_breaks_is_read_as_its_last_good_version_and_says
 def test_a_source_whose_overlay_stops_being_a_mapping_is_read_without_it_as_search_finds_it(make_project):
     """An overlay that parses as YAML but not as a source (a list) puts no hold on the connection: its measures go
     from search, and the source reads without them too, saying why."""
-    files = {
-        "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
-        "semantic-layer/warehouse/orders.yaml": SL_OVERLAY,
-    }
-    root = make_project(files)
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
+    root, service = overlaid_orders(make_project)
     (root / "semantic-layer/warehouse/orders.yaml").write_text("- name: orders\n")
     service.rebuild()
     source = service.sl_read_source("warehouse", "orders")
