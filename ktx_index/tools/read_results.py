@@ -20,9 +20,9 @@ class WikiPage(Strict):
     slRefs: list[str] = Field(default_factory=list, description="Semantic-layer sources as 'connection.source'.")
     path: str = Field("", description="ktx-index: project-relative path of the page file.")
     stale: str | SkipJsonSchema[None] = left_out_if_none(
-        "ktx-index: present when the page's frontmatter no longer parses: it names the file and why. The page is then "
-        "its last good version, as wiki_search serves it; for a page never read whole, the whole file with empty "
-        "fields."
+        "ktx-index: present when the page no longer reads (its frontmatter does not parse, or it was emptied): it names "
+        "the file and why. The page is then its last good version, as wiki_search serves it; for a page never read "
+        "whole, the whole file with empty fields."
     )
 
 
