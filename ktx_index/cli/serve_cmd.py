@@ -127,8 +127,14 @@ def serve_command(
                         "see `ktx-index status`",
                         err=True,
                     )
-            elif not no_build:
-                _catch_up(service)
+            else:
+                if not no_build:
+                    _catch_up(service)
+                click.echo(
+                    "ktx-index: serving without --watch: edits made from now on are not searched until "
+                    "`ktx-index rebuild` (or serve with --watch)",
+                    err=True,
+                )
             server = build_server(service, _gateway(service, spec))
             server.ready = threading.Event()
             service.in_background("ktx-index-warm", functools.partial(_warm, service, server.ready))

@@ -189,3 +189,14 @@ def test_a_server_stopped_by_sigterm_gives_stdin_and_stdout_back_blocking(tmp_pa
             proc.wait()
         for fd in (stdin_read, stdin_write, stdout_read, stdout_write):
             os.close(fd)
+
+
+@pytest.mark.slow
+def test_a_server_without_watch_says_edits_are_not_followed(tmp_path: Path) -> None:
+    """Upstream KTX reads the project on every call; a server started without --watch does not, and says so on
+    stderr where whoever configured it looks (the agent's answers stay what the last build indexed)."""
+    root = write_files(tmp_path / "project", PROJECT)
+    command = [str(Path(sys.executable).parent / "ktx-index"), "serve", "--project", str(root)]
+    run = subprocess.run(command, input="", capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "serving without --watch: edits made from now on are not searched until `ktx-index rebuild`" in run.stderr
