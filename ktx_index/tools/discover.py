@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 from indexers.models import SEARCH_KINDS, Document
@@ -152,7 +153,7 @@ def semantic_gap(engine: Engine, snap: Snapshot) -> str | None:
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     """How the tables and sources behind the returned refs join each other (refs given as the uids each
     stands for), and through one table they leave out where two of them join no other way (the one joining the
-    most of them first). Ids are the containers' ref ids: a table's display name, a source's name. A table and
+    most of them first), else through two that join each other. Ids are the containers' ref ids: a table's display name, a source's name. A table and
     its semantic-layer source (twins) are one end, named as the refs name it (the source when either is
     returned as one), and a join both declare is listed once (the source's condition first)."""
 
@@ -227,6 +228,19 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         for end, (container, edge) in ends.items():
             add(container, middle, edge)
             group[end] = first
+    # Two that still join no other way, through two tables the refs leave out that join each other (customers and
+    # products, through orders and their lines): the three joins, so the JOIN can be written from this answer.
+    for near in sorted(via):
+        for edge in snap.facts.joins.get(near, []):
+            far = end_of(edge.other)
+            if far == near or far in containers or far not in via:
+                continue
+            for (a, to_near), (b, to_far) in itertools.product(via[near], via[far]):
+                if root(a) != root(b):
+                    add(a, near, to_near)
+                    add(near, far, edge)
+                    add(b, far, to_far)
+                    group[root(b)] = root(a)
     return fewest_roles(out, keys, {uid for uids in refs for uid in uids})
 
 

@@ -160,10 +160,10 @@ class DiscoverResult(Strict):
         exclude_if=_absent_if_none,
         description="ktx-index: how the tables and sources behind the refs join (declared foreign keys, semantic-layer "
         "joins and usage commonJoins; never inferred), so the JOIN can be written directly; two of them that join "
-        "only through a table the refs leave out come with both joins to it; a table that references itself (an "
-        "employee's manager) comes with that join too. Of a table joined in more than four roles (a match's player "
-        "slots), the roles whose key column is among the refs come, or the first two; entity_details lists every "
-        "foreign key.",
+        "only through a table the refs leave out come with both joins to it (through two that join each other, the "
+        "three joins); a table that references itself (an employee's manager) comes with that join too. Of a table "
+        "joined in more than four roles (a match's player slots), the roles whose key column is among the refs come, "
+        "or the first two; entity_details lists every foreign key.",
     )
     confidence: Literal["low"] | SkipJsonSchema[None] = Field(
         default=None,

@@ -163,6 +163,36 @@ def test_the_left_out_table_that_joins_the_most_of_them_comes_first(make_project
     service.close()
 
 
+def test_two_tables_that_join_only_through_two_others_come_with_the_three_joins(make_project):
+    """Customers and products: through orders and their lines, neither of them returned."""
+    from ktx_index.tools.discover import joins_between
+
+    key = lambda name: column(name, "integer", "number")  # noqa: E731
+    shop = [
+        table("customers", [key("customer_id")]),
+        table("products", [key("product_id")]),
+        table("orders", [key("order_id"), key("o_customer")], [fk("o_customer", "customers", "customer_id")]),
+        table("order_lines", [key("l_order"), key("l_product")],
+              [fk("l_order", "orders", "order_id"), fk("l_product", "products", "product_id")]),
+        table("suppliers", [key("supplier_id")]),
+    ]  # fmt: skip
+    root = make_project(scan_files("f1", SYNC, shop), config="connections:\n  f1:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    joins = joins_between(snap, [["table:f1:main.customers"], ["table:f1:main.products"], ["table:f1:main.suppliers"]])
+    assert sorted((j.from_, j.to) for j in joins) == [
+        ("main.order_lines", "main.orders"), ("main.order_lines", "main.products"), ("main.orders", "main.customers"),
+    ]  # fmt: skip
+    # one table between them is enough: no second detour
+    lines = joins_between(snap, [["table:f1:main.orders"], ["table:f1:main.products"]])
+    assert sorted((j.from_, j.to) for j in lines) == [
+        ("main.order_lines", "main.orders"),
+        ("main.order_lines", "main.products"),
+    ]
+    service.close()
+
+
 def test_a_table_that_references_itself_comes_with_that_join(make_project):
     """A manager is an employee: the self-reference was dropped from the facts, so ``joins`` never gave it, while
     entity_details listed the foreign key."""
