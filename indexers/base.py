@@ -107,7 +107,8 @@ def safe_read(indexer: Indexer, project: Project, scope: Scope) -> ScopeResult:
 
 
 def as_str_list(value: Any) -> list[str]:
-    """KTX drops non-string entries of list fields; a lone string counts as a one-item list."""
+    """A list field's strings: KTX drops non-string entries; a lone string counts here as a one-item list (KTX
+    reads one so only for a page's ``connections``, and ignores it in ``tags``, ``refs`` and ``sl_refs``)."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):

@@ -127,12 +127,10 @@ def serve_command(
                         "see `ktx-index status`",
                         err=True,
                     )
-            else:
-                if not no_build:
-                    _catch_up(service)
+            elif no_build or _catch_up(service):  # not beside another writer, whose commits are served
                 click.echo(
-                    "ktx-index: serving without --watch: edits made from now on are not searched until "
-                    "`ktx-index rebuild` (or serve with --watch)",
+                    "ktx-index: serving without --watch: the index does not follow edits to the project; run "
+                    "`ktx-index rebuild` after them (or serve with --watch)",
                     err=True,
                 )
             server = build_server(service, _gateway(service, spec))
@@ -255,18 +253,18 @@ def _warm(service: KtxIndex, done: threading.Event) -> None:
         done.set()
 
 
-def _catch_up(service: KtxIndex) -> None:
+def _catch_up(service: KtxIndex) -> bool:
     """Bring the index up to date, then embed new texts in the background while serving (a large
-    first build answers lexically at once). Beside a running watcher, serve its commits read-only."""
+    first build answers lexically at once). Beside a running watcher, serve its commits read-only (False)."""
     update, finish = terminal_progress(quiet=False)
     try:
         service.acquire_writer()
         report = service.rebuild(on_progress=update, embed=False)
     except IndexBusy as exc:
         click.echo(f"ktx-index: {exc.message}; serving its commits read-only", err=True)
-        return
+        return False
     except Stopped:  # a signal arrived while reading files: the stop in progress exits
-        return
+        return True
     finally:
         finish()
     click.echo(
@@ -280,3 +278,4 @@ def _catch_up(service: KtxIndex) -> None:
         click.echo(f"ktx-index: embeddings {status} ({count} texts embedded){stopped}", err=True)
 
     service.embed_in_background(done)
+    return True

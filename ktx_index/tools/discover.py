@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 from indexers.models import SEARCH_KINDS, Document
@@ -231,19 +230,30 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     # Two that still join no other way, through two tables the refs leave out that join each other (customers and
     # products, through orders and their lines): the three joins, so the JOIN can be written from this answer.
     for near in sorted(via):
-        for edge in snap.facts.joins.get(near, []):
+        edges = snap.facts.joins.get(near, [])
+        if len({root(c) for c in containers}) < 2:
+            break  # all of them join already
+        if len(edges) > MOST_BRIDGE_JOINS:
+            continue
+        for edge in edges:
             far = end_of(edge.other)
             if far == near or far in containers or far not in via:
                 continue
-            for (a, to_near), (b, to_far) in itertools.product(via[near], via[far]):
-                if root(a) != root(b):
-                    add(a, near, to_near)
-                    add(near, far, edge)
-                    add(b, far, to_far)
-                    group[root(b)] = root(a)
+            first = {root(c): (c, e) for c, e in reversed(via[near])}  # one way in per group, the first listed
+            second = {root(c): (c, e) for c, e in reversed(via[far])}
+            pair = next(((first[x], second[y]) for x in first for y in second if x != y), None)
+            if pair is not None:
+                (a, to_near), (b, to_far) = pair
+                add(a, near, to_near)
+                add(near, far, edge)
+                add(b, far, to_far)
+                group[root(b)] = root(a)
     return fewest_roles(out, keys, {uid for uids in refs for uid in uids})
 
 
+#: A table the refs leave out joined to more tables than this (a calendar every fact table references) is not
+#: looked at as the first of two tables between two of them: its joins would be read on every answer.
+MOST_BRIDGE_JOINS = 1000
 #: Past this many roles of one table in another (a match's 22 player slots), a join lists those its refs hold.
 MOST_ROLES = 4
 

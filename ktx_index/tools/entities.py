@@ -307,7 +307,7 @@ def listed_names(name: str, by_folded: Mapping[str, str]) -> list[str]:
     """The column names one entry sends: itself, or, when it names no column and holds commas, each name of the
     list it writes out (``"order_id, order_ref"``, sent as one string where a list was meant)."""
     parts = [part.strip() for part in name.split(",") if part.strip()]
-    return [name] if name.casefold() in by_folded or len(parts) < 2 else parts
+    return [name] if name.casefold() in by_folded or "," not in name or not parts else parts
 
 
 def _described(store: DocStore, source: str | None, columns: list[str]) -> tuple[str | None, dict[str, str]]:

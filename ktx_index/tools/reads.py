@@ -63,13 +63,15 @@ def _indexed_part(key: str, known_keys: Callable[[], list[str]]) -> str:
     return "the index holds nothing of it until it can be read"
 
 
-def _last_good(indexed: Callable[[str], Document | None], uid: str) -> Document | None:
-    """The index's version of a page read from its parsed frontmatter (not a broken file read whole), if any."""
+def _last_good(indexed: Callable[[str], Document | None], uid: str, whole: bool) -> Document | None:
+    """The index's version of a page, if any: one read from its parsed frontmatter, or with ``whole`` (the file now
+    empty) also a broken file the index read whole, which search still serves; otherwise the file read now is
+    newer than that whole read."""
     try:
         held = indexed(uid)
     except KtxIndexError:  # no index yet
         return None
-    return held if held is not None and not held.attrs.get("readWhole") else None
+    return held if held is not None and (whole or not held.attrs.get("readWhole")) else None
 
 
 def _page_exists(project: Project, rel: str) -> bool:
@@ -143,7 +145,7 @@ def wiki_read(
             summary = summary.strip() if isinstance(summary, str) else ""
         except SourceError as exc:  # read as search serves it: its last good version, else the whole file
             stale = f"{rel}: {exc}"
-            held = _last_good(indexed, page_uid(user, scope, raw))
+            held = _last_good(indexed, page_uid(user, scope, raw), whole=not text.strip())
             if held is not None:
                 meta = {"tags": held.tags, "refs": held.attrs.get("refs"), "sl_refs": held.attrs.get("slRefs")}
                 body, summary = held.body, held.summary or ""
@@ -229,7 +231,9 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
         )
     files = doc.attrs.get("files", [])
     stale = store.docs.stale_by_uid(doc.uid).get(doc.uid)
-    broken = _broken_file(store, connection_id, lambda path: path in files or PurePosixPath(path).stem == doc.id)
+    broken = _broken_file(
+        store, connection_id, lambda path: path in files or PurePosixPath(path).stem == doc.id, doc.id
+    )
     if broken is not None:  # where the file breaks, which the kept version's own reason may not say
         read = "this is the source's last good version" if stale else "this source is composed without it"
         stale = f"{broken[0]} does not parse ({broken[1]}); {read}"
@@ -281,13 +285,14 @@ def _parts(name: str) -> list[str]:
     return [part.strip(QUOTES).casefold() for part in name.split(".") if part.strip(QUOTES)]
 
 
-def _broken_file(store: DocStore, connection_id: str, belongs: Callable[[str], bool]) -> tuple[str, str] | None:
-    """(path, why) of the first file of the connection's semantic layer that does not parse and ``belongs``."""
-    return next(
-        (
-            (d.path, d.message)
-            for d in store.scopes.diagnostics()
-            if d.path.startswith(f"semantic-layer/{connection_id}/") and belongs(d.path)
-        ),
-        None,
-    )
+def _broken_file(
+    store: DocStore, connection_id: str, belongs: Callable[[str], bool], named: str = ""
+) -> tuple[str, str] | None:
+    """(path, why) of a file of the connection's semantic layer that does not parse and ``belongs``: the one named
+    ``named`` (a source's own overlay) first. Warnings (an unknown key ignored) are no break."""
+    broken = [
+        (d.path, d.message)
+        for d in store.scopes.diagnostics()
+        if d.code == "parse_error" and d.path.startswith(f"semantic-layer/{connection_id}/") and belongs(d.path)
+    ]
+    return min(broken, key=lambda b: PurePosixPath(b[0]).stem != named, default=None)

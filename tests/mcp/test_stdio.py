@@ -199,4 +199,4 @@ def test_a_server_without_watch_says_edits_are_not_followed(tmp_path: Path) -> N
     command = [str(Path(sys.executable).parent / "ktx-index"), "serve", "--project", str(root)]
     run = subprocess.run(command, input="", capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert "serving without --watch: edits made from now on are not searched until `ktx-index rebuild`" in run.stderr
+    assert "serving without --watch: the index does not follow edits to the project" in run.stderr

@@ -73,6 +73,8 @@ def test_columns_written_out_as_one_comma_separated_string_are_read_as_a_list(ma
     assert failed.error.code == "column_not_found" and "found on raw.orders: total." in failed.error.message
     (lone,) = service.entity_details("warehouse", [{"table": "raw.orders", "columns": [" , "]}]).results
     assert lone.error.code == "column_not_found"  # no list written out: the name as sent, not found
+    (stray,) = service.entity_details("warehouse", [{"table": "raw.orders", "columns": ["status,"]}]).results
+    assert [c.name for c in stray.columns] == ["status"]  # a stray comma
     service.close()
 
 

@@ -44,6 +44,18 @@ def test_a_page_whose_frontmatter_never_parsed_still_reads_whole(make_project):
     service.close()
 
 
+def test_a_page_read_whole_then_emptied_reads_as_search_still_serves_it(make_project):
+    text = "---\nsummary: [Refunds\n---\n# Refunds\nWithin 30 days.\n"
+    root = make_project({"wiki/global/refunds.md": text})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    (root / "wiki/global/refunds.md").write_text("")
+    service.rebuild()
+    page = service.wiki_read("refunds")
+    assert page.content == text.strip() and page.stale.startswith("wiki/global/refunds.md: the page is empty")
+    service.close()
+
+
 def test_a_page_whose_frontmatter_breaks_reads_as_search_serves_it(make_project):
     """After an edit breaks its frontmatter, the page reads as wiki_search still finds it: its last good version,
     with ``stale`` naming the file and why; once it parses again, as it is."""
@@ -154,6 +166,24 @@ def test_a_source_whose_overlay_breaks_is_read_as_its_last_good_version_and_says
     (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY)
     service.rebuild()
     assert service.sl_read_source("warehouse", "orders").stale is None
+    service.close()
+
+
+def test_a_source_names_its_own_broken_overlay_not_a_warning_or_another_file(make_project):
+    root = make_project(
+        {
+            "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD + "  broken_entry: 5\n",
+            "semantic-layer/warehouse/orders.yaml": SL_OVERLAY + "owner: finance\n",  # an unknown key: a warning
+        }
+    )
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    assert service.sl_read_source("warehouse", "orders").stale is None
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY + "measures: [\n")
+    service.rebuild()
+    assert service.sl_read_source("warehouse", "orders").stale.startswith(
+        "semantic-layer/warehouse/orders.yaml does not parse (invalid YAML"
+    )
     service.close()
 
 
