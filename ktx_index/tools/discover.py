@@ -152,9 +152,10 @@ def semantic_gap(engine: Engine, snap: Snapshot) -> str | None:
 def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     """How the tables and sources behind the returned refs join each other (refs given as the uids each
     stands for), and through one table they leave out where two of them join no other way (the one joining the
-    most of them first), else through two that join each other. Ids are the containers' ref ids: a table's display name, a source's name. A table and
-    its semantic-layer source (twins) are one end, named as the refs name it (the source when either is
-    returned as one), and a join both declare is listed once (the source's condition first)."""
+    most of them first), else through two that join each other. Ids are the containers' ref ids: a table's display
+    name, a source's name. A table and its semantic-layer source (twins) are one end, named as the refs name it
+    (the source when either is returned as one), and a join both declare is listed once (the source's condition
+    first)."""
 
     def container_of(uid: str) -> str | None:
         idx = snap.uid_index.get(uid)
