@@ -36,6 +36,14 @@ SHOP = [
 ]
 
 
+def indexed(make_project, tables: list[dict]) -> tuple[KtxIndex, Snapshot]:
+    """A sqlite connection scanned with these tables, indexed: the service and its snapshot."""
+    root = make_project(scan_files("f1", SYNC, tables), config="connections:\n  f1:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    return service, service.refreshed_engine().snapshot
+
+
 def test_graph_keeps_both_directions_once():
     graph = join_graph(
         [Edge("a", "b", ["x", "y"], "a.x = b.y", "a.x = b.y"), Edge("b", "a", ["y", "x"], "A.X = B.Y", "a.x = b.y")]
@@ -127,10 +135,7 @@ def test_two_tables_that_join_only_through_a_third_come_with_both_joins_to_it(ma
         table("zones", [column("zone_id", "integer", "number"), column("zone_name", comment="name of the zone")]),
         table("weather", [column("rain_mm", "integer", "number", "rainfall")]),
     ]  # fmt: skip
-    root = make_project(scan_files("f1", SYNC, rides), config="connections:\n  f1:\n    driver: sqlite\n")
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
-    snap = service.refreshed_engine().snapshot
+    service, snap = indexed(make_project, rides)
     joins = joins_between(snap, [["table:f1:main.trips"], ["table:f1:main.zones"], ["table:f1:main.weather"]])
     assert sorted((j.from_, j.to) for j in joins) == [("main.stations", "main.zones"), ("main.trips", "main.stations")]
     # a table the refs hold joins directly, with no detour
@@ -153,10 +158,7 @@ def test_the_left_out_table_that_joins_the_most_of_them_comes_first(make_project
               [fk("t_member", "members", "member_id"), fk("t_crop", "crops", "crop_id"),
                fk("t_buyer", "buyers", "buyer_id")]),
     ]  # fmt: skip
-    root = make_project(scan_files("f1", SYNC, coop), config="connections:\n  f1:\n    driver: sqlite\n")
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
-    snap = service.refreshed_engine().snapshot
+    service, snap = indexed(make_project, coop)
     refs = [["table:f1:main.members"], ["table:f1:main.crops"], ["table:f1:main.buyers"]]
     # tickets joins all three; contracts (first by name) two, which tickets already joins
     assert {j.from_ for j in joins_between(snap, refs)} == {"main.tickets"}
@@ -176,10 +178,7 @@ def test_two_tables_that_join_only_through_two_others_come_with_the_three_joins(
               [fk("l_order", "orders", "order_id"), fk("l_product", "products", "product_id")]),
         table("suppliers", [key("supplier_id")]),
     ]  # fmt: skip
-    root = make_project(scan_files("f1", SYNC, shop), config="connections:\n  f1:\n    driver: sqlite\n")
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
-    snap = service.refreshed_engine().snapshot
+    service, snap = indexed(make_project, shop)
     joins = joins_between(snap, [["table:f1:main.customers"], ["table:f1:main.products"], ["table:f1:main.suppliers"]])
     assert sorted((j.from_, j.to) for j in joins) == [
         ("main.order_lines", "main.orders"), ("main.order_lines", "main.products"), ("main.orders", "main.customers"),
@@ -202,10 +201,7 @@ def test_a_table_that_references_itself_comes_with_that_join(make_project):
         table("employees", [column("employee_id", "integer", "number"), column("reports_to", "integer", "number")],
               [fk("reports_to", "employees", "employee_id")]),
     ]  # fmt: skip
-    root = make_project(scan_files("f1", SYNC, staff), config="connections:\n  f1:\n    driver: sqlite\n")
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
-    snap = service.refreshed_engine().snapshot
+    service, snap = indexed(make_project, staff)
     assert snap.facts.joins == {}  # nothing to lift between two tables
     joins = joins_between(snap, [["column:f1:main.employees.reports_to"]])
     assert [(j.from_, j.to, j.on) for j in joins] == [
