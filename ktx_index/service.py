@@ -329,10 +329,7 @@ class KtxIndex:
         return result
 
     def wiki_read(self, key: str) -> WikiPage:
-        engine = self.refreshed_engine
-        return reads.wiki_read(
-            self.project, key, lambda: engine().store.docs.ids("wiki"), lambda u: engine().store.docs.get(u)
-        )
+        return reads.wiki_read(self.project, key, lambda: self.refreshed_engine().store)
 
     def sl_read_source(self, connection_id: str, source_name: str) -> SlSource:
         connection_id = self.project.declared_id(connection_id)

@@ -63,12 +63,12 @@ def _indexed_part(key: str, known_keys: Callable[[], list[str]]) -> str:
     return "the index holds nothing of it until it can be read"
 
 
-def _last_good(indexed: Callable[[str], Document | None], uid: str, whole: bool) -> Document | None:
+def _last_good(store: Callable[[], DocStore], uid: str, whole: bool) -> Document | None:
     """The index's version of a page, if any: one read from its parsed frontmatter, or with ``whole`` (the file now
     empty) also a broken file the index read whole, which search still serves; otherwise the file read now is
     newer than that whole read."""
     try:
-        held = indexed(uid)
+        held = store().docs.get(uid)
     except KtxIndexError:  # no index yet
         return None
     return held if held is not None and (whole or not held.attrs.get("readWhole")) else None
@@ -90,17 +90,13 @@ def _sentence(hint: str) -> str:
 # ------------------------------------------------------------------ wiki_read
 
 
-def wiki_read(
-    project: Project,
-    key: str,
-    known_keys: Callable[[], list[str]],
-    indexed: Callable[[str], Document | None] = lambda _uid: None,
-) -> WikiPage:
-    """The page file itself, read from disk; ``known_keys`` (the index's wiki keys) only feeds the hint
-    when there is no such page, so a page reads even before the index exists. A key may come as its scope and
-    key (``global/<key>``, ``user/<key>``) or as the page's path, which wiki_search returns beside it. A page whose
-    frontmatter no longer parses is read as search serves it: its last good version (``indexed``: the index's
-    document of a uid, None when it holds none), ``stale``."""
+def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> WikiPage:
+    """The page file itself, read from disk; the index (``store``, opened only when needed: it raises while there
+    is none) only feeds the hint when there is no such page, so a page reads even before the index exists. A key
+    may come as its scope and key (``global/<key>``, ``user/<key>``) or as the page's path, which wiki_search returns
+    beside it. A page whose frontmatter no longer parses, or that was emptied, is read as search serves it: its last
+    good version, ``stale``."""
+    known_keys: Callable[[], list[str]] = lambda: store().docs.ids("wiki")  # noqa: E731
     raw, forced = key.strip(), None
     user = project.settings.user
     for prefix, scope in (
@@ -145,7 +141,7 @@ def wiki_read(
             summary = summary.strip() if isinstance(summary, str) else ""
         except SourceError as exc:  # read as search serves it: its last good version, else the whole file
             stale = f"{rel}: {exc}"
-            held = _last_good(indexed, page_uid(user, scope, raw), whole=not text.strip())
+            held = _last_good(store, page_uid(user, scope, raw), whole=not text.strip())
             if held is not None:
                 meta = {"tags": held.tags, "refs": held.attrs.get("refs"), "sl_refs": held.attrs.get("slRefs")}
                 body, summary = held.body, held.summary or ""
