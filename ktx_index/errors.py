@@ -28,9 +28,12 @@ class NotFound(KtxIndexError):
     """An unknown connection, wiki key, source or table (the hint names the known ones)."""
 
 
-def unknown_connection(connection_id: str, known: list[str]) -> NotFound:
-    """Upstream's template for a connection ktx.yaml does not name (its wiki_search's; used by every tool here)."""
+def unknown_connection(connection_id: str, known: list[str], pages: list[str] | None = None) -> NotFound:
+    """Upstream's template for a connection ktx.yaml does not name (its wiki_search's; used by every tool here);
+    ``pages``: the other ids wiki pages' ``connections`` name, which wiki_search accepts too."""
     hint = f"Configured connections: {', '.join(known) or '(none configured)'}."
+    if pages:
+        hint += f" Wiki pages also name: {', '.join(pages)}."
     if connection_id == "_ktx_federated":
         hint += " _ktx_federated is the cross-database SQL connection (sql_execution); search its members instead."
     return NotFound(f'Unknown connection "{echoed(connection_id)}".', hint)

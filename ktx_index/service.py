@@ -366,8 +366,9 @@ class KtxIndex:
         connection_id = self.project.declared_id(connection_id)
         if connection_id is not None and connection_id not in self.project.connections:
             tagged = {c for conns in engine.snapshot.wiki_connections.values() for c in conns}
-            if connection_id not in tagged:
-                self.require_connection(connection_id)  # neither declared nor named by a page: say which are
+            if connection_id not in tagged:  # neither declared nor named by a page: say which are
+                pages = sorted(tagged - set(self.project.connection_ids))
+                raise unknown_connection(connection_id, self.project.connection_ids, pages)
         answered_at = engine.snapshot_key
         result = wiki_search(engine, query, limit, connection_id, explain)
         self._answered["wiki_search"] = answered_at

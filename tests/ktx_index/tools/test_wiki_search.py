@@ -3,6 +3,8 @@ KTX's connection scoping of pages."""
 
 from __future__ import annotations
 
+import pytest
+
 from ktx_index.analysis import RAW_TOKEN
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import NotFound
@@ -81,6 +83,8 @@ def test_a_connection_only_pages_name_is_accepted(make_project):
         "plain",
     ]
     assert [r.key for r in service.wiki_search("refund", connection_id="warehouse").results] == ["plain"]
+    with pytest.raises(NotFound, match=r"Configured connections: warehouse\. Wiki pages also name: legacy-dw\."):
+        service.wiki_search("refund", connection_id="nope")
     service.close()
 
 
