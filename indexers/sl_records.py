@@ -315,7 +315,9 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
     if unread:  # what an unread overlay added to a source elsewhere (its measures, say) is kept, stale
         folder = f"semantic-layer/{connection_id}"
         names = ", ".join(rel.removeprefix(f"{folder}/") for rel in unread[:3]) + (" ..." if len(unread) > 3 else "")
-        held[folder] = f"{names} cannot be read, and may add to this source"
+        held[folder] = (
+            f"{names} does not parse or cannot be read, and may add to this source (`ktx-index status` says why)"
+        )
     return ConnectionRead(dict(sorted(records.items())), diagnostics, held)
 
 

@@ -101,18 +101,25 @@ class JsonLines(logging.Formatter):
 
 
 def configure(level: str = "WARNING", path: str | Path | None = None) -> logging.Handler:
-    """Send ktx_index's records to stderr (or append them to path) as JSON lines; returns the handler."""
-    logger = logging.getLogger(ROOT)
-    for old in [h for h in logger.handlers if getattr(h, "ktx_index", False)]:
-        logger.removeHandler(old)
-        old.close()
+    """Send ktx_index's records to stderr (or append them to path) as JSON lines, and the MCP SDK's warnings (a
+    request refused for its Origin) with them, rather than as the SDK's own formatted lines; returns the handler."""
     handler: logging.Handler = logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler()
     handler.ktx_index = True  # type: ignore[attr-defined]
     handler.setFormatter(JsonLines())
-    logger.addHandler(handler)
-    logger.setLevel(level.upper())
-    logger.propagate = False
+    for name, at in ((ROOT, level.upper()), (SDK, "WARNING")):  # the SDK's INFO says every request it handles
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if getattr(h, "ktx_index", False)]:
+            logger.removeHandler(old)
+            if name == ROOT:  # the same handler serves both: closed once
+                old.close()
+        logger.addHandler(handler)
+        logger.setLevel(at)
+        logger.propagate = False
     return handler
+
+
+#: The MCP SDK's loggers (mcp.server.…), whose warnings go to the same JSON lines.
+SDK = "mcp"
 
 
 #: Tool errors kept for ``status`` (the newest last).

@@ -29,12 +29,21 @@ def log_file(tmp_path):
     path = tmp_path / "calls.log"
     handler = configure("INFO", path)
     yield path
-    logging.getLogger("ktx_index").removeHandler(handler)
+    for name in ("ktx_index", "mcp"):
+        logging.getLogger(name).removeHandler(handler)
     handler.close()
 
 
 def lines(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_sdks_warnings_are_json_lines_beside_ours_and_its_chatter_is_not(log_file):
+    logging.getLogger("mcp.server.transport_security").warning("Invalid Origin header: %s", "https://evil.example")
+    logging.getLogger("mcp.server.lowlevel.server").info("Processing request of type CallToolRequest")
+    (line,) = lines(log_file)
+    assert line["logger"] == "mcp.server.transport_security" and line["level"] == "warning"
+    assert line["event"] == "Invalid Origin header: https://evil.example"
 
 
 def test_timestamps_are_utc_to_the_millisecond():

@@ -261,7 +261,8 @@ def test_an_overlay_that_no_longer_parses_keeps_what_it_added_to_its_base(make_p
     assert report.deleted == 0 and report.kept_stale >= 1
     assert {d.path for d in report.diagnostics} == {"semantic-layer/warehouse/orders.yaml"}
     assert {s.reason for s in report.stale} == {
-        "semantic-layer/warehouse: orders.yaml cannot be read, and may add to this source"
+        "semantic-layer/warehouse: orders.yaml does not parse or cannot be read, and may add to this source "
+        "(`ktx-index status` says why)"
     }
     assert service.discover_data("order_count").refs[0].id == "orders.order_count"
     service.close()
