@@ -183,8 +183,8 @@ def render_status(report: StatusReport) -> None:
         click.echo(f"word table   {table} (built once per machine by rebuild or serve)")
     if report.changed_files:  # a scope's files are read together: one edited file puts its siblings here too
         click.echo(
-            f"changed      {report.changed_files} file(s) to read again: a file of theirs changed since the last "
-            "commit (`ktx-index rebuild` reads them; `watch` and `serve --watch` do as files change)"
+            f"changed      {report.changed_files} file(s) to read again: they, or a file read with them, changed "
+            "since the last commit (`ktx-index rebuild` reads them; `watch` and `serve --watch` do as files change)"
         )
     else:
         click.echo("changed      0 file(s): the index is up to date with the project")

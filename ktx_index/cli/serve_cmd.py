@@ -96,7 +96,8 @@ def serve_command(
     token = (token or "").strip() or None  # a token of spaces protects nothing
     if transport == "http" and not is_loopback(host) and not token:  # refuse an unsafe bind before any work
         raise click.UsageError(
-            f"refusing to serve on non-loopback address {host} without a token; pass --token or bind to 127.0.0.1"
+            f"refusing to serve on non-loopback address {host} without a token; pass --token (or set KTX_INDEX_TOKEN) "
+            "or bind to 127.0.0.1"
         )
     if upstream_headers and upstream is None:
         raise click.UsageError("--upstream-header needs --upstream URL")

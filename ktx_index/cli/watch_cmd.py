@@ -49,3 +49,4 @@ def watch_command(project_dir: str | None, quiet: bool) -> None:
     finally:
         watcher.stop()
         service.close()
+    click.echo("ktx-index: stopped", err=True)  # as serve says it: the last batch committed or discarded whole
