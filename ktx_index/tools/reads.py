@@ -52,25 +52,26 @@ def _hint(word: str, choices: list[str]) -> str:
     return f"known: {', '.join(sorted(choices)[:KNOWN_LISTED]) or 'none'}{more}"
 
 
-def _indexed_part(key: str, known_keys: Callable[[], list[str]]) -> str:
-    """What search still has of a page that cannot be read now: its last good version, or nothing."""
+def _index(store: Callable[[], DocStore]) -> DocStore | None:
+    """The index's store, or None while there is no index yet (a page still reads, without what it would add)."""
     try:
-        held = key in known_keys()
-    except KtxIndexError:  # no index yet
-        held = False
-    if held:
+        return store()
+    except KtxIndexError:
+        return None
+
+
+def _indexed_part(key: str, index: DocStore | None) -> str:
+    """What search still has of a page that cannot be read now: its last good version, or nothing."""
+    if index is not None and key in index.docs.ids("wiki"):
         return "meanwhile wiki_search serves the last version the index holds of it"
     return "the index holds nothing of it until it can be read"
 
 
-def _last_good(store: Callable[[], DocStore], uid: str, whole: bool) -> Document | None:
+def _last_good(index: DocStore | None, uid: str, whole: bool) -> Document | None:
     """The index's version of a page, if any: one read from its parsed frontmatter, or with ``whole`` (the file now
     empty) also a broken file the index read whole, which search still serves; otherwise the file read now is
     newer than that whole read."""
-    try:
-        held = store().docs.get(uid)
-    except KtxIndexError:  # no index yet
-        return None
+    held = index.docs.get(uid) if index is not None else None
     return held if held is not None and (whole or not held.attrs.get("readWhole")) else None
 
 
@@ -96,7 +97,6 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
     may come as its scope and key (``global/<key>``, ``user/<key>``) or as the page's path, which wiki_search returns
     beside it. A page whose frontmatter no longer parses, or that was emptied, is read as search serves it: its last
     good version, ``stale``."""
-    known_keys: Callable[[], list[str]] = lambda: store().docs.ids("wiki")  # noqa: E731
     raw, forced = key.strip(), None
     user = project.settings.user
     for prefix, scope in (
@@ -114,12 +114,9 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
             f"wiki key is {len(raw)} characters long",
             f"keys are at most {MAX_KEY_CHARS}; send the key wiki_search returned",
         )
-    if not SAFE_ID.match(raw):
-        try:
-            keys = sorted(set(known_keys()))
-        except KtxIndexError:  # no index yet: KTX's flat form is all there is to offer
-            keys = None
-        raise _not_flat(key, raw, keys)
+    if not SAFE_ID.match(raw):  # with no index yet, KTX's flat form is all there is to offer
+        index = _index(store)
+        raise _not_flat(key, raw, sorted(set(index.docs.ids("wiki"))) if index is not None else None)
     candidates = [("USER", f"wiki/user/{user}/{raw}.md"), ("GLOBAL", f"wiki/global/{raw}.md")]
     blocked: UnlistedFolder | None = None  # a folder that cannot be searched: the other scope may still answer
     for scope, rel in candidates:
@@ -131,7 +128,7 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
             blocked = blocked or exc
             continue
         except SourceError as exc:
-            raise InvalidInput(f"{rel}: {exc}", f"fix the file; {_indexed_part(raw, known_keys)}") from exc
+            raise InvalidInput(f"{rel}: {exc}", f"fix the file; {_indexed_part(raw, _index(store))}") from exc
         stale = None
         try:
             if not text.strip():  # as the index reads it: a save caught half-way, whose last good version stays
@@ -141,7 +138,7 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
             summary = summary.strip() if isinstance(summary, str) else ""
         except SourceError as exc:  # read as search serves it: its last good version, else the whole file
             stale = f"{rel}: {exc}"
-            held = _last_good(store, page_uid(user, scope, raw), whole=not text.strip())
+            held = _last_good(_index(store), page_uid(user, scope, raw), whole=not text.strip())
             if held is not None:
                 meta = {"tags": held.tags, "refs": held.attrs.get("refs"), "sl_refs": held.attrs.get("slRefs")}
                 body, summary = held.body, held.summary or ""
@@ -168,7 +165,7 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
             raise NotFound(
                 f'Wiki page "{echoed(key)}" was not found.', f'A {other.lower()} page exists: send "{echoed(raw)}".'
             )
-    keys = sorted(set(known_keys()))
+    keys = sorted(set(store().docs.ids("wiki")))
     if raw in keys:  # its file went after the index read it: search still has it, not the page's next key
         hint = (
             "its file is gone since the index was last brought up to date, so wiki_search still finds it until then "
