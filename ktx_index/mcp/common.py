@@ -40,9 +40,10 @@ def stripped(value: object) -> object:
 
 
 def blank_query(query: str) -> CallToolResult | None:
-    """A query of spaces alone, which the inputSchema admits (upstream's: a non-empty string): an in-band error
-    saying what to send, rather than an empty answer the model would take for "nothing here"."""
-    if query.strip():
+    """A query with no letter or digit (spaces alone, ``?!?``), which the inputSchema admits (upstream's: a non-empty
+    string): an in-band error saying what to send, rather than an empty answer the model would take for "nothing
+    here"."""
+    if any(ch.isalnum() for ch in query):
         return None
     return ToolFailure.of(
         f'The query {json.dumps(query)} holds no words; send what to search for, e.g. "monthly orders by customer".',
