@@ -33,6 +33,16 @@ def render_discover(result: DiscoverResult, explain: bool) -> None:
         render_stale(ref.stale)
         if explain and ref.lanes:
             click.echo(f"      {render_lanes(ref.lanes)}")
+    if explain and any(ref.lanes and "learned" in ref.lanes.steps for ref in result.refs):
+        click.echo(LEARNED_NOTE)
+
+
+#: Why two refs' ``learned`` changes mirror each other: the step keeps the pipeline's scores and hands them out in
+#: its own order (search/learned.py), so a ref it moves up takes the score of the one it passes.
+LEARNED_NOTE = (
+    "learned: the learned order's move; it hands the pipeline's scores out best first, so two refs it swaps "
+    "trade their scores"
+)
 
 
 def render_verdict(found: bool, confidence: str | None, reason: str | None, *, empty: str | None, low: str) -> None:

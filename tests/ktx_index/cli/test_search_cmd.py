@@ -5,7 +5,9 @@ import json
 
 from projects import run_cli
 
+from ktx_index.cli.search_cmd import LEARNED_NOTE, render_discover
 from ktx_index.service import KtxIndex
+from ktx_index.tools.results import DiscoverRef, DiscoverResult, LaneScores
 
 
 def test_search_json_is_exactly_the_tool_object(project):
@@ -74,3 +76,21 @@ def test_options_are_read_as_the_mcp_tools_read_them_and_stale_results_say_so(pr
     wiki = run_cli("search", "refunds", "--tool", "wiki_search", "--project", project)
     assert "stale: the last good version; wiki/global/revenue.md: frontmatter" in wiki.output
     assert "stale: the last good version" in run_cli("search", "revenue", "--project", project).output
+
+
+def test_explain_says_why_learned_moves_mirror_each_other(capsys):
+    """Two refs the learned order swaps trade their scores (+x on one, -x on the other), which reads as if the
+    rows were mixed up unless the output says so; without a learned step the note stays out."""
+
+    def ref(name: str, score: float, steps: dict[str, float]) -> DiscoverRef:
+        lanes = LaneScores(lexical=0.1, semantic=0.5, exact=False, fused=score, prior=1.0, steps=steps)
+        return DiscoverRef(
+            kind="table", id=name, score=score, summary=None, snippet=None, matchedOn="name", lanes=lanes
+        )
+
+    render_discover(
+        DiscoverResult(refs=[ref("a", 0.265, {"learned": 0.007}), ref("b", 0.258, {"learned": -0.007})]), True
+    )
+    assert "learned +0.007" in (out := capsys.readouterr().out) and LEARNED_NOTE in out
+    render_discover(DiscoverResult(refs=[ref("a", 0.265, {"propagate": 0.01})]), True)
+    assert LEARNED_NOTE not in capsys.readouterr().out
