@@ -78,6 +78,11 @@ class RebuildReport(BaseModel):
     deleted: int = 0
     unchanged: int = 0
     kept_stale: int = Field(0, description="Documents kept from the last good parse of a file that broke.")
+    lexical_rewritten: bool = Field(
+        False,
+        description="The lexical index was written again from every document (not forced): its deleted documents, "
+        "which count in idf until tantivy merges them away, had passed a tenth of it.",
+    )
     embedded: int = Field(0, description="Texts embedded now (cached vectors are reused).")
     embedding_status: str = "ready"
     words_embedded: int = Field(

@@ -53,6 +53,8 @@ def render_rebuild(report: RebuildReport) -> None:
     )
     if report.words_embedded:
         click.echo(f"words    embedded {report.words_embedded} common words for the bridge (once on this machine)")
+    if report.lexical_rewritten:
+        click.echo("lexical  written again: a tenth of it was deleted documents, which skew word weights until merged")
     if report.embedding_status != "ready":
         click.echo(f"embeddings: {embedding_note(report.embedding_status)}", err=True)
     for diag in report.diagnostics:

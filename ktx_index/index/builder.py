@@ -25,6 +25,7 @@ from ktx_index.errors import Stopped
 from ktx_index.index.backlog import Backlog
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, format_stamp
+from ktx_index.index.lexical import REWRITE_DELETED_SHARE
 from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_folders, within
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.index.store.documents import ScopeDoc
@@ -52,23 +53,32 @@ class _Commit:
         self.force, self.on_progress = force, on_progress
         self.fingerprint = builder.backlog.fingerprint()
         self.writer: tantivy.IndexWriter | None = None
-        self.touched: set[str] = set()  # uids put or deleted, for readers' deltas (and a forced re-add)
+        #: The lexical index is written again from the store (``_lexical``): forced, or too many deleted documents.
+        self.rewrite = force
+        self.written: set[str] = set()  # uids put or deleted, when rewriting: the others are added at the end
+        self.touched: set[str] = set()  # uids put or deleted, for readers' deltas
         self.log_all = force
         self.writes = 0
         self.words: set[str] = set()  # vocabulary words this pass has put (the store ignores known ones)
         self.store.begin()
 
     def _lexical(self) -> tantivy.IndexWriter:
+        """The tantivy writer, opened at the first change. When forced, or when deleted documents make up more than
+        REWRITE_DELETED_SHARE of the index (they count in idf until tantivy merges them away), the index is emptied
+        and written again: this commit's documents as they come, the others from the store in ``finish``."""
         if self.writer is None:
             self.writer = self.lexical.writer()
-            if self.force:
+            self.rewrite = self.force or self.lexical.deleted_share() > REWRITE_DELETED_SHARE
+            if self.rewrite:
                 self.writer.delete_all_documents()
         return self.writer
 
     def _touch(self, uid: str) -> None:
-        if not self.log_all or self.force:
+        if self.rewrite:
+            self.written.add(uid)
+        if not self.log_all:
             self.touched.add(uid)
-            if len(self.touched) > CHANGE_LOG_MAX and not self.force:
+            if len(self.touched) > CHANGE_LOG_MAX:
                 self.log_all, self.touched = True, set()  # readers will load everything anyway
 
     def delete(self, uid: str) -> None:
@@ -82,7 +92,7 @@ class _Commit:
         Whether the index held the uid, in this scope or another (a renamed scan file's tables)."""
         writer = self._lexical()
         held = known or (not self.force and self.store.docs.has(doc.uid))
-        if held and not self.force:
+        if held and not self.rewrite:
             self.lexical.delete(writer, doc.uid)
         self.store.docs.put(doc, scope_key)
         if doc.kind in SEARCH_KINDS:
@@ -103,9 +113,9 @@ class _Commit:
             return
         writer = self._lexical()
         generation = self.store.meta.generation() + 1
-        if self.force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
+        if self.rewrite:  # documents not re-put were unchanged: re-add them to the emptied lexical index
             for doc in self.store.docs.iter(SEARCH_KINDS):
-                if doc.uid not in self.touched:
+                if doc.uid not in self.written:
                     self.lexical.add(writer, doc)
         self.store.changes.log(generation, self.touched, everything=self.log_all)
         self.lexical.set_generation(writer, generation)
@@ -262,6 +272,7 @@ class Builder:
                 report.kept_stale += len(uids)
                 self.store.scopes.hold(key)
             commit.finish(bool(dropped))
+            report.lexical_rewritten = commit.rewrite and not force
         except BaseException:
             commit.abort()
             raise

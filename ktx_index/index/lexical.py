@@ -8,6 +8,7 @@ A reserved ``__meta__`` document carries the store generation the index was comm
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,12 @@ META_UID = "__meta__"
 UID_CACHE = 200_000
 #: Document counts of terms kept per searcher (LexicalIndex.doc_freq).
 TERM_CACHE = 65_536
+#: The share of deleted documents past which a commit writes the index again (index/builder.py). tantivy counts a
+#: deleted document in its terms' document frequencies until its segment merges, and its merge policy seldom
+#: merges the large first segment, so every edit moves idf away from a clean build's: held-out projects whose
+#: documents were all replaced once flagged 63 answerable questions of 158 `low`, against 55 built clean
+#: (docs/benchmarks.md, forty-third session). At 10 % a project is written again after a tenth of it changed.
+REWRITE_DELETED_SHARE = 0.1
 
 
 def _doc_freq(searcher: tantivy.Searcher, term: str) -> int:
@@ -108,6 +115,17 @@ class LexicalIndex:
     @staticmethod
     def delete(writer: tantivy.IndexWriter, uid: str) -> None:
         writer.delete_documents_by_term("uid", uid)
+
+    def deleted_share(self) -> float:
+        """The share of the committed documents that are deleted ones, from tantivy's ``meta.json`` (each segment's
+        ``max_doc`` and ``deletes.num_deleted_docs``); 0.0 when the file cannot be read as that."""
+        try:
+            segments = json.loads((self.path / "meta.json").read_text(encoding="utf-8"))["segments"]
+            total = sum(int(segment["max_doc"]) for segment in segments)
+            deleted = sum(int((segment.get("deletes") or {}).get("num_deleted_docs", 0)) for segment in segments)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return 0.0
+        return deleted / total if total else 0.0
 
     @staticmethod
     def set_generation(writer: tantivy.IndexWriter, generation: int) -> None:

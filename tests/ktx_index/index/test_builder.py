@@ -13,6 +13,7 @@ from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import IndexBusy
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout
+from ktx_index.index.lexical import REWRITE_DELETED_SHARE
 from ktx_index.service import KtxIndex
 
 
@@ -56,6 +57,31 @@ def test_the_lexical_index_holds_each_document_once_through_updates_moves_and_fo
     assert sorted(copies("zephyrine")) == ["wiki:global:attrition", "wiki:global:revenue"]
     service.rebuild(force=True)
     assert sorted(copies("zephyrine")) == ["wiki:global:attrition", "wiki:global:revenue"]
+    service.close()
+
+
+def test_deleted_documents_past_a_tenth_of_the_lexical_index_make_the_next_commit_write_it_again(project):
+    """tantivy counts a deleted document in its words' document frequency until it merges the segment away: edits
+    accumulate them and move idf off a clean build's. Past REWRITE_DELETED_SHARE of the index, the next commit
+    writes it again from the store, and the counts are a clean build's again."""
+    service = service_for(project)
+    service.rebuild()
+    lexical = service.refreshed_engine().lexical
+    assert lexical.deleted_share() == 0.0
+    rewritten = []
+    for n in range(40):
+        time.sleep(0.01)
+        (project / "wiki/global/churn.md").write_text(PAGE.format(summary="Churn", body=f"Churn, edit {n}."))
+        rewritten.append(service.rebuild().lexical_rewritten)
+        lexical = service.refreshed_engine().lexical
+        assert lexical.deleted_share() <= REWRITE_DELETED_SHARE + 2 / lexical.num_docs()  # one commit's two
+        if rewritten[-1]:
+            break
+    assert rewritten[-1] and not any(rewritten[:-1]) and len(rewritten) > 1
+    assert lexical.deleted_share() == 0.0 and lexical.doc_freq("churn") == 1
+    assert service.wiki_search("churn").results[0].key == "churn"
+    forced = service.rebuild(force=True)
+    assert not forced.lexical_rewritten  # forced: it says so itself
     service.close()
 
 
