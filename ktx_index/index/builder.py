@@ -53,9 +53,10 @@ class _Commit:
         self.force, self.on_progress = force, on_progress
         self.fingerprint = builder.backlog.fingerprint()
         self.writer: tantivy.IndexWriter | None = None
-        #: The lexical index is written again from the store (``_lexical``): forced, or too many deleted documents.
+        #: The lexical index is written again from the store: forced, or too many deleted documents (``finish``).
         self.rewrite = force
-        self.written: set[str] = set()  # uids put or deleted, when rewriting: the others are added at the end
+        self.written: set[str] = set()  # uids put or deleted, when forced: the others are added at the end
+        self.deletes = self.adds = 0  # lexical deletes and adds queued, for the deleted share after the commit
         self.touched: set[str] = set()  # uids put or deleted, for readers' deltas
         self.log_all = force
         self.writes = 0
@@ -63,18 +64,16 @@ class _Commit:
         self.store.begin()
 
     def _lexical(self) -> tantivy.IndexWriter:
-        """The tantivy writer, opened at the first change. When forced, or when deleted documents make up more than
-        REWRITE_DELETED_SHARE of the index (they count in idf until tantivy merges them away), the index is emptied
-        and written again: this commit's documents as they come, the others from the store in ``finish``."""
+        """The tantivy writer, opened at the first change; emptied when forced (``finish`` adds back what is not
+        put again)."""
         if self.writer is None:
             self.writer = self.lexical.writer()
-            self.rewrite = self.force or self.lexical.deleted_share() > REWRITE_DELETED_SHARE
-            if self.rewrite:
+            if self.force:
                 self.writer.delete_all_documents()
         return self.writer
 
     def _touch(self, uid: str) -> None:
-        if self.rewrite:
+        if self.force:
             self.written.add(uid)
         if not self.log_all:
             self.touched.add(uid)
@@ -84,6 +83,7 @@ class _Commit:
     def delete(self, uid: str) -> None:
         self.store.delete_doc(uid)
         self.lexical.delete(self._lexical(), uid)
+        self.deletes += 1
         self._touch(uid)
 
     def put(self, doc: Document, scope_key: str, known: bool) -> bool:
@@ -92,11 +92,13 @@ class _Commit:
         Whether the index held the uid, in this scope or another (a renamed scan file's tables)."""
         writer = self._lexical()
         held = known or (not self.force and self.store.docs.has(doc.uid))
-        if held and not self.rewrite:
+        if held and not self.force:
             self.lexical.delete(writer, doc.uid)
+            self.deletes += 1
         self.store.docs.put(doc, scope_key)
         if doc.kind in SEARCH_KINDS:
             self.lexical.add(writer, doc)
+            self.adds += 1
         self.store.chunks.put(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
         new_words = vocabulary_words(doc) - self.words
         if new_words:
@@ -113,10 +115,18 @@ class _Commit:
             return
         writer = self._lexical()
         generation = self.store.meta.generation() + 1
-        if self.rewrite:  # documents not re-put were unchanged: re-add them to the emptied lexical index
+        if self.force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
             for doc in self.store.docs.iter(SEARCH_KINDS):
                 if doc.uid not in self.written:
                     self.lexical.add(writer, doc)
+        elif self.lexical.deleted_share(self.deletes + 1, self.adds + 1) > REWRITE_DELETED_SHARE:  # +1: the stamp
+            # Deleted documents count in idf until tantivy merges them away, which it seldom does for the first
+            # segment: past a tenth of the index, this commit's changes are dropped and every document written again.
+            writer.rollback()
+            writer.delete_all_documents()
+            for doc in self.store.docs.iter(SEARCH_KINDS):
+                self.lexical.add(writer, doc)
+            self.rewrite = True
         self.store.changes.log(generation, self.touched, everything=self.log_all)
         self.lexical.set_generation(writer, generation)
         writer.commit()

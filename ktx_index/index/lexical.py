@@ -116,16 +116,17 @@ class LexicalIndex:
     def delete(writer: tantivy.IndexWriter, uid: str) -> None:
         writer.delete_documents_by_term("uid", uid)
 
-    def deleted_share(self) -> float:
-        """The share of the committed documents that are deleted ones, from tantivy's ``meta.json`` (each segment's
-        ``max_doc`` and ``deletes.num_deleted_docs``); 0.0 when the file cannot be read as that."""
+    def deleted_share(self, deleting: int = 0, adding: int = 0) -> float:
+        """The share of the documents that will be deleted ones once a commit ``deleting`` and ``adding`` this many
+        lands, from tantivy's ``meta.json`` (each segment's ``max_doc`` and ``deletes.num_deleted_docs``) for the
+        committed ones; 0.0 when the file cannot be read as that."""
         try:
             segments = json.loads((self.path / "meta.json").read_text(encoding="utf-8"))["segments"]
             total = sum(int(segment["max_doc"]) for segment in segments)
             deleted = sum(int((segment.get("deletes") or {}).get("num_deleted_docs", 0)) for segment in segments)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return 0.0
-        return deleted / total if total else 0.0
+        return (deleted + deleting) / (total + adding) if total + adding else 0.0
 
     @staticmethod
     def set_generation(writer: tantivy.IndexWriter, generation: int) -> None:
