@@ -16,6 +16,7 @@ import heldout
 import train_model
 
 from indexers import load_project, read_project
+from ktx_index.index.texts import embedding_texts
 
 
 @pytest.fixture(scope="module", params=["held out", *heldout.TRAINING_FAMILIES])
@@ -83,6 +84,24 @@ def test_projects_are_written_deterministically(tmp_path: Path):
     before = {f: (first / f).stat().st_mtime_ns for f in files}
     heldout.write_project(tmp_path / "a", db, schema)
     assert {f: (first / f).stat().st_mtime_ns for f in files} == before, "a rerun rewrote unchanged files"
+
+
+def test_projects_carry_their_foreign_keys_and_sqlite_types_which_no_embedded_text_holds(tmp_path: Path):
+    """As `ktx scan` writes a SQLite database: typed columns (a DATE is text of dimension time) and the declared
+    foreign keys, which discover_data's joins and the join step read; neither for the curated model's recipe
+    (train_ranker.py). The texts the model embeds are the same either way, so its training never sees them."""
+    db = "beer_factory"
+    schema = train_model.schemas()[db]
+    keyed = read_project(load_project(heldout.write_project(tmp_path / "keyed", db, schema))).documents
+    bare = read_project(load_project(heldout.write_project(tmp_path / "bare", db, schema, structure=False))).documents
+    declared = [fk for doc in keyed if doc.kind == "table" for fk in doc.attrs["foreignKeys"]]
+    tables = {doc.name for doc in keyed if doc.kind == "table"}
+    assert len(declared) == len(schema["foreign_keys"]) == 10 and {fk["toTable"] for fk in declared} <= tables
+    assert not [fk for doc in bare if doc.kind == "table" for fk in doc.attrs["foreignKeys"]]
+    assert {doc.attrs["nativeType"] for doc in bare if doc.kind == "column"} == {"TEXT"}
+    types = {(doc.attrs["nativeType"], doc.attrs["dimensionType"]) for doc in keyed if doc.kind == "column"}
+    assert types == {("INTEGER", "number"), ("REAL", "number"), ("TEXT", "string"), ("DATE", "time")}
+    assert [embedding_texts(d) for d in keyed] == [embedding_texts(d) for d in bare]
 
 
 MORE = train_model.HERE / "more"  # written and measured, not in the embedding model's recipe (its README says why)

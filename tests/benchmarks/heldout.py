@@ -73,16 +73,18 @@ def choose_heldout(pairs: list[dict[str, Any]], counts: dict[str, int]) -> dict[
     return {source: sorted(sorted(by_source[source], key=_digest)[:n]) for source, n in counts.items()}
 
 
-def project_files(db: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """ktx.yaml and one complete scan snapshot of ``db``, as train_model.py writes them for training."""
-    return {"ktx.yaml": f"connections:\n  {db}:\n    driver: sqlite\n", **scan_files(db, SYNC, scan_tables(schema))}
+def project_files(db: str, schema: dict[str, Any], structure: bool = True) -> dict[str, Any]:
+    """ktx.yaml and one complete scan snapshot of ``db``, as train_model.py writes them for training (every column
+    text and no foreign key when ``structure`` is False)."""
+    tables = scan_tables(schema, structure)
+    return {"ktx.yaml": f"connections:\n  {db}:\n    driver: sqlite\n", **scan_files(db, SYNC, tables)}
 
 
-def write_project(root: Path, db: str, schema: dict[str, Any]) -> Path:
+def write_project(root: Path, db: str, schema: dict[str, Any], structure: bool = True) -> Path:
     """``root/<db>``, rewriting only the files whose content differs (deterministic: same input, same bytes)."""
     path = root / db
     changed = {}
-    for rel, content in project_files(db, schema).items():
+    for rel, content in project_files(db, schema, structure).items():
         text = content if isinstance(content, str) else json.dumps(content, indent=2) + "\n"
         target = path / rel
         if not target.is_file() or target.read_text(encoding="utf-8") != text:

@@ -52,7 +52,21 @@ DATA = HERE / "text-to-sql"
 BUSINESS = HERE / "business" / "pairs.jsonl"
 WIKIS = HERE / "wikis"
 SYNC = "2026-01-01-000000-local-train"
-TYPES = {"number": "integer", "text": "text", "time": "timestamp", "boolean": "boolean", "others": "text"}
+#: A schema's column type → (nativeType, normalizedType, dimensionType), as `ktx scan` writes a SQLite database's
+#: columns (read off the bird-dev snapshots: DATE is text of dimension time). BIRD's schemas give SQLite's types;
+#: Spider's only "number", "text", "time", "boolean" and "others".
+TYPES = {
+    "integer": ("INTEGER", "integer", "number"),
+    "real": ("REAL", "real", "number"),
+    "number": ("NUMERIC", "real", "number"),
+    "text": ("TEXT", "text", "string"),
+    "date": ("DATE", "text", "time"),
+    "datetime": ("DATETIME", "text", "time"),
+    "time": ("DATETIME", "text", "time"),
+    "boolean": ("BOOLEAN", "integer", "boolean"),
+    "blob": ("BLOB", "blob", "string"),
+}
+OTHER_TYPE = ("TEXT", "text", "string")
 
 
 def schemas() -> dict[str, dict]:
@@ -63,9 +77,13 @@ def schemas() -> dict[str, dict]:
     return out
 
 
-def scan_tables(schema: dict) -> list[dict]:
-    """A Spider-format schema as scan table objects; a natural-language column name that says more than the
-    identifier becomes the column comment (as database descriptions do in real scans)."""
+def scan_tables(schema: dict, structure: bool = True) -> list[dict]:
+    """A Spider-format schema as the scan table objects `ktx scan` writes: columns with their types and primary
+    keys, tables with their foreign keys (with ``structure`` False, every column text and no foreign key); a
+    natural-language column name that says more than the identifier becomes the column comment (as database
+    descriptions do in real scans). Types and foreign keys reach no embedded text (index/texts.py): they feed
+    joins, value shapes and the ranking steps that read them."""
+    names = schema["table_names_original"]
     tables = [
         {
             "catalog": None,
@@ -76,24 +94,38 @@ def scan_tables(schema: dict) -> list[dict]:
             "columns": [],
             "foreignKeys": [],
         }
-        for name in schema["table_names_original"]
+        for name in names
     ]
+    columns = schema["column_names_original"]
     primary = {i for key in schema.get("primary_keys") or [] for i in (key if isinstance(key, list) else [key])}
     for i, ((table, original), (_, natural), kind) in enumerate(
-        zip(schema["column_names_original"], schema["column_names"], schema["column_types"], strict=True)
+        zip(columns, schema["column_names"], schema["column_types"], strict=True)
     ):
         if table < 0:
             continue
+        native, normalized, dimension = TYPES.get(kind, OTHER_TYPE) if structure else OTHER_TYPE
         plain = original.replace("_", " ").casefold()
         tables[table]["columns"].append(
             {
                 "name": original,
-                "nativeType": TYPES.get(kind, "text"),
-                "normalizedType": TYPES.get(kind, "text"),
-                "dimensionType": "number" if kind == "number" else "string",
+                "nativeType": native,
+                "normalizedType": normalized,
+                "dimensionType": dimension,
                 "nullable": i not in primary,
                 "primaryKey": i in primary,
                 "comment": natural if natural.casefold() != plain else None,
+            }
+        )
+    for source, target in dict.fromkeys(tuple(key) for key in (schema.get("foreign_keys") or []) if structure):
+        (from_table, from_column), (to_table, to_column) = columns[source], columns[target]
+        tables[from_table]["foreignKeys"].append(
+            {
+                "fromColumn": from_column,
+                "toCatalog": None,
+                "toDb": "main",
+                "toTable": names[to_table],
+                "toColumn": to_column,
+                "constraintName": f"{names[from_table]}_{from_column}_fkey",
             }
         )
     return tables
