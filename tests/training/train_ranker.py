@@ -104,41 +104,55 @@ def group_of(project: str, q: JudgedQuery) -> str:
 Project = tuple[str, str, Path, list[JudgedQuery]]  # name, family, index folder, questions
 
 
-def tuning_projects(work: Path) -> list[Project]:
-    """The tuning families' projects, as quality.py indexes them under ``work``."""
+def tuning_projects(work: Path, structure: bool = True) -> list[Project]:
+    """The tuning families' projects, as quality.py indexes them under ``work``; with ``structure`` False, the
+    training databases without column types and foreign keys, written and indexed under ``work/bare``."""
     projects = [
         (name, "judged" if table == JUDGED_TABLE else table, work / name, queries)
         for name, table, queries in judged_corpora(DEFAULT_CORPORA)
     ]
     projects += [
-        (name, family, work / name, queries) for name, _path, queries, family in training_corpora(work / "tuning")
+        (name, family, work / name if structure else bare(work, name.split("/", 1)[1]), queries)
+        for name, _path, queries, family in training_corpora(work / "tuning")
     ]
     return [p for p in projects if p[1] in TUNING]
 
 
-def extra_projects(work: Path) -> list[Project]:
+def bare(work: Path, db: str) -> Path:
+    """The training database ``db`` as a project of text columns without foreign keys, written and indexed under
+    ``work/bare``."""
+    return indexed(write_project(work / "bare", db, schemas()[db], structure=False))
+
+
+def indexed(path: Path) -> Path:
+    service = KtxIndex(path)
+    try:
+        service.rebuild()  # every time, as quality.py does: a no-op unless the indexer or the model changed
+    finally:
+        service.close()
+    return path
+
+
+def extra_projects(work: Path, structure: bool = True) -> list[Project]:
     """``EXTRA_BUSINESS``'s questions per database, as projects written and indexed under ``work/tuning`` (two
-    runs on one work folder at once would wait on each other's index lock, as quality.py's do)."""
+    runs on one work folder at once would wait on each other's index lock, as quality.py's do), or without types
+    and foreign keys under ``work/bare``."""
     by_db: dict[str, list[JudgedQuery]] = defaultdict(list)
     for q in load_judged(EXTRA_BUSINESS).queries:
         by_db[q.tags[0]].append(q)
     all_schemas, out = schemas(), []
     for db, queries in sorted(by_db.items()):
-        path = write_project(work / "tuning", db, all_schemas[db])
-        service = KtxIndex(path)
-        try:
-            service.rebuild()  # every time, as quality.py does: a no-op unless the indexer or the model changed
-        finally:
-            service.close()
+        path = indexed(write_project(work / "tuning", db, all_schemas[db])) if structure else bare(work, db)
         out.append((f"more-business/{db}", TUNING_FAMILY, path, queries))
     return out
 
 
-def tuning_cases(work: Path, names: list[str]) -> list[Case]:
+def tuning_cases(work: Path, names: list[str], structure: bool = True) -> list[Case]:
     """Every answerable judged discover_data question of the tuning families that has an index under ``work``,
-    and those of ``EXTRA_BUSINESS`` (not ``scored``)."""
-    extra = [replace(c, scored=False) for c in indexed_cases(extra_projects(work), names)]
-    return indexed_cases(tuning_projects(work), names) + extra
+    and those of ``EXTRA_BUSINESS`` (not ``scored``); the training databases without types and foreign keys if not
+    ``structure``."""
+    extra = [replace(c, scored=False) for c in indexed_cases(extra_projects(work, structure), names)]
+    return indexed_cases(tuning_projects(work, structure), names) + extra
 
 
 def curated_projects(work: Path) -> list[Project]:
@@ -167,7 +181,7 @@ def is_curated(path: Path) -> bool:
 def curated_cases(work: Path, names: list[str]) -> list[Case]:
     """The curated model's questions: bird-dev's and tuning-business's (with ``EXTRA_BUSINESS``), and every answerable
     discover_data question of ``curated_projects``."""
-    scan = [c for c in tuning_cases(work, names) if c.family in CURATED_TUNING]
+    scan = [c for c in tuning_cases(work, names, structure=False) if c.family in CURATED_TUNING]
     return scan + indexed_cases(curated_projects(work), names)
 
 
