@@ -35,6 +35,8 @@ from ktx_index.index.vectors import VectorFile, vector_key
 from ktx_index.logs import timestamp
 from ktx_index.reports import Progress, RebuildReport, StaleFile, no_progress
 
+#: Documents added back to an emptied lexical index between two checks for a stop (``_Commit._add_back``).
+ADD_BACK_CHECK = 10_000
 #: Time a rebuild that does not embed (serve's and the watcher's catch-up) still spends re-embedding what a
 #: repair lost, before its commit is served; the rest, if any, follows in the background.
 REPAIR_EMBED_S = 60.0
@@ -82,8 +84,10 @@ class _Commit:
 
     def delete(self, uid: str) -> None:
         self.store.delete_doc(uid)
-        self.lexical.delete(self._lexical(), uid)
-        self.deletes += 1
+        writer = self._lexical()
+        if uid.split(":", 1)[0] in SEARCH_KINDS:  # a uid starts with its kind; the others never reach tantivy
+            self.lexical.delete(writer, uid)
+            self.deletes += 1
         self._touch(uid)
 
     def put(self, doc: Document, scope_key: str, known: bool) -> bool:
@@ -92,7 +96,7 @@ class _Commit:
         Whether the index held the uid, in this scope or another (a renamed scan file's tables)."""
         writer = self._lexical()
         held = known or (not self.force and self.store.docs.has(doc.uid))
-        if held and not self.force:
+        if held and not self.force and doc.kind in SEARCH_KINDS:
             self.lexical.delete(writer, doc.uid)
             self.deletes += 1
         self.store.docs.put(doc, scope_key)
@@ -116,16 +120,13 @@ class _Commit:
         writer = self._lexical()
         generation = self.store.meta.generation() + 1
         if self.force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
-            for doc in self.store.docs.iter(SEARCH_KINDS):
-                if doc.uid not in self.written:
-                    self.lexical.add(writer, doc)
+            self._add_back(writer, self.written)
         elif self.lexical.deleted_share(self.deletes + 1, self.adds + 1) > REWRITE_DELETED_SHARE:  # +1: the stamp
             # Deleted documents count in idf until tantivy merges them away, which it seldom does for the first
             # segment: past a tenth of the index, this commit's changes are dropped and every document written again.
             writer.rollback()
             writer.delete_all_documents()
-            for doc in self.store.docs.iter(SEARCH_KINDS):
-                self.lexical.add(writer, doc)
+            self._add_back(writer, set())
             self.rewrite = True
         self.store.changes.log(generation, self.touched, everything=self.log_all)
         self.lexical.set_generation(writer, generation)
@@ -135,6 +136,15 @@ class _Commit:
         self.store.commit()
         self.lexical.reload()
         self.on_progress("index", self.writes, self.writes)
+
+    def _add_back(self, writer: tantivy.IndexWriter, skip: set[str]) -> None:
+        """Every searchable document of the store but ``skip`` into the emptied lexical index (a stop is checked
+        every ADD_BACK_CHECK of them: at a million columns this takes about a minute)."""
+        for n, doc in enumerate(self.store.docs.iter(SEARCH_KINDS), 1):
+            if doc.uid not in skip:
+                self.lexical.add(writer, doc)
+            if n % ADD_BACK_CHECK == 0 and self.builder.should_stop():
+                raise Stopped(f"stopped while writing the lexical index again ({n} documents); nothing committed")
 
     def abort(self) -> None:
         self.store.rollback()  # an open tantivy writer is dropped uncommitted

@@ -10,7 +10,8 @@ from projects import PAGE, SL_OVERLAY, SL_SHARD, column, profile_entry, scan_fil
 
 from ktx_index.analysis import analyze
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.errors import IndexBusy
+from ktx_index.errors import IndexBusy, Stopped
+from ktx_index.index import builder
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout
 from ktx_index.index.lexical import REWRITE_DELETED_SHARE
@@ -85,6 +86,52 @@ def test_a_commit_that_would_leave_a_tenth_of_the_lexical_index_deleted_writes_i
     assert lexical.deleted_share() == 0.0 and lexical.doc_freq("note") == 40
     assert [page.key for page in service.wiki_search("edited note").results][:1] == ["note-0"]
     assert not service.rebuild(force=True).lexical_rewritten  # forced: the report says that itself
+    service.close()
+
+
+def test_documents_tantivy_never_holds_do_not_count_toward_a_rewrite(project):
+    """Dictionary values live in the store only: 60 of them renamed beside one dimension delete one searchable
+    document, not 61, so the commit is no rewrite (counted as deletes, every such edit rewrote the index)."""
+    for n in range(60):
+        (project / f"wiki/global/note-{n}.md").write_text(PAGE.format(summary=f"Note {n}", body="A note."))
+    source = project / "semantic-layer/warehouse/tiers.yaml"
+
+    def tiers(prefix: str) -> str:
+        values = ", ".join(f"{prefix}{i}" for i in range(60))
+        return f"name: tiers\ntable: public.tiers\ncolumns:\n  - {{name: tier, type: string, enum_values: {{dbt: [{values}]}}}}\n"
+
+    source.write_text(tiers("gold"))
+    service = service_for(project)
+    service.rebuild()
+    for prefix in ("silver", "bronze"):
+        time.sleep(0.01)
+        source.write_text(tiers(prefix))
+        report = service.rebuild()
+        assert report.deleted >= 60 and not report.lexical_rewritten
+    assert service.refreshed_engine().lexical.deleted_share() <= REWRITE_DELETED_SHARE
+    service.close()
+
+
+def test_a_stop_while_the_lexical_index_is_written_again_commits_nothing(project, monkeypatch):
+    """A forced rebuild adds back every document it did not parse again: at a million columns, about a minute, so
+    a stop is checked along the way (every ADD_BACK_CHECK documents), and the last commit stands."""
+    service = service_for(project)
+    service.rebuild()
+    generation = service.refreshed_engine().store.meta.generation()
+    monkeypatch.setattr(builder, "ADD_BACK_CHECK", 1)
+    original = builder._Commit.finish
+
+    def stop_once_parsed(self, *args, **kwargs):  # every scope is parsed: the stop comes during the add-back
+        service.request_stop()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(builder._Commit, "finish", stop_once_parsed)
+    with pytest.raises(Stopped, match="writing the lexical index again"):
+        service.rebuild(force=True)
+    monkeypatch.setattr(builder._Commit, "finish", original)
+    service.resume()
+    assert service.refreshed_engine().store.meta.generation() == generation
+    assert service.rebuild(force=True).generation == generation + 1
     service.close()
 
 
