@@ -40,22 +40,6 @@ def suggest_key(raw: str) -> str:
     return key or "page-key"
 
 
-CODE_SPAN = re.compile(r"`([^`\n]{2,120})`")
-IDENTIFIER = re.compile(r"[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*")
-MAX_MENTIONS = 60
-
-
-def mentions(body: str, declared: list[str]) -> list[str]:
-    """Identifiers a page points at: its sl_refs/tables, then `code spans` that look like
-    table, source or column names (snake_case or dotted). Search links a matched page to them."""
-    found = list(declared)
-    for span in CODE_SPAN.findall(body):
-        for ident in IDENTIFIER.findall(span):
-            if "_" in ident or "." in ident:
-                found.append(ident)
-    return list(dict.fromkeys(found))[:MAX_MENTIONS]
-
-
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """(frontmatter, body). Raises SourceError when a frontmatter block is present but unusable."""
     text = text.replace("\r\n", "\n")
@@ -226,7 +210,6 @@ def page_document(project: Project, scope: Scope, meta: dict[str, Any], body: st
         "slRefs": as_str_list(meta.get("sl_refs")),
         # KTX's `connections`: one id or a list; a page without any applies to every connection
         "connections": [c for c in as_str_list(meta.get("connections")) if c.strip()],
-        "mentions": mentions(body, as_str_list(meta.get("sl_refs")) + as_str_list(meta.get("tables"))),
     }
     attrs.update({name: jsonable(meta[name]) for name in OPTIONAL_FIELDS if name in meta})
     return Document(
