@@ -202,6 +202,7 @@ class ScanIndexer(Indexer):
         info = self._json(project, f"{sync}/connection.json", result, optional=True)
         profiled = 0
         profile_syncs: list[str] = []
+        newest_profile: str | None = None  # the folder of the newest snapshot whose profile parsed
         sampled_rows = 0
         values_per_column = 0
         for rel in scope.get("profiles"):
@@ -209,6 +210,7 @@ class ScanIndexer(Indexer):
             if profile is None:
                 continue
             profile_syncs.append(rel.split("/")[-3])
+            newest_profile = newest_profile or rel.rsplit("/enrichment/", 1)[0]
             for entries in profile.values():
                 for column, entry in entries.items():
                     if is_dictionary_column(column, entry):
@@ -217,6 +219,14 @@ class ScanIndexer(Indexer):
                         sampled_rows = max(sampled_rows, entry["rowCount"])
                     values_per_column = max(values_per_column, len(sample_strings(entry.get("sampleValues"))))
         info, report = info or {}, report or {}
+        profiled_at = None  # when the profile the dictionary reads was taken: its own scan's time, maybe an older one
+        if newest_profile is not None:
+            own = (
+                info
+                if newest_profile == sync
+                else self._json(project, f"{newest_profile}/connection.json", result, optional=True)
+            )
+            profiled_at = _typed((own or {}).get("extractedAt"), str)
         attrs = {
             "syncId": sync.rsplit("/", 1)[1],
             "driver": _typed(info.get("driver"), str) or _typed(report.get("driver"), str),
@@ -226,6 +236,7 @@ class ScanIndexer(Indexer):
             "createdAt": _typed(report.get("createdAt"), str),
             "tables": scope.get("tables"),
             "profileSyncIds": profile_syncs,
+            "profiledAt": profiled_at,
             "profiledColumns": profiled,
             "sampledRows": sampled_rows or None,
             "valuesPerColumn": values_per_column or None,

@@ -296,8 +296,8 @@ def _searched(index: DictionaryIndex, conn: str) -> Searched:
             valuesPerColumn=snapshot.get("valuesPerColumn"),
             profiledColumns=len(columns),
             syncId=(snapshot.get("profileSyncIds") or [None])[0],
-            # no profile, no profiling time (the scan's own time read as one)
-            profiledAt=(snapshot.get("extractedAt") or snapshot.get("createdAt")) if has_profile or columns else None,
+            # the profile's own scan's time (an older scan's when the newest has none); no profile, no time
+            profiledAt=snapshot.get("profiledAt") if has_profile or columns else None,
         ),
         status=status,  # type: ignore[arg-type]
     )

@@ -130,3 +130,21 @@ def test_a_match_inside_a_value_counts_from_a_word_or_a_run_of_digits():
     assert not found("the isle", "sle") and not found("20190 rows", "2019")  # inside a word, a longer number
     assert found("NewYorkCity", "york") and found("BuyNowPayLater", "pay later") and found("eCommerceStore", "commerce")
     assert not found("chocolates", "late") and not found("Chocolate", "late")  # letters inside a word
+
+
+def test_coverage_dates_the_profile_by_its_own_scan(make_project):
+    """A newer scan without a profile leaves the dictionary on the older scan's profile: the coverage names that
+    scan, and its time, not the newer scan's (syncId and profiledAt disagreed)."""
+    table = {"catalog": None, "db": "sis", "name": "terms", "columns": [column("term_nm")]}
+    profile = {"columns": {"terms.term_nm": profile_entry("sis", "terms", "term_nm", ["Fall 2025"])}}
+    older = scan_files("warehouse", "2026-01-01-000000-aaaa", [table], profile)
+    newer = scan_files("warehouse", "2026-02-01-000000-bbbb", [table])
+    newer["raw-sources/warehouse/live-database/2026-02-01-000000-bbbb/connection.json"]["extractedAt"] = "2026-02-01"
+    service = KtxIndex(make_project({**older, **newer}), embedder=None)
+    service.rebuild()
+    (searched,) = service.dictionary_search(["Fall 2025"]).searched
+    assert (searched.coverage.syncId, searched.coverage.profiledAt) == (
+        "2026-01-01-000000-aaaa",
+        "2026-01-01T00:00:00Z",
+    )
+    service.close()
