@@ -373,7 +373,8 @@ def _details(
             return _failed(connection_id, echo, snapshot, "column_not_found", message, nearest_first(missing, names))
         names = list(dict.fromkeys(by_folded[str(w).casefold()] for w in wanted))  # 'lst_nm' and 'LST_NM': once
     kind = attrs.get("kind")
-    described, by_column = _described(store, _describing(table, twins), names)
+    source = _describing(table, twins)
+    described, by_column = _described(store, source, names)
     return EntityFound(
         ok=True,
         connectionId=connection_id,
@@ -387,5 +388,13 @@ def _details(
         snapshot=snapshot,
         description=described or table.description or table.summary,
         profiledRows=attrs.get("profiledRows"),
-        stale=store.docs.stale_by_uid(table.uid).get(table.uid),
+        stale=_stale(store, table.uid, source if described or by_column else None),
+    )
+
+
+def _stale(store: DocStore, table: str, source: str | None) -> str | None:
+    """Why the table, or the source whose descriptions it carries, is a last good version (its file no longer
+    parses): the scan's reason first; None when both are current."""
+    return store.docs.stale_by_uid(table).get(table) or (
+        store.docs.stale_by_uid(source).get(source) if source else None
     )

@@ -44,6 +44,27 @@ def test_a_table_whose_scan_file_breaks_is_read_as_its_last_good_version_and_say
     service.close()
 
 
+def test_descriptions_from_a_semantic_layer_file_that_broke_say_so(make_project):
+    """The description entity_details gives a table can come from the source over it: when that file no longer
+    parses, its last good version describes the table, and ``stale`` says so, as search and sl_read_source do."""
+    table = {"catalog": None, "db": "raw", "name": "orders", "columns": [column("id", "int"), column("status")]}
+    source = "name: orders\ntable: raw.orders\ndescription: Orders as booked.\ncolumns:\n  - name: status\n"
+    root = make_project({**scan_files("warehouse", "2026-01-01-000000-local-a", [table]),
+                         "semantic-layer/warehouse/orders.yaml": source})  # fmt: skip
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    entity = [{"table": "raw.orders"}]
+    details = service.entity_details("warehouse", entity).results[0]
+    assert details.description == "Orders as booked." and details.stale is None
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(source + "  - name: [broken\n")
+    service.rebuild()
+    details = service.entity_details("warehouse", entity).results[0]
+    assert details.description == "Orders as booked." and details.stale.startswith(
+        "semantic-layer/warehouse/orders.yaml"
+    )
+    service.close()
+
+
 def test_column_candidates_put_the_nearest_to_each_missing_name_first():
     names = ["mbr_id", "mbr_nm", "addr", "city", "st_cd", "zip"]
     assert nearest_first(["state"], names) == ["st_cd", "mbr_id", "mbr_nm", "addr", "city", "zip"]
