@@ -89,6 +89,12 @@ def foreign_keys(value: Any, rel: str, result: ScopeResult) -> list[dict[str, An
     return kept
 
 
+def listed_columns(names: list[str], most: int = 5) -> str:
+    """'column a', 'columns a, b' or 'columns a, b, c, d, e and 3 more'."""
+    shown = ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+    return f"column {shown}" if len(names) == 1 else f"columns {shown}"
+
+
 def column_metadata(column: dict[str, Any]) -> dict[str, Any]:
     return {key: _typed(column.get(key), kind) for key, kind in COLUMN_FIELDS.items()}
 
@@ -275,7 +281,7 @@ class ScanIndexer(Indexer):
         sync = scope.get("sync")
         info = self._json(project, f"{sync}/connection.json", result, optional=True) or {}
         profile_rows: dict[str, dict[str, Any]] = {}
-        profile_sync = None
+        profile_sync = profiled_by = None
         unreadable = None
         for profile_rel in scope.get("profiles"):
             profile = self.cache.profile(project, profile_rel, result)
@@ -283,7 +289,7 @@ class ScanIndexer(Indexer):
                 unreadable = unreadable or profile_rel
             elif table_key(ref) in profile:
                 profile_rows = profile[table_key(ref)]
-                profile_sync = profile_rel.split("/")[-3]
+                profile_sync, profiled_by = profile_rel.split("/")[-3], profile_rel
                 break
         if unreadable:  # keep the sample values that newer profile gave this table (an older one may give others)
             result.kept[rel] = f"its sample values come from {unreadable}, which cannot be read"
@@ -365,6 +371,14 @@ class ScanIndexer(Indexer):
                         "syncId": profile_sync,
                     }
                     docs.append(value_document(conn, display, name, value, rel, ref, attrs))
+        unlisted = sorted(set(profile_rows) - {column["name"] for column in columns})
+        if unlisted and profiled_by is not None:  # renamed or dropped since the profile ran: their values would vanish
+            result.problem(
+                profiled_by,
+                f"profiles {listed_columns(unlisted)} of {display}, which its table file ({rel}) does not list: their "
+                "sample values are not indexed; re-run the profile (ktx scan) if the columns were renamed",
+                code="warning",
+            )
         return result
 
     def _json(self, project: Project, rel: str, result: ScopeResult, optional: bool = False) -> dict[str, Any] | None:

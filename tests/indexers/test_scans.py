@@ -42,6 +42,21 @@ def test_tables_columns_profile_and_dictionary(make_project):
     assert snapshot.attrs["profiledColumns"] == 1 and snapshot.attrs["scanRunId"] == "local-a"
 
 
+def test_profiled_columns_the_table_file_no_longer_lists_are_reported(make_project):
+    """A column renamed in the scan but not yet re-profiled: its sample values have no column to hang on, and
+    vanished from dictionary_search without a word; a warning names them, the profile and the table file."""
+    renamed = {
+        **ORDERS,
+        "columns": [column("id", "integer", "number"), column("order_status"), column("customer_email")],
+    }
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [renamed], PROFILE))
+    read = read_project(load_project(root))
+    (warning,) = read.diagnostics
+    assert warning.code == "warning" and warning.path.endswith("enrichment/relationship-profile.json")
+    assert "profiles column status of public.orders, which its table file" in warning.message
+    assert not [d for d in read.documents if d.kind == "dictionary_value"]
+
+
 def test_newest_snapshot_per_table_and_incomplete_sync_ignored(make_project):
     files = scan_files("warehouse", "2026-01-01-000000-local-a", [ORDERS, INVOICES])
     newer_orders = {**ORDERS, "comment": "Orders v2"}
