@@ -338,7 +338,7 @@ class KtxIndex:
             self.require_connection(connection_id)
         except NotFound as exc:  # upstream: the source is not found; the hint says why
             raise NotFound(f'Semantic-layer source "{source_name}" was not found.', str(exc)) from exc
-        return reads.sl_read_source(self.refreshed_engine().store, connection_id, source_name)
+        return reads.sl_read_source(self.refreshed_engine().store, connection_id, source_name, self.project)
 
     def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
         """An unknown connection is answered per entity (``scan_missing``), as upstream does."""

@@ -8,6 +8,7 @@ path outside the project.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -203,12 +204,23 @@ def check_connection_form(connection_id: str, known: list[str]) -> None:
         )
 
 
-def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlSource:
+def sl_read_source(store: DocStore, connection_id: str, source_name: str, project: Project | None = None) -> SlSource:
     """``connection_id`` is a known connection (the service checks it first). A source may be sent in another case,
     as the table it reads as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``), or after
-    its connection as a wiki page's ``sl_refs`` name it (``warehouse.orders``)."""
+    its connection as a wiki page's ``sl_refs`` name it (``warehouse.orders``). A file that has never parsed is
+    read as written (``project``), as upstream registers it: its name is its ``name:`` line or its file's stem."""
     doc, names = find_source(store, connection_id, source_name)
     if doc is None:
+        for path, why in _broken_files(store, connection_id) if project is not None else []:
+            if (written := _never_parsed(project, path, source_name)) is not None:
+                return SlSource(
+                    sourceName=source_name,
+                    connectionId=connection_id,
+                    yaml=written,
+                    path=path,
+                    files=[path],
+                    stale=f"{path} does not parse ({why}); this is the file as written, never read",
+                )
         broken = _broken_file(store, connection_id, lambda path: source_name in path)
         if broken:
             hint = f"that file does not parse ({broken[0]}: {broken[1]})"
@@ -238,6 +250,22 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str) -> SlS
         files=files,
         stale=stale,
     )
+
+
+#: The ``name:`` line of a semantic-layer file, read from its text when the file does not parse.
+DECLARED_NAME = re.compile(r"^name:[ \t]*[\"']?([^\"'#\s]+)", re.MULTILINE)
+
+
+def _never_parsed(project: Project, path: str, sent: str) -> str | None:
+    """The text of the semantic-layer file at ``path``, which does not parse, when it is the source ``sent`` names:
+    its ``name:`` line, else its file's stem, is that name (case aside); None otherwise or when it cannot be read."""
+    try:
+        text, _decoded = read_hand_edited(project, path)
+    except (SourceError, UnlistedFolder, OSError):
+        return None
+    declared = DECLARED_NAME.search(text)
+    name = declared.group(1) if declared else PurePosixPath(path).stem
+    return text if name.casefold() == sent.casefold() else None
 
 
 def find_source(store: DocStore, connection_id: str, sent: str) -> tuple[Document | None, list[str]]:
@@ -283,9 +311,14 @@ def _broken_file(
 ) -> tuple[str, str] | None:
     """(path, why) of a file of the connection's semantic layer that does not parse and ``belongs``: the one named
     ``named`` (a source's own overlay) first. Warnings (an unknown key ignored) are no break."""
-    broken = [
+    broken = [(path, why) for path, why in _broken_files(store, connection_id) if belongs(path)]
+    return min(broken, key=lambda b: PurePosixPath(b[0]).stem != named, default=None)
+
+
+def _broken_files(store: DocStore, connection_id: str) -> list[tuple[str, str]]:
+    """(path, why) of each file of the connection's semantic layer that does not parse (warnings are no break)."""
+    return [
         (d.path, d.message)
         for d in store.scopes.diagnostics()
-        if d.code == "parse_error" and d.path.startswith(f"semantic-layer/{connection_id}/") and belongs(d.path)
+        if d.code == "parse_error" and d.path.startswith(f"semantic-layer/{connection_id}/")
     ]
-    return min(broken, key=lambda b: PurePosixPath(b[0]).stem != named, default=None)

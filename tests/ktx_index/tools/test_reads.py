@@ -140,6 +140,22 @@ def test_a_source_asked_of_a_scan_only_connection_points_to_its_tables(make_proj
     service.close()
 
 
+def test_a_source_file_that_never_parsed_is_read_as_written(make_project):
+    """Upstream registers a broken file as a source of its ``name:`` (or its file's stem) whose YAML is the file's
+    text, so an agent can read what a person was writing; it was "not found". Another name still is."""
+    broken = "name: hydrant_flushes\ntable: ops.flushes\ncolumns:\n  - name: [zone\n"
+    root = make_project({"semantic-layer/warehouse/flushing.yaml": broken})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    source = service.sl_read_source("warehouse", "hydrant_flushes")
+    assert source.yaml == broken and source.path == "semantic-layer/warehouse/flushing.yaml"
+    assert source.stale.startswith("semantic-layer/warehouse/flushing.yaml does not parse (")
+    assert source.stale.endswith("this is the file as written, never read")
+    with pytest.raises(NotFound, match=r"flushing\.yaml"):  # the stem names it only when no name: line does
+        service.sl_read_source("warehouse", "flushing")
+    service.close()
+
+
 def overlaid_orders(make_project) -> tuple:
     """A connection's manifest and an overlay onto its orders source, indexed: (project root, service)."""
     root = make_project(
