@@ -88,7 +88,7 @@ def wiki_search(
     return WikiSearchResult(
         results=results,
         totalFound=len(ranked),
-        confidence="low" if verdict.level == "low" else None,
+        confidence="low" if verdict.level == "low" and results else None,  # nothing found needs no doubt
         confidenceReason=verdict.reason if explain else None,
     )
 

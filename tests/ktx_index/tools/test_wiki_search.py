@@ -170,3 +170,11 @@ def test_wiki_lane_breakdown_rides_on_the_first_result_only(demo_service):
     results = demo_service.wiki_search("refund policy", limit=5).results
     assert len(results) > 1 and results[0].lanes
     assert all(r.lanes is None and "lanes" not in r.model_dump() for r in results[1:])
+
+
+@pytest.mark.model
+def test_an_answer_with_no_page_carries_no_confidence(real_demo_service):
+    """Nothing found is its own verdict: `confidence: "low"` rides on pages found, and came with none ("the
+    weather" over the demo's wiki, the real model)."""
+    result = real_demo_service.wiki_search("the weather")
+    assert result.results == [] and result.confidence is None
