@@ -61,9 +61,11 @@ WikiConnectionArg = Annotated[
 
 DISCOVER = """Search across ktx wiki pages, semantic-layer sources, measures, dimensions, raw tables, and columns, \
 ranked on one relevance scale (hybrid BM25 + embeddings; exact names rank first; an empty list when nothing in the \
-project is near the question; past what matches, the list goes on with the nearest items by meaning at score 0: leads, not matches). `confidence: "low"` means the project may not hold what was asked: the refs are its \
-nearest matches, so verify them (entity_details, wiki_read) or rephrase in the project's terms before relying on them. Follow up with wiki_read (kind wiki), sl_read_source (sl_*: the source is the part of id before the \
-first '.'), entity_details (table/column: pass tableRef). \
+project is near the question; past what matches, the list goes on with the nearest items by meaning at score 0: \
+leads, not matches). `confidence: "low"` means the project may not hold what was asked: the refs are its nearest \
+matches, so verify them (entity_details, wiki_read) or rephrase in the project's terms before relying on them. \
+Follow up with wiki_read (kind wiki), sl_read_source (sl_*: the source is the part of id before the first '.'), \
+entity_details (table/column: pass tableRef). \
 Example: discover_data({ query: "monthly orders by customer", connectionId: "warehouse", kinds: ["sl_source", "table"] })."""
 
 WIKI = """Search ktx wiki pages for reusable business context (definitions, policies, gotchas). Results carry the page \
