@@ -66,6 +66,8 @@ COLUMN_FIELDS = {
 PROFILE_FIELDS = {"distinctCount": int, "nullCount": int, "rowCount": int, "nullRate": float}
 
 
+#: A snapshot's files that say when it was taken: connection.json's extractedAt, else scan-report.json's createdAt.
+SCAN_TIME_FILES = ("connection.json", "scan-report.json")
 #: What a foreign key must name for a join to be written from it (snapshot/joins.py, entity_details).
 FOREIGN_KEY_FIELDS = ("fromColumn", "toTable", "toColumn")
 
@@ -123,11 +125,13 @@ class ScanIndexer(Indexer):
             complete, profiles, shards, chosen = listed
             newest = complete[0]
             context = (("connection", conn), ("profiles", profiles), ("shards", shards))
+            profiled = [rel.rsplit("/enrichment/", 1)[0] for rel in profiles]  # their scans date them (profiledAt)
+            dating = [f"{sync}/{name}" for sync in profiled if sync != newest for name in SCAN_TIME_FILES]
             scopes.append(
                 Scope(
                     self.family,
                     f"scan:{conn}",
-                    (f"{newest}/scan-report.json", f"{newest}/connection.json", *profiles),
+                    (f"{newest}/scan-report.json", f"{newest}/connection.json", *profiles, *dating),
                     (*context, ("sync", newest), ("tables", len(chosen))),
                 )
             )
@@ -226,13 +230,13 @@ class ScanIndexer(Indexer):
                     values_per_column = max(values_per_column, len(sample_strings(entry.get("sampleValues"))))
         info, report = info or {}, report or {}
         profiled_at = None  # when the profile the dictionary reads was taken: its own scan's time, maybe an older one
-        if newest_profile is not None:
-            own = (
-                info
-                if newest_profile == sync
-                else self._json(project, f"{newest_profile}/connection.json", result, optional=True)
+        if newest_profile == sync:
+            profiled_at = _typed(info.get("extractedAt"), str) or _typed(report.get("createdAt"), str)
+        elif newest_profile is not None:
+            own_info, own_report = (
+                self._json(project, f"{newest_profile}/{name}", result, optional=True) or {} for name in SCAN_TIME_FILES
             )
-            profiled_at = _typed((own or {}).get("extractedAt"), str)
+            profiled_at = _typed(own_info.get("extractedAt"), str) or _typed(own_report.get("createdAt"), str)
         attrs = {
             "syncId": sync.rsplit("/", 1)[1],
             "driver": _typed(info.get("driver"), str) or _typed(report.get("driver"), str),

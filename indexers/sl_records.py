@@ -194,7 +194,7 @@ def compose_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> tuple[dict
     return out, problems
 
 
-def _declared_name(text: str) -> str | None:
+def declared_name(text: str) -> str | None:
     """Recover ``name:`` from a file that does not parse, as KTX does for broken sources."""
     match = re.search(r"^name:\s*['\"]?([^'\"\n#]+?)['\"]?\s*(?:#.*)?$", text, re.MULTILINE)
     return match.group(1).strip() if match else None
@@ -240,7 +240,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
             if not rel.startswith(prefix):
                 unread.append(rel)
-                name = _declared_name(text) or rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
+                name = declared_name(text) or rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
                 records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
             continue
         if rel.startswith(prefix):

@@ -8,16 +8,16 @@ path outside the project.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from rapidfuzz import process
 
 from indexers.base import as_str_list
-from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, read_hand_edited
+from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, parse_yaml, read_hand_edited
 from indexers.models import Document
 from indexers.project import Project
+from indexers.sl_records import declared_name, safe_source_name
 from indexers.wiki import EMPTY_PAGE, page_uid, split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
 from ktx_index.index.store import DocStore
@@ -252,20 +252,23 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
     )
 
 
-#: The ``name:`` line of a semantic-layer file, read from its text when the file does not parse.
-DECLARED_NAME = re.compile(r"^name:[ \t]*[\"']?([^\"'#\s]+)", re.MULTILINE)
-
-
 def _never_parsed(project: Project, path: str, sent: str) -> str | None:
-    """The text of the semantic-layer file at ``path``, which does not parse, when it is the source ``sent`` names:
-    its ``name:`` line, else its file's stem, is that name (case aside); None otherwise or when it cannot be read."""
+    """The text of the semantic-layer file at ``path`` when it is not YAML and is the source ``sent`` names, as the
+    indexer registers such a file (sl_records.load_records): its ``name:`` line, else its file's stem, is that name
+    (case aside). None for a manifest shard (a broken one is no source), a file that parses (its problem is its
+    shape, reported as such), a name no source may have, or a file that cannot be read."""
+    if "/_schema/" in path or not safe_source_name(sent):
+        return None
     try:
         text, _decoded = read_hand_edited(project, path)
     except (SourceError, UnlistedFolder, OSError):
         return None
-    declared = DECLARED_NAME.search(text)
-    name = declared.group(1) if declared else PurePosixPath(path).stem
-    return text if name.casefold() == sent.casefold() else None
+    try:
+        parse_yaml(text)
+    except SourceError:
+        name = declared_name(text) or PurePosixPath(path).stem
+        return text if name.casefold() == sent.casefold() else None
+    return None
 
 
 def find_source(store: DocStore, connection_id: str, sent: str) -> tuple[Document | None, list[str]]:

@@ -147,4 +147,10 @@ def test_coverage_dates_the_profile_by_its_own_scan(make_project):
         "2026-01-01-000000-aaaa",
         "2026-01-01T00:00:00Z",
     )
+    base = service.root / "raw-sources/warehouse/live-database/2026-01-01-000000-aaaa"
+    (base / "connection.json").write_text('{"connectionId": "warehouse"}')  # no time of its own: its report's
+    (base / "scan-report.json").write_text('{"connectionId": "warehouse", "createdAt": "2026-01-01T00:05:00Z"}')
+    service.rebuild()  # the older scan's files are the snapshot's too: an edit to them is read
+    (searched,) = service.dictionary_search(["Fall 2025"]).searched
+    assert searched.coverage.profiledAt == "2026-01-01T00:05:00Z"
     service.close()

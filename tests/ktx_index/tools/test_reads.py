@@ -156,6 +156,32 @@ def test_a_source_file_that_never_parsed_is_read_as_written(make_project):
     service.close()
 
 
+@pytest.mark.parametrize(
+    ("rel", "text", "sent"),
+    [
+        ("_schema/public.yaml", "tables:\n  orders: [broken\n", "public"),  # a broken shard is no source
+        ("ghost.yaml", "name: ghost\nmeasures: {a: 1}\n", "ghost"),  # parses: an overlay with no base
+        ("up.yaml", "name: ../orders\ncolumns: [\n", "../orders"),  # no source may have that name
+    ],
+)
+def test_only_a_file_that_is_not_yaml_is_read_as_written(make_project, rel, text, sent):
+    root = make_project({f"semantic-layer/warehouse/{rel}": text})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    with pytest.raises(NotFound):
+        service.sl_read_source("warehouse", sent)
+    service.close()
+
+
+def test_a_broken_file_is_named_as_the_indexer_names_it(make_project):
+    text = 'name: "Orders Daily"  # the daily roll-up\ncolumns: [\n'
+    root = make_project({"semantic-layer/warehouse/daily.yaml": text})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    assert service.sl_read_source("warehouse", "Orders Daily").yaml == text
+    service.close()
+
+
 def overlaid_orders(make_project) -> tuple:
     """A connection's manifest and an overlay onto its orders source, indexed: (project root, service)."""
     root = make_project(
