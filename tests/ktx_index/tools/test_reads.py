@@ -140,13 +140,18 @@ def test_a_source_asked_of_a_scan_only_connection_points_to_its_tables(make_proj
     service.close()
 
 
+def semantic_layer_of(make_project, rel: str, text: str) -> KtxIndex:
+    """A project whose warehouse connection's semantic layer is one file, indexed."""
+    service = KtxIndex(make_project({f"semantic-layer/warehouse/{rel}": text}), embedder=HashEmbedder())
+    service.rebuild()
+    return service
+
+
 def test_a_source_file_that_never_parsed_is_read_as_written(make_project):
     """Upstream registers a broken file as a source of its ``name:`` (or its file's stem) whose YAML is the file's
     text, so an agent can read what a person was writing; it was "not found". Another name still is."""
     broken = "name: hydrant_flushes\ntable: ops.flushes\ncolumns:\n  - name: [zone\n"
-    root = make_project({"semantic-layer/warehouse/flushing.yaml": broken})
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
+    service = semantic_layer_of(make_project, "flushing.yaml", broken)
     source = service.sl_read_source("warehouse", "hydrant_flushes")
     assert source.yaml == broken and source.path == "semantic-layer/warehouse/flushing.yaml"
     assert source.stale.startswith("semantic-layer/warehouse/flushing.yaml does not parse (")
@@ -165,9 +170,7 @@ def test_a_source_file_that_never_parsed_is_read_as_written(make_project):
     ],
 )
 def test_only_a_file_that_is_not_yaml_is_read_as_written(make_project, rel, text, sent):
-    root = make_project({f"semantic-layer/warehouse/{rel}": text})
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
+    service = semantic_layer_of(make_project, rel, text)
     with pytest.raises(NotFound):
         service.sl_read_source("warehouse", sent)
     service.close()
@@ -175,9 +178,7 @@ def test_only_a_file_that_is_not_yaml_is_read_as_written(make_project, rel, text
 
 def test_a_broken_file_is_named_as_the_indexer_names_it(make_project):
     text = 'name: "Orders Daily"  # the daily roll-up\ncolumns: [\n'
-    root = make_project({"semantic-layer/warehouse/daily.yaml": text})
-    service = KtxIndex(root, embedder=HashEmbedder())
-    service.rebuild()
+    service = semantic_layer_of(make_project, "daily.yaml", text)
     assert service.sl_read_source("warehouse", "Orders Daily").yaml == text
     service.close()
 
