@@ -180,7 +180,9 @@ def is_curated(path: Path) -> bool:
 
 def curated_cases(work: Path, names: list[str]) -> list[Case]:
     """The curated model's questions: bird-dev's and tuning-business's (with ``EXTRA_BUSINESS``), and every answerable
-    discover_data question of ``curated_projects``."""
+    discover_data question of ``curated_projects``. The training databases are read bare (text columns, no foreign
+    keys): with their structure the join and value steps fire on questions graded from SQL, whose gold lists every
+    join key, and the model lost held out (ktx-style-2 −0.008; docs/benchmarks.md, forty-third session)."""
     scan = [c for c in tuning_cases(work, names, structure=False) if c.family in CURATED_TUNING]
     return scan + indexed_cases(curated_projects(work), names)
 
