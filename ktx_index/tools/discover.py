@@ -135,8 +135,9 @@ def _answer(
         for twin in twins:
             _merge_twin(ref, twin)
         refs.append(ref)
-    joins = joins_between(snap, [[doc.uid, *(t.uid for t in twins)] for _cand, doc, twins in chosen[:limit]])
-    return refs[:limit], joins
+    # the joins between the refs that matched: leads at score 0 (answer_order) joined each other into noise
+    matched = [[doc.uid, *(t.uid for t in twins)] for cand, doc, twins in chosen[:limit] if cand.score > 0]
+    return refs[:limit], joins_between(snap, matched)
 
 
 def semantic_gap(engine: Engine, snap: Snapshot) -> str | None:

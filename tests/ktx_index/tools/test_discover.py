@@ -212,3 +212,33 @@ def test_a_source_ref_has_its_own_summary_whichever_twin_ranked_higher(make_proj
     _merge_twin(source, Document(uid="table:w:raw.refunds", kind="table", id="raw.refunds", path="t.json",
                                  name="refunds", summary="Refunds in GBP.", table_ref=table_ref))  # fmt: skip
     assert (source.kind, source.summary, source.tableRef.name) == ("sl_source", "Refunds in GBP.", "refunds")
+
+
+def _shop_table(name: str, names: list[str], keys: list[tuple[str, str]] = ()) -> dict:
+    """A table of the shop schema: ``*id`` columns are integers; ``keys``: (column, table it references by id)."""
+    columns = [column(c, "integer", "number") if c.endswith("id") else column(c) for c in names]
+    fks = [
+        {"fromColumn": c, "toCatalog": None, "toDb": "shop", "toTable": t, "toColumn": "id", "constraintName": c}
+        for c, t in keys
+    ]
+    return {"catalog": None, "db": "shop", "name": name, "kind": "table", "comment": None, "columns": columns,
+            "foreignKeys": fks}  # fmt: skip
+
+
+def test_joins_connect_the_refs_that_matched_not_the_leads_after_them(make_project):
+    """Past what matches, an answer goes on with the nearest items at score 0: leads, whose joins to each other
+    (orders to customers, for a question about a product's colour) were noise an agent pasted into its SQL."""
+    tables = [
+        _shop_table("customers", ["id", "full_name"]),
+        _shop_table("orders", ["id", "customer_id", "placed_on"], [("customer_id", "customers")]),
+        _shop_table("products", ["id", "title", "colour"]),
+        _shop_table("order_lines", ["id", "order_id", "product_id", "qty"], [("order_id", "orders"), ("product_id", "products")]),
+    ]  # fmt: skip
+    service = KtxIndex(make_project(scan_files("warehouse", "2026-01-01-000000-a", tables)), embedder=HashEmbedder())
+    service.rebuild()
+    answer = service.discover_data("colour", kinds=["table", "column"])
+    assert answer.refs[0].id == "shop.products.colour" and any(ref.score == 0 for ref in answer.refs)
+    assert answer.joins is None
+    lines = service.discover_data("order lines quantity and product colour", kinds=["table", "column"])
+    assert {(j.from_, j.to) for j in lines.joins or []} >= {("shop.order_lines", "shop.products")}
+    service.close()
