@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.tools.results import STALE, Strict, TableRefOut, _absent_if_none, left_out_if_none
+from ktx_index.tools.results import STALE, Strict, TableRefOut, left_out_if_none
 
 
 class WikiPage(Strict):
@@ -95,7 +95,7 @@ class EntityFound(Strict):
     snapshot: Snapshot
     description: str | None = Field(None, description="ktx-index: resolved table description, else null.")
     profiledRows: int | None = Field(None, description="ktx-index: rows the profile sampled.")
-    stale: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description=STALE)
+    stale: str | SkipJsonSchema[None] = left_out_if_none(STALE)
 
 
 class TableCandidate(Strict):
@@ -106,12 +106,10 @@ class TableCandidate(Strict):
 class EntityError(Strict):
     code: EntityErrorCode = Field(description="Why the table could not be read.")
     message: str = Field(description="What went wrong and what to send instead.")
-    candidates: list[TableCandidate] | list[str] | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="Tables to pick from (table codes: those with a column of the name sent, then the nearest "
+    candidates: list[TableCandidate] | list[str] | SkipJsonSchema[None] = left_out_if_none(
+        "Tables to pick from (table codes: those with a column of the name sent, then the nearest "
         "names, closest first), or the table's column names (column_not_found: the nearest to each name sent "
-        "first, then the table's order).",
+        "first, then the table's order)."
     )
 
 
@@ -119,9 +117,7 @@ class EntityFailed(Strict):
     ok: Literal[False]
     connectionId: str
     table: str | TableRefOut = Field(description="The table as sent ({schema, table} read as {catalog, db, name}).")
-    snapshot: Snapshot | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="The connection's latest scan, when there is one."
-    )
+    snapshot: Snapshot | SkipJsonSchema[None] = left_out_if_none("The connection's latest scan, when there is one.")
     error: EntityError
 
 
@@ -139,18 +135,10 @@ class ConnectionEntry(Strict):
         description="Upstream's spelling: POSTGRESQL, SQLSERVER, SNOWFLAKE, … for SQL warehouses; the driver as "
         "written for the others (dbt, metabase, mongodb); unknown when there is none."
     )
-    members: list[str] | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="_ktx_federated only: the connections it joins."
-    )
-    hint: str | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="How to query it, when there is something to know."
-    )
-    queryPolicy: QueryPolicy | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="Set when raw SQL is off for it (use sl_query)."
-    )
-    driver: str | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="ktx-index: the ktx.yaml driver as written."
-    )
+    members: list[str] | SkipJsonSchema[None] = left_out_if_none("_ktx_federated only: the connections it joins.")
+    hint: str | SkipJsonSchema[None] = left_out_if_none("How to query it, when there is something to know.")
+    queryPolicy: QueryPolicy | SkipJsonSchema[None] = left_out_if_none("Set when raw SQL is off for it (use sl_query).")
+    driver: str | SkipJsonSchema[None] = left_out_if_none("ktx-index: the ktx.yaml driver as written.")
     declared: bool = Field(True, description="ktx-index: listed in ktx.yaml; false for a folder-only connection.")
     counts: dict[str, int] = Field(default_factory=dict, description="ktx-index: indexed documents per kind.")
 

@@ -71,12 +71,10 @@ class LaneScores(Strict):
     semantic: float | None = Field(description="Embedding similarity mapped to [0, 1]; null when vectors are missing.")
     exact: bool = Field(description="The query is exactly this item's name or id.")
     fused: float = Field(description="The lanes fused (and weighed by kind), before the structural steps.")
-    prior: float | None = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="The weight of its kind in fusion: containers and definitions above single members, a member "
+    prior: float | None = left_out_if_none(
+        "The weight of its kind in fusion: containers and definitions above single members, a member "
         "holding a key (an id column) below the one carrying the question's concept, unless the question asks for "
-        "ids. Absent when no lane found it and a structural step added it.",
+        "ids. Absent when no lane found it and a structural step added it."
     )
     steps: dict[str, float] = Field(
         default_factory=dict,
@@ -104,22 +102,14 @@ class DiscoverRef(Strict):
     summary: str | None = Field(description="One-line description of the item, when it has one.")
     snippet: str | None = Field(description="Matched words in context (<mark>…</mark>), at most 200 characters.")
     matchedOn: MatchedOn = Field(description="The field that contributed most to the match.")
-    connectionId: str | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="Connection of semantic-layer and warehouse refs."
+    connectionId: str | SkipJsonSchema[None] = left_out_if_none("Connection of semantic-layer and warehouse refs.")
+    tableRef: TableRefOut | SkipJsonSchema[None] = left_out_if_none(
+        "The physical table: a table's or column's, the one a semantic-layer source (and its dimensions "
+        "and measures) reads; send it to entity_details."
     )
-    tableRef: TableRefOut | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="The physical table: a table's or column's, the one a semantic-layer source (and its dimensions "
-        "and measures) reads; send it to entity_details.",
-    )
-    columnName: str | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="Column name (columns and dimensions)."
-    )
-    stale: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description=STALE)
-    lanes: SkipJsonSchema[LaneScores | None] = Field(
-        default=None, exclude_if=_absent_if_none, description="ktx-index: per-lane scores (only with explain)."
-    )
+    columnName: str | SkipJsonSchema[None] = left_out_if_none("Column name (columns and dimensions).")
+    stale: str | SkipJsonSchema[None] = left_out_if_none(STALE)
+    lanes: SkipJsonSchema[LaneScores | None] = left_out_if_none("ktx-index: per-lane scores (only with explain).")
 
 
 class JoinOut(Strict):
@@ -141,12 +131,10 @@ class JoinOut(Strict):
         "`schema.table`, the columns of one constraint (as the scan names it) joined with `and`, the `to` table "
         "under its `alias` when it has one."
     )
-    alias: str | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="The name `on` gives the `to` table, to declare in the query (JOIN Person.Address AS "
+    alias: str | SkipJsonSchema[None] = left_out_if_none(
+        "The name `on` gives the `to` table, to declare in the query (JOIN Person.Address AS "
         "BillToAddress): a role of a table referenced twice, a self-join's `parent`. Absent when `on` names the "
-        "table itself.",
+        "table itself."
     )
 
 
@@ -155,25 +143,17 @@ class DiscoverResult(Strict):
         description="Best first, up to limit: what matches the question, then (when fewer match) the nearest by "
         "meaning, at score 0; empty when nothing in the project is near the question."
     )
-    joins: list[JoinOut] | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="ktx-index: how the tables and sources behind the refs join (declared foreign keys, semantic-layer "
+    joins: list[JoinOut] | SkipJsonSchema[None] = left_out_if_none(
+        "ktx-index: how the tables and sources behind the refs join (declared foreign keys, semantic-layer "
         "joins and usage commonJoins; never inferred), so the JOIN can be written directly; two of them that join "
         "only through a table the refs leave out come with both joins to it (through two that join each other, the "
         "three joins); a table that references itself (an employee's manager) comes with that join too. Of a table "
         "joined in more than four roles (a match's player slots), the roles whose key column is among the refs come, "
-        "or the first two; entity_details lists every foreign key.",
+        "or the first two; entity_details lists every foreign key."
     )
-    confidence: Literal["low"] | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description=LOW_CONFIDENCE,
-    )
-    confidenceReason: SkipJsonSchema[str | None] = Field(
-        default=None, exclude_if=_absent_if_none, description=CONFIDENCE_REASON
-    )
-    semantic: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description=SEMANTIC_GAP)
+    confidence: Literal["low"] | SkipJsonSchema[None] = left_out_if_none(LOW_CONFIDENCE)
+    confidenceReason: SkipJsonSchema[str | None] = left_out_if_none(CONFIDENCE_REASON)
+    semantic: str | SkipJsonSchema[None] = left_out_if_none(SEMANTIC_GAP)
 
 
 class WikiLane(Strict):
@@ -193,21 +173,12 @@ class WikiResult(Strict):
     summary: str = Field(description="The page's frontmatter summary (empty when it has none).")
     score: float = Field(description="Relevance in [0, 1], comparable across queries.")
     matchReasons: list[str] = Field(default_factory=list, description="Lanes that matched: lexical, semantic, exact.")
-    lanes: list[WikiLane] | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="How each lane ran for this query; on the first result only (ktx-index), since it is the same "
-        "for all.",
+    lanes: list[WikiLane] | SkipJsonSchema[None] = left_out_if_none(
+        "How each lane ran for this query; on the first result only (ktx-index), since it is the same for all."
     )
-    snippet: str | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="ktx-index: best-matching passage, matched words in <mark>.",
-    )
-    stale: str | SkipJsonSchema[None] = Field(default=None, exclude_if=_absent_if_none, description=STALE)
-    laneScores: SkipJsonSchema[LaneScores | None] = Field(
-        default=None, exclude_if=_absent_if_none, description="ktx-index: per-lane scores (only with explain)."
-    )
+    snippet: str | SkipJsonSchema[None] = left_out_if_none("ktx-index: best-matching passage, matched words in <mark>.")
+    stale: str | SkipJsonSchema[None] = left_out_if_none(STALE)
+    laneScores: SkipJsonSchema[LaneScores | None] = left_out_if_none("ktx-index: per-lane scores (only with explain).")
 
 
 class WikiSearchResult(Strict):
@@ -215,14 +186,8 @@ class WikiSearchResult(Strict):
     totalFound: int = Field(
         description="Every page that matched the question's words or meaning (may exceed the results returned)."
     )
-    confidence: Literal["low"] | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description=LOW_CONFIDENCE,
-    )
-    confidenceReason: SkipJsonSchema[str | None] = Field(
-        default=None, exclude_if=_absent_if_none, description=CONFIDENCE_REASON
-    )
+    confidence: Literal["low"] | SkipJsonSchema[None] = left_out_if_none(LOW_CONFIDENCE)
+    confidenceReason: SkipJsonSchema[str | None] = left_out_if_none(CONFIDENCE_REASON)
 
 
 class Coverage(Strict):
@@ -245,24 +210,16 @@ class DictionaryMatch(Strict):
     columnName: str
     matchedValue: str = Field(description="The stored value, in its original spelling.")
     cardinality: int | None = Field(description="Distinct values in the column's profile sample.")
-    tableRef: TableRefOut | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="ktx-index: the qualified table, unambiguous across schemas.",
+    tableRef: TableRefOut | SkipJsonSchema[None] = left_out_if_none(
+        "ktx-index: the qualified table, unambiguous across schemas."
     )
-    matchType: Literal["exact", "folded", "token", "fuzzy", "abbreviation"] | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="ktx-index: exact > folded (case/accents) > token > fuzzy > abbreviation (a stored code the value's words "
-        "abbreviate: 'Asia Pacific' → APAC, 'Canadian dollars' → CAD, 'Vermont' → VT).",
+    matchType: Literal["exact", "folded", "token", "fuzzy", "abbreviation"] | SkipJsonSchema[None] = left_out_if_none(
+        "ktx-index: exact > folded (case/accents) > token > fuzzy > abbreviation (a stored code the value's words "
+        "abbreviate: 'Asia Pacific' → APAC, 'Canadian dollars' → CAD, 'Vermont' → VT)."
     )
-    score: float | SkipJsonSchema[None] = Field(
-        default=None, exclude_if=_absent_if_none, description="ktx-index: match strength in [0, 1]."
-    )
-    origin: Literal["profile", "dbt_enum"] | SkipJsonSchema[None] = Field(
-        default=None,
-        exclude_if=_absent_if_none,
-        description="ktx-index: profile sample value or dbt enum_values.",
+    score: float | SkipJsonSchema[None] = left_out_if_none("ktx-index: match strength in [0, 1].")
+    origin: Literal["profile", "dbt_enum"] | SkipJsonSchema[None] = left_out_if_none(
+        "ktx-index: profile sample value or dbt enum_values."
     )
 
 
