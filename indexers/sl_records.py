@@ -194,10 +194,10 @@ def compose_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> tuple[dict
     return out, problems
 
 
-def declared_name(text: str) -> str | None:
-    """Recover ``name:`` from a file that does not parse, as KTX does for broken sources."""
+def broken_source_name(rel: str, text: str) -> str:
+    """The name KTX registers a file that does not parse under: its ``name:`` line, else its file's stem."""
     match = re.search(r"^name:\s*['\"]?([^'\"\n#]+?)['\"]?\s*(?:#.*)?$", text, re.MULTILINE)
-    return match.group(1).strip() if match else None
+    return match.group(1).strip() if match else rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
 
 
 def connection_files(project: Project, connection_id: str) -> list[str]:
@@ -240,7 +240,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
             if not rel.startswith(prefix):
                 unread.append(rel)
-                name = declared_name(text) or rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
+                name = broken_source_name(rel, text)
                 records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
             continue
         if rel.startswith(prefix):

@@ -55,8 +55,7 @@ class _Commit:
         self.force, self.on_progress = force, on_progress
         self.fingerprint = builder.backlog.fingerprint()
         self.writer: tantivy.IndexWriter | None = None
-        #: The lexical index is written again from the store: forced, or too many deleted documents (``finish``).
-        self.rewrite = force
+        self.rewritten = False  # the lexical index written again, unforced: too many deleted documents (``finish``)
         self.written: set[str] = set()  # uids put or deleted, when forced: the others are added at the end
         self.deletes = self.adds = 0  # lexical deletes and adds queued, for the deleted share after the commit
         self.touched: set[str] = set()  # uids put or deleted, for readers' deltas
@@ -127,7 +126,7 @@ class _Commit:
             writer.rollback()
             writer.delete_all_documents()
             self._add_back(writer, set())
-            self.rewrite = True
+            self.rewritten = True
         self.store.changes.log(generation, self.touched, everything=self.log_all)
         self.lexical.set_generation(writer, generation)
         writer.commit()
@@ -292,7 +291,7 @@ class Builder:
                 report.kept_stale += len(uids)
                 self.store.scopes.hold(key)
             commit.finish(bool(dropped))
-            report.lexical_rewritten = commit.rewrite and not force
+            report.lexical_rewritten = commit.rewritten
         except BaseException:
             commit.abort()
             raise

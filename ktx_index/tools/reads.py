@@ -17,7 +17,7 @@ from indexers.base import as_str_list
 from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, parse_yaml, read_hand_edited
 from indexers.models import Document
 from indexers.project import Project
-from indexers.sl_records import declared_name, safe_source_name
+from indexers.sl_records import broken_source_name, safe_source_name
 from indexers.wiki import EMPTY_PAGE, page_uid, split_frontmatter, suggest_key
 from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
 from ktx_index.index.store import DocStore
@@ -211,7 +211,8 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
     read as written (``project``), as upstream registers it: its name is its ``name:`` line or its file's stem."""
     doc, names = find_source(store, connection_id, source_name)
     if doc is None:
-        for path, why in _broken_files(store, connection_id) if project is not None else []:
+        broken_files = _broken_files(store, connection_id)
+        for path, why in broken_files if project is not None else []:
             if (written := _never_parsed(project, path, source_name)) is not None:
                 return SlSource(
                     sourceName=source_name,
@@ -221,7 +222,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
                     files=[path],
                     stale=f"{path} does not parse ({why}); this is the file as written, never read",
                 )
-        broken = _broken_file(store, connection_id, lambda path: source_name in path)
+        broken = _broken_file(broken_files, lambda path: source_name in path)
         if broken:
             hint = f"that file does not parse ({broken[0]}: {broken[1]})"
         elif not names and (tables := store.docs.ids("table", connection_id)):
@@ -237,7 +238,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
     files = doc.attrs.get("files", [])
     stale = store.docs.stale_by_uid(doc.uid).get(doc.uid)
     broken = _broken_file(
-        store, connection_id, lambda path: path in files or PurePosixPath(path).stem == doc.id, doc.id
+        _broken_files(store, connection_id), lambda path: path in files or PurePosixPath(path).stem == doc.id, doc.id
     )
     if broken is not None:  # where the file breaks, which the kept version's own reason may not say
         read = "this is the source's last good version" if stale else "this source is composed without it"
@@ -266,8 +267,7 @@ def _never_parsed(project: Project, path: str, sent: str) -> str | None:
     try:
         parse_yaml(text)
     except SourceError:
-        name = declared_name(text) or PurePosixPath(path).stem
-        return text if name.casefold() == sent.casefold() else None
+        return text if broken_source_name(path, text).casefold() == sent.casefold() else None
     return None
 
 
@@ -310,11 +310,11 @@ def _parts(name: str) -> list[str]:
 
 
 def _broken_file(
-    store: DocStore, connection_id: str, belongs: Callable[[str], bool], named: str = ""
+    broken_files: list[tuple[str, str]], belongs: Callable[[str], bool], named: str = ""
 ) -> tuple[str, str] | None:
-    """(path, why) of a file of the connection's semantic layer that does not parse and ``belongs``: the one named
-    ``named`` (a source's own overlay) first. Warnings (an unknown key ignored) are no break."""
-    broken = [(path, why) for path, why in _broken_files(store, connection_id) if belongs(path)]
+    """(path, why) of a file of ``broken_files`` (``_broken_files``) that ``belongs``: the one named ``named`` (a
+    source's own overlay) first."""
+    broken = [(path, why) for path, why in broken_files if belongs(path)]
     return min(broken, key=lambda b: PurePosixPath(b[0]).stem != named, default=None)
 
 
