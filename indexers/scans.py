@@ -66,6 +66,8 @@ COLUMN_FIELDS = {
 PROFILE_FIELDS = {"distinctCount": int, "nullCount": int, "rowCount": int, "nullRate": float}
 
 
+#: Where a snapshot keeps its relationship profile, under its folder.
+PROFILE_FILE = "enrichment/relationship-profile.json"
 #: A snapshot's files that say when it was taken: connection.json's extractedAt, else scan-report.json's createdAt.
 SCAN_TIME_FILES = ("connection.json", "scan-report.json")
 #: What a foreign key must name for a join to be written from it (snapshot/joins.py, entity_details).
@@ -89,6 +91,11 @@ def foreign_keys(value: Any, rel: str, result: ScopeResult) -> list[dict[str, An
             code="warning",
         )
     return kept
+
+
+def profile_snapshot(rel: str) -> str:
+    """The folder of the snapshot whose relationship profile is at ``rel``."""
+    return rel.removesuffix(f"/{PROFILE_FILE}")
 
 
 def listed_columns(names: list[str], most: int = 5) -> str:
@@ -125,7 +132,7 @@ class ScanIndexer(Indexer):
             complete, profiles, shards, chosen = listed
             newest = complete[0]
             context = (("connection", conn), ("profiles", profiles), ("shards", shards))
-            profiled = [rel.rsplit("/enrichment/", 1)[0] for rel in profiles]  # their scans date them (profiledAt)
+            profiled = [profile_snapshot(rel) for rel in profiles]  # their scans date them (profiledAt)
             dating = [f"{sync}/{name}" for sync in profiled if sync != newest for name in SCAN_TIME_FILES]
             scopes.append(
                 Scope(
@@ -177,11 +184,7 @@ class ScanIndexer(Indexer):
             diagnostics.append(
                 Diagnostic(path=sync, code="warning", message=f"no scan-report.json yet (scan incomplete); {older}")
             )
-        profiles = tuple(
-            f"{sync}/enrichment/relationship-profile.json"
-            for sync in complete
-            if exists(project, f"{sync}/enrichment/relationship-profile.json")
-        )
+        profiles = tuple(f"{sync}/{PROFILE_FILE}" for sync in complete if exists(project, f"{sync}/{PROFILE_FILE}"))
         shards = tuple(list_files(project, f"semantic-layer/{conn}/_schema", (".yaml", ".yml")))
         chosen: dict[str, str] = {}
         for sync in complete:
@@ -220,7 +223,7 @@ class ScanIndexer(Indexer):
             if profile is None:
                 continue
             profile_syncs.append(rel.split("/")[-3])
-            newest_profile = newest_profile or rel.rsplit("/enrichment/", 1)[0]
+            newest_profile = newest_profile or profile_snapshot(rel)
             for entries in profile.values():
                 for column, entry in entries.items():
                     if is_dictionary_column(column, entry):
