@@ -18,7 +18,7 @@ import tantivy
 
 from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, ScopeResult, safe_read
-from indexers.models import SEARCH_KINDS, Diagnostic, Document
+from indexers.models import SEARCH_KINDS, Diagnostic, Document, make_uid
 from indexers.project import Project
 from ktx_index.embedding.embedder import EmbedBackend, Embedder
 from ktx_index.errors import Stopped
@@ -359,18 +359,21 @@ class Builder:
         self, old: dict[str, ScopeDoc], new: dict[str, Document], broken: dict[str, str]
     ) -> list[str]:
         """The documents composed from several files (a semantic-layer source: its manifest and its overlay) that
-        this read composed without one of them, which no longer parses. Recomposed from the files that still parse,
-        a source loses the measures search still finds; _apply_scope keeps its last good version instead, stale,
+        this read composed without one of them, which no longer parses, and the changed dimensions and measures of
+        such a source. Recomposed from the files that still parse, a source loses the measures search still finds
+        and its columns the overlay's descriptions; _apply_scope keeps their last good version instead, stale,
         wherever the documents of its file are kept."""
-        out = []
-        for uid, doc in new.items() if broken else ():
-            if uid not in old or old[uid].hash == doc.content_hash or "files" not in doc.attrs:
-                continue
-            prior = self.store.docs.get(uid)
-            files = prior.attrs.get("files", []) if prior is not None else []
-            if any(f in broken and f not in doc.attrs["files"] for f in files):
-                out.append(uid)
-        return out
+        if not broken:
+            return []
+        changed = {uid: doc for uid, doc in new.items() if uid in old and old[uid].hash != doc.content_hash}
+        sources = set()
+        for uid, doc in changed.items():
+            if "files" in doc.attrs:
+                prior = self.store.docs.get(uid)
+                files = prior.attrs.get("files", []) if prior is not None else []
+                if any(f in broken and f not in doc.attrs["files"] for f in files):
+                    sources.add(uid)
+        return [uid for uid, doc in changed.items() if uid in sources or _source_of(doc) in sources]
 
     def _read_whole(self, uid: str) -> bool:
         """Whether the index holds a document as its broken file's whole text (``ScopeResult.fallback``), which a
@@ -395,3 +398,10 @@ class Builder:
         done, status = self.backlog.embed(on_progress, limit, budget_s)
         self.store.meta.set({"embedding_status": status})
         return done, status
+
+
+def _source_of(doc: Document) -> str | None:
+    """The uid of the semantic-layer source a dimension or measure belongs to (None for any other document)."""
+    if doc.kind not in ("sl_dimension", "sl_measure") or not doc.attrs.get("source"):
+        return None
+    return make_uid("sl_source", doc.connection_id, str(doc.attrs["source"]))

@@ -344,6 +344,26 @@ def test_an_overlay_that_no_longer_parses_keeps_what_it_added_to_its_base(make_p
     service.close()
 
 
+def test_an_overlay_that_no_longer_parses_keeps_its_column_descriptions(make_project):
+    """The columns of an overlaid source are composed from both files too: read from the manifest alone they would
+    lose the overlay's descriptions (search showing none, unflagged); they keep their last good
+    version, stale, as the source does."""
+    root = make_project(
+        {"semantic-layer/warehouse/_schema/public.yaml": SL_SHARD, "semantic-layer/warehouse/orders.yaml": SL_OVERLAY}
+    )
+    service = service_for(root)
+    service.rebuild()
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY + "measures: [unterminated\n")
+    service.rebuild()
+    ref = next(r for r in service.discover_data("orders.status").refs if r.id == "orders.status")
+    assert ref.summary == "Lifecycle status of the order" and ref.stale
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY)
+    service.rebuild()
+    ref = next(r for r in service.discover_data("orders.status").refs if r.id == "orders.status")
+    assert ref.summary == "Lifecycle status of the order" and ref.stale is None
+    service.close()
+
+
 def test_second_writer_is_refused_with_the_holder_pid(project):
     first = service_for(project)
     first.acquire_writer()
