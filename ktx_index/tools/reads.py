@@ -189,7 +189,7 @@ def _not_flat(key: str, raw: str, keys: list[str] | None) -> InvalidInput:
             "send a key wiki_search returned, alone or after global/ or user/ to pick a scope "
             f"({_hint(suggest_key(raw.rsplit('/', 1)[-1]), keys)})"
         )
-    return InvalidInput(f'Invalid wiki key "{key}". Wiki keys must be flat', f"{hint}.")  # upstream's full stop
+    return InvalidInput(f'Invalid wiki key "{echoed(key)}". Wiki keys must be flat', f"{hint}.")  # upstream's full stop
 
 
 # ------------------------------------------------------------------ sl_read_source

@@ -91,6 +91,15 @@ def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
     service.close()
 
 
+def test_a_key_with_control_characters_is_quoted_escaped(make_project):
+    """A NUL or a newline sent in a key is shown as its escape in the error, as every other echo of a value is."""
+    service = KtxIndex(make_project({"wiki/global/a-b.md": "---\nsummary: AB\n---\nBody.\n"}), embedder=HashEmbedder())
+    with pytest.raises(InvalidInput) as caught:
+        service.wiki_read("a-b\x00/x")
+    assert 'Invalid wiki key "a-b\\x00/x"' in str(caught.value) and "\x00" not in str(caught.value)
+    service.close()
+
+
 def test_a_page_deleted_since_the_index_read_it_is_not_offered_as_its_own_replacement(make_project):
     root = make_project({"wiki/global/refunds.md": "---\nsummary: S\n---\nBody.\n"})
     service = KtxIndex(root, embedder=HashEmbedder())
