@@ -155,6 +155,7 @@ class Engine:
             else:
                 snap, old_to_new = copy.copy(old), np.arange(len(old.doc_uids), dtype=np.int64)
             snap.vectors_version = vectors_version
+            snap.words_epoch = meta.get("words_epoch", "")
             if self.embedder is not None:
                 started = time.monotonic()
                 vectors = VectorFile(self.layout.vectors, self.embedder.dim)
@@ -355,9 +356,10 @@ class Engine:
         return dataclasses.replace(q, abbreviations=found) if found else q
 
     def bridge(self) -> Bridge:
-        """The project's embedded vocabulary, read again only when vectors were added or re-keyed."""
+        """The project's embedded vocabulary, read again only when vectors were added or re-keyed or a word came or
+        went."""
         snap = self.snapshot
-        key = (snap.vector_epoch, snap.vector_rows_seen, snap.embed_fingerprint)
+        key = (snap.vector_epoch, snap.vector_rows_seen, snap.embed_fingerprint, snap.words_epoch)
         cached = self._bridge
         if cached is None or cached[0] != key:
             dim = self.embedder.dim if self.embedder is not None else 0

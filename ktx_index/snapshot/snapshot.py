@@ -86,6 +86,7 @@ class Snapshot:
     matrix_file_rows: np.ndarray | None = None  # vector-file row of each matrix row
     coarse: Coarse | None = None  # the matrix's coarse projection, on large indexes (snapshot/coarse.py)
     vector_rows_seen: int = -1  # the store's largest vector row when vectors were last read
+    words_epoch: str = ""  # changes when the vocabulary gains or loses a word (the bridge reads it again)
     vector_epoch: str = ""  # changes when vector rows are forgotten or re-keyed: deltas do not apply then
     embed_fingerprint: str = ""
 

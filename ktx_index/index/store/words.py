@@ -1,13 +1,15 @@
-"""The ``words`` table: vocabulary words (search/bridge.py) and the vector key each is embedded under.
+"""The ``words`` table: vocabulary words (search/bridge.py), the vector key each is embedded under, and how many
+documents name it.
 
-Words are never removed: a word whose documents are gone bridges to a term the lexical index no longer
-holds, which the bridge checks.
+A word no document names any longer (``docs`` 0) keeps its row and vector, in case it comes back, but is no longer
+part of the vocabulary: a word left behind by an edit bridged questions to it, so an index answered differently from
+a fresh build of the same files (an outside pass).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ktx_index.index.store.sql import select_in
 
@@ -19,9 +21,22 @@ class Words:
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
 
-    def put(self, keys: dict[str, str]) -> None:
-        """Vocabulary words (word → vector key); a word already known keeps its row."""
-        self._db.executemany("INSERT OR IGNORE INTO words(word, key) VALUES (?, ?)", list(keys.items()))
+    def count(self, change: Mapping[str, int], key_of: Callable[[str], str]) -> bool:
+        """Add ``change`` (word → documents naming it added, minus those removed) to the counts, a new word under
+        the vector key ``key_of`` gives it. Whether the vocabulary changed: a word came in or went out."""
+        change = {word: n for word, n in change.items() if n}
+        if not change:
+            return False
+        before = dict(select_in(self._db, "SELECT word, docs FROM words WHERE word IN ({marks})", list(change)))
+        self._db.executemany(
+            "INSERT INTO words(word, key, docs) VALUES (?, ?, ?) ON CONFLICT(word) DO UPDATE SET docs = docs + excluded.docs",
+            [(word, key_of(word), n) for word, n in change.items()],
+        )
+        return any((before.get(word, 0) > 0) != (before.get(word, 0) + n > 0) for word, n in change.items())
+
+    def forget_counts(self) -> None:
+        """Every word named by no document, before a forced rebuild counts them all again."""
+        self._db.execute("UPDATE words SET docs = 0")
 
     def rekey(self, key_of: Callable[[str], str]) -> None:
         """Give every word the vector key of a new embedding fingerprint."""
@@ -33,11 +48,11 @@ class Words:
         return dict(select_in(self._db, "SELECT key, word FROM words WHERE key IN ({marks})", keys))
 
     def rows(self) -> list[WordRow]:
-        """(word, vector row) of every embedded vocabulary word, by word."""
-        sql = "SELECT w.word, v.row FROM words w JOIN vectors v ON v.key = w.key ORDER BY w.word"
+        """(word, vector row) of every embedded word some document names, by word."""
+        sql = "SELECT w.word, v.row FROM words w JOIN vectors v ON v.key = w.key WHERE w.docs > 0 ORDER BY w.word"
         return self._db.execute(sql).fetchall()
 
     def missing_keys(self) -> list[str]:
-        """Keys of words that have no vector yet."""
-        sql = "SELECT w.key FROM words w LEFT JOIN vectors v ON v.key = w.key WHERE v.row IS NULL"
+        """Keys of the words some document names that have no vector yet."""
+        sql = "SELECT w.key FROM words w LEFT JOIN vectors v ON v.key = w.key WHERE v.row IS NULL AND w.docs > 0"
         return [key for (key,) in self._db.execute(sql)]

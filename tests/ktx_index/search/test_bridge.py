@@ -140,6 +140,29 @@ def test_new_words_are_bridged_after_the_commit_that_brings_them(make_project):
     service.close()
 
 
+def test_a_word_an_edit_took_away_is_bridged_to_no_longer(make_project):
+    """A column renamed and renamed back leaves the vocabulary as a fresh build of the same files has it: the
+    word of the passing name bridged questions to it before (an outside pass), and a forced rebuild too."""
+    theatre = {"catalog": None, "db": "main", "name": "theatre", "columns": [column("seats", "int")]}
+    root = rental_project(make_project)
+    service = KtxIndex(root, embedder=SynonymEmbedder())
+    service.rebuild()
+    fresh = {word for word, _ in service.ensure_index().store.words.rows()}
+    rental_project(make_project, (theatre,))
+    service.rebuild()
+    assert "theatre" in {word for word, _ in service.refreshed_engine().store.words.rows()}
+    for table in root.rglob("*.json"):
+        if "theatre" in table.read_text() and "tables" in table.parts:
+            table.unlink()
+    service.rebuild()
+    engine = service.refreshed_engine()
+    assert {word for word, _ in engine.store.words.rows()} == fresh
+    assert engine.bridged(question_words("cinema"), [stem("cinema")]).get(stem("cinema"), ("",))[0] != "theatr"
+    service.rebuild(force=True)
+    assert {word for word, _ in service.refreshed_engine().store.words.rows()} == fresh
+    service.close()
+
+
 def test_another_model_embeds_the_vocabulary_again(make_project):
     root = rental_project(make_project)
     first = KtxIndex(root, embedder=SynonymEmbedder())
