@@ -318,8 +318,9 @@ class Builder:
     def _apply_scope(self, scope: Scope, result: ScopeResult, commit: _Commit, report: RebuildReport) -> None:
         """Write one scope's changed documents. A document whose file no longer parses (or lies in a folder that
         cannot be listed, or came from an artifact that does not parse: ``ScopeResult.kept``) is kept, marked
-        stale; a file that does not parse and never did gives what it still can (``ScopeResult.fallback``), stale
-        too."""
+        stale, and so is the last good version of a document such a file gives changed (a table's columns without
+        the sample values of a profile that no longer parses); a file that does not parse and never did gives what
+        it still can (``ScopeResult.fallback``), stale too."""
         old = self.store.docs.in_scope(scope.key)
         broken = dict(result.kept)
         for diag in result.diagnostics:
@@ -345,6 +346,9 @@ class Builder:
 
         for uid in self._composed_without(old, new, broken):
             if kept_for(old[uid].path) is not None:  # as the documents of its file are: recomposed otherwise
+                del new[uid]
+        for uid in [u for u, doc in new.items() if u in old and old[u].hash != doc.content_hash]:
+            if old[uid].path.split("#", 1)[0] in result.kept:  # its file lost part of itself to one that did not parse
                 del new[uid]
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():

@@ -1,5 +1,6 @@
 """The incremental builder against real stores (tantivy, SQLite, vector file) and the fake embedder."""
 
+import json
 import os
 import time
 from pathlib import Path
@@ -307,7 +308,17 @@ def test_a_field_of_the_wrong_shape_keeps_what_it_held_stale(project):
     service.close()
 
 
-def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make_project):
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text[:40],  # truncated mid-write
+        lambda text: json.dumps({**json.loads(text), "columns": list(json.loads(text)["columns"].values())}),
+    ],
+    ids=["truncated", "columns-not-an-object"],
+)
+def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make_project, damage):
+    """The dictionary values and the table's documents that carry the samples keep their last good version, stale
+    (the column's documents, read without the profile, lost their samples: an outside pass)."""
     table = {"db": "public", "name": "orders", "columns": [column("status")]}
     profile = {"columns": {"orders.status": profile_entry("public", "orders", "status", ["paid", "refunded"])}}
     sync = "2026-01-01-000000-local-a"
@@ -315,11 +326,13 @@ def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make
     service = service_for(root)
     service.rebuild()
     profile_path = root / f"raw-sources/warehouse/live-database/{sync}/enrichment/relationship-profile.json"
-    profile_path.write_text(profile_path.read_text()[:40])  # truncated mid-write
+    profile_path.write_text(damage(profile_path.read_text()))
     report = service.rebuild()
-    assert report.deleted == 0 and report.kept_stale == 2
+    assert report.deleted == 0 and report.kept_stale >= 2
     assert [d.path for d in report.diagnostics] == [str(profile_path.relative_to(root))]
     assert [m.matchedValue for m in service.dictionary_search(["refunded"]).results[0].matches] == ["refunded"]
+    found = service.entity_details("warehouse", [{"table": "public.orders"}]).results[0]
+    assert found.stale and found.columns[0].sampleValues == ["paid", "refunded"]
     service.close()
 
 
