@@ -19,6 +19,7 @@ from indexers.models import Document
 from indexers.project import Project
 from indexers.sl_records import broken_source_name, safe_source_name
 from indexers.wiki import EMPTY_PAGE, page_uid, split_frontmatter, suggest_key
+from ktx_index.analysis import abbreviates, split_identifier
 from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import QUOTES
@@ -39,7 +40,25 @@ KNOWN_LISTED = 10
 
 
 def nearest(word: str, choices: list[str], limit: int = 5, cutoff: float = 40) -> list[str]:
-    return [choice for choice, _score, _i in process.extract(word, choices, limit=limit, score_cutoff=cutoff)]
+    """The choices nearest a name sent: those naming each of its words in full or abbreviated, as warehouses name
+    things, first (*appointments* → ``main.appt``, ``pref_lang_cd`` → ``preferred_language``: a spelling distance
+    put them ninth), then the closest in spelling."""
+    sent = _words(word.rsplit(".", 1)[-1])
+    named = [c for c in choices if sent and _names_each(sent, _words(c.rsplit(".", 1)[-1]))] if sent else []
+    spelt = [choice for choice, _score, _i in process.extract(word, choices, limit=limit, score_cutoff=cutoff)]
+    return list(dict.fromkeys([*named, *spelt]))[:limit]
+
+
+def _words(name: str) -> list[str]:
+    """A name's words of three letters or more, in lower case (``pref_lang_cd`` → pref, lang)."""
+    return [part.lower() for part in split_identifier(name) if len(part) >= 3 and part.isalpha()]
+
+
+def _names_each(sent: list[str], words: list[str]) -> bool:
+    """Whether every word of one name is a word of the other, the same or abbreviated either way."""
+    if not words or len(sent) != len(words):
+        return False
+    return all(a == b or abbreviates(a, b) or abbreviates(b, a) for a, b in zip(sent, words, strict=True))
 
 
 def _hint(word: str, choices: list[str]) -> str:

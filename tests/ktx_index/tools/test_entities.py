@@ -8,6 +8,7 @@ from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput
 from ktx_index.service import KtxIndex
 from ktx_index.tools.entities import nearest_first, parse_table_input
+from ktx_index.tools.reads import nearest
 
 
 def test_a_table_reference_is_read_in_each_of_upstreams_forms():
@@ -70,6 +71,16 @@ def test_column_candidates_put_the_nearest_to_each_missing_name_first():
     assert nearest_first(["state"], names) == ["st_cd", "mbr_id", "mbr_nm", "addr", "city", "zip"]
     assert nearest_first(["zzzz"], names) == names  # nothing near: the table's order
     assert nearest_first(["state", "cty"], names)[:2] == ["st_cd", "city"]
+
+
+def test_candidates_name_the_words_sent_abbreviated_first():
+    """A legacy warehouse abbreviates: the name sent in full finds its abbreviation first, and the reverse (an
+    outside pass: *appointments* listed ``main.appt`` ninth, after ``pt``, ``enc`` and ``pmt``)."""
+    tables = ["main.pt", "main.enc", "main.pmt", "main.dept", "main.appt", "main.clm", "main.clinic_loc"]
+    assert nearest("appointments", tables, 3)[0] == "main.appt"
+    assert nearest("claims", tables, 3)[0] == "main.clm"
+    assert nearest_first(["pref_lang_cd"], ["pt_id", "mrn", "preferred_language"])[0] == "preferred_language"
+    assert nearest("orders", ["order_items", "orders"], 2) == ["orders", "order_items"]
 
 
 def test_a_columns_id_sent_as_a_table_says_which_table_and_column_to_send(make_project):
