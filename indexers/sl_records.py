@@ -260,10 +260,13 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
                     connection_id, name, f"{rel}#{name}", "manifest", project_manifest_entry(name, entry)
                 )
             continue
-        if not isinstance(data, dict):
+        if not isinstance(data, dict):  # as a file that does not parse: perhaps an overlay of another source
             got = "the file is empty" if data is None else f"got {type(data).__name__}"
             message = f"source file must be a YAML mapping ({got})"
             diagnostics.append(Diagnostic(path=rel, message=message, code="parse_error"))
+            unread.append(rel)
+            name = broken_source_name(rel, text)
+            records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
             continue
         name = data.get("name")
         if isinstance(name, (int, float)) and not isinstance(name, bool):  # `name: 2024` meant the text

@@ -336,16 +336,20 @@ def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make
     service.close()
 
 
-def test_an_overlay_that_no_longer_parses_keeps_what_it_added_to_its_base(make_project):
+@pytest.mark.parametrize(
+    "broken", [SL_OVERLAY + "measures: [unterminated\n", "- a\n", "just a sentence\n"], ids=["syntax", "list", "scalar"]
+)
+def test_an_overlay_that_no_longer_parses_keeps_what_it_added_to_its_base(make_project, broken):
     """The overlay's measure lives on its base's documents (the manifest entry's path): its own file's parse error
     alone would not keep it; the connection's hold does (ScopeResult.kept), said once in each stale reason rather
-    than as a second diagnostic on the folder."""
+    than as a second diagnostic on the folder. YAML that parses to no mapping is such a file too (an outside pass:
+    its measures were deleted)."""
     root = make_project(
         {"semantic-layer/warehouse/_schema/public.yaml": SL_SHARD, "semantic-layer/warehouse/orders.yaml": SL_OVERLAY}
     )
     service = service_for(root)
     service.rebuild()
-    (root / "semantic-layer/warehouse/orders.yaml").write_text(SL_OVERLAY + "measures: [unterminated\n")
+    (root / "semantic-layer/warehouse/orders.yaml").write_text(broken)
     report = service.rebuild()
     assert report.deleted == 0 and report.kept_stale >= 1
     assert {d.path for d in report.diagnostics} == {"semantic-layer/warehouse/orders.yaml"}
