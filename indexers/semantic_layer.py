@@ -4,6 +4,7 @@ because overlays compose across files."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
@@ -22,6 +23,16 @@ def table_ref_from_string(table: str) -> TableRef | None:
     if len(parts) == 2:
         return TableRef(db=parts[0], name=parts[1])
     return TableRef(catalog=parts[0], db=parts[1], name=".".join(parts[2:]))
+
+
+#: A name in SQL: a column as a measure's expression or filter reads it (a qualified one's last part too).
+SQL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def measure_inputs(sql: str, columns: dict[str, str]) -> list[str]:
+    """The source's columns a measure reads (``columns``: each name in lower case → as written), in the order its
+    expression and filter name them: ``sum(closing_bal_gbp)`` reads closing_bal_gbp."""
+    return list(dict.fromkeys(columns[n.casefold()] for n in SQL_NAME.findall(sql) if n.casefold() in columns))
 
 
 def _names(items: list[dict[str, Any]]) -> list[str]:
@@ -118,6 +129,7 @@ class SemanticLayerIndexer(Indexer):
                 ),
             )
         ]
+        by_name = {n.casefold(): n for n in (str(c.get("name") or "").strip() for c in columns) if n}
         for measure in measures:
             name = str(measure.get("name") or "").strip()
             if not name:
@@ -135,7 +147,7 @@ class SemanticLayerIndexer(Indexer):
                     text,
                     expr=f"{expr} where {filt}" if filt else expr,
                     table_ref=table_ref,
-                    attrs={"source": source, "exprOnly": expr},
+                    attrs={"source": source, "exprOnly": expr, "inputs": measure_inputs(f"{expr} {filt}", by_name)},
                 )
             )
         for column in columns:

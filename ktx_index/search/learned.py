@@ -47,6 +47,10 @@ RANKER_FILE = WEIGHTS / PARAMS.ranker  # the shipped model, which train_ranker.p
 #: How many of the pipeline's best candidates the ranker re-weighs (what it was trained on).
 TOP = 60
 KINDS = ("wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column")
+#: The steps whose contributions the shipped models read: those of lifts.STAGES they were trained with. A step
+#: added since (``measure_inputs``, forty-fourth session) reaches them through the scores; retraining
+#: (tests/training/train_ranker.py) makes it a feature of its own.
+LEARNED_STEPS = tuple(stage for stage in STAGES if stage != "measure_inputs")
 #: Words a text-to-SQL question tends to open with.
 LEADS = frozenset(
     "list find give show what which how among calculate count name provide state tell return identify please who "
@@ -95,7 +99,7 @@ def candidate_features(query: Query, ranked: list[Candidate]) -> dict[str, np.nd
         "matched": np.array([float(len(c.terms)) for c in ranked]),
     }
     columns |= {f"kind_{k}": np.array([float(kind == k) for kind in kinds]) for k in KINDS}
-    columns |= {f"step_{s}": np.array([c.steps.get(s, 0.0) for c in ranked]) for s in STAGES}
+    columns |= {f"step_{s}": np.array([c.steps.get(s, 0.0) for c in ranked]) for s in LEARNED_STEPS}
     columns |= {name: np.full(n, value) for name, value in style_features(query).items()}
     return columns
 

@@ -28,7 +28,7 @@ CONTAINERS = tuple(f"{kind}:" for kind in CONTAINER_KINDS)
 #: (member index, shape, every value it holds when known)
 MemberShape = tuple[int, str, frozenset[str] | None]
 #: The structural steps after fusion, in the order they run.
-STAGES = ("propagate", "named", "join_keys", "shaped", "namesakes", "coherence", "page_scope")
+STAGES = ("propagate", "named", "join_keys", "shaped", "namesakes", "measure_inputs", "coherence", "page_scope")
 
 
 def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None:
@@ -112,6 +112,7 @@ class Lifts:
             "join_keys": self.join_keys,
             "shaped": lambda: self.shaped(shapes, query.values + ((Value("date", "", None),) if query.by_time else ())),
             "namesakes": self.namesakes,
+            "measure_inputs": self.measure_inputs,
             "coherence": lambda: coherence(self.snap, self.ranked, self.p),
             "page_scope": self.page_scope,
         }
@@ -185,6 +186,20 @@ class Lifts:
             for i in copies:
                 if i != idx and self.wanted(i) and snap.doc_uids[i] not in snap.shadowed:
                     self.lift(i, p.namesake_share * cand.score)
+
+    def measure_inputs(self) -> None:
+        """A measure among the ``measure_top`` best results lifts the dimensions its SQL reads (``sum(closing_bal_gbp)``
+        → closing_bal_gbp) to ``measure_share`` of its score: the columns an agent writing the query needs, which
+        its words often do not name (*money held in wallets*). After the namesakes step, so a copy of the measure's
+        source in another layer is not lifted through them."""
+        snap, p = self.snap, self.p
+        if p.measure_share <= 0:
+            return
+        for cand in sorted(self.ranked, key=lambda c: -c.score)[: p.measure_top]:
+            for uid in snap.facts.inputs.get(cand.uid, ()):
+                idx = snap.uid_index.get(uid)
+                if idx is not None and self.wanted(idx):
+                    self.lift(idx, p.measure_share * cand.score)
 
     def top_containers(self, among: Container[str] | None = None) -> list[Candidate]:
         """The ``join_containers`` best tables and sources (of ``among``) above the floor: what the question is

@@ -84,6 +84,10 @@ class Params:
     namesake_share: float = 0.9
     namesake_top: int = 5
     namesake_max: int = 3
+    #: Among the ``measure_top`` best results, a measure lifts the dimensions its expression and filter read to this
+    #: share of its score (held out, every KTX-style family gains: docs/benchmarks.md, forty-fourth session).
+    measure_share: float = 0.9
+    measure_top: int = 3
     #: With ``connectionId``, a wiki page tagged (``connections`` frontmatter) with other connections only keeps this
     #: share of its score in discover_data (wiki_search drops such pages, as KTX does).
     other_connection_page: float = 0.5

@@ -1,5 +1,6 @@
-"""What tables and sources add to ranking: how they join (declared foreign keys, semantic-layer joins), and which
-of them are one physical table (a scanned table and the semantic-layer source over it: twins).
+"""What tables and sources add to ranking: how they join (declared foreign keys, semantic-layer joins), which of
+them are one physical table (a scanned table and the semantic-layer source over it: twins), and which of a source's
+dimensions each of its measures reads.
 
 Keyed by document uid, so a commit that touched a few documents patches these from those
 documents alone (``update_facts``) instead of reading every table and value again.
@@ -7,11 +8,14 @@ documents alone (``update_facts``) instead of reading every table and value agai
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
-from indexers.models import CONTAINER_KINDS
+from indexers.models import CONTAINER_KINDS, make_uid
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import Edge, JoinEdge, join_graph, scan_edges, self_joins, source_edges
+
+MEASURES = ("sl_measure",)
 
 
 @dataclass
@@ -24,6 +28,7 @@ class Facts:
     table_of: dict[str, tuple[str, str]] = field(default_factory=dict)  # container uid → (connection, table)
     # derived from table_of
     by_table: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)  # (connection, table) → containers
+    inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # measure uid → the dimensions its SQL reads
 
     def twins(self, uid: str) -> frozenset[str]:
         """The other containers over the same physical table (a source and the scanned table it reads)."""
@@ -39,6 +44,13 @@ def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> 
     if conn is not None and ref.get("name"):
         table = ".".join(part for part in (ref.get("catalog"), ref.get("db"), ref.get("name")) if part)
         facts.table_of[uid] = (conn, table.casefold())
+
+
+def _read_measure(facts: Facts, uid: str, conn: str | None, fields: dict) -> None:
+    attrs = fields.get("attrs") or {}
+    source, names = attrs.get("source"), attrs.get("inputs") or []
+    if source and names:
+        facts.inputs[uid] = tuple(make_uid("sl_dimension", conn, f"{source}.{name}") for name in names)
 
 
 def _group_tables(facts: Facts) -> None:
@@ -104,20 +116,33 @@ def load_facts(store: DocStore) -> Facts:
     facts = Facts()
     for row in store.docs.kind_fields(CONTAINER_KINDS):
         _read(facts, *row)
+    for uid, _kind, conn, fields in store.docs.kind_fields(MEASURES):
+        _read_measure(facts, uid, conn, fields)
     return _derive(facts)
 
 
 def update_facts(old: Facts, store: DocStore, changed: set[str]) -> Facts:
     """The facts after a commit that touched ``changed`` (the old ones when none of them matter)."""
+    measures = {uid for uid in changed if uid.split(":", 1)[0] in MEASURES}
     relevant = {uid for uid in changed if uid.split(":", 1)[0] in CONTAINER_KINDS}
-    if not relevant:
+    if not relevant and not measures:
         return old
-    facts = Facts(edges=dict(old.edges), itself=dict(old.itself), table_of=dict(old.table_of))
-    for uid in relevant:
-        facts.edges.pop(uid, None)
-        facts.itself.pop(uid, None)
-        facts.table_of.pop(uid, None)
-    for row in store.docs.kind_fields(CONTAINER_KINDS, relevant):
-        _read(facts, *row)
-    _regroup_after(old, facts, relevant)
-    return _derive_after(old, facts, relevant)
+    inputs = old.inputs
+    if measures:
+        inputs = {uid: dims for uid, dims in old.inputs.items() if uid not in measures}
+    if not relevant:
+        facts = copy.copy(old)
+        facts.inputs = inputs
+    else:
+        facts = Facts(edges=dict(old.edges), itself=dict(old.itself), table_of=dict(old.table_of), inputs=inputs)
+        for uid in relevant:
+            facts.edges.pop(uid, None)
+            facts.itself.pop(uid, None)
+            facts.table_of.pop(uid, None)
+        for row in store.docs.kind_fields(CONTAINER_KINDS, relevant):
+            _read(facts, *row)
+        _regroup_after(old, facts, relevant)
+        facts = _derive_after(old, facts, relevant)
+    for uid, _kind, conn, fields in store.docs.kind_fields(MEASURES, measures) if measures else ():
+        _read_measure(facts, uid, conn, fields)
+    return facts

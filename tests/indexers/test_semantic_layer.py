@@ -4,6 +4,7 @@ ktx.yaml does not name (the records it reads them from: test_sl_records.py)."""
 from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE
 
 from indexers import load_project, read_project
+from indexers.semantic_layer import measure_inputs
 
 
 def test_documents_for_sources_measures_dimensions_and_enum_values(make_project):
@@ -37,3 +38,13 @@ def test_folder_without_ktx_yaml_entry_is_indexed(make_project):
     assert project.connections["finance"].declared is False
     assert project.connections["warehouse"].declared is True  # declared but empty is fine
     assert any(d.connection_id == "finance" for d in read_project(project).documents)
+
+
+def test_a_measures_inputs_are_the_sources_columns_its_sql_names():
+    columns = {"closing_bal_gbp": "closing_bal_gbp", "is_funded": "IS_FUNDED", "status": "status"}
+    assert measure_inputs("sum(Closing_Bal_GBP) where is_funded and t.status = 'paid'", columns) == [
+        "closing_bal_gbp",
+        "IS_FUNDED",
+        "status",
+    ]
+    assert measure_inputs("count(*)", columns) == []

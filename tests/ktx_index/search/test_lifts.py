@@ -125,6 +125,55 @@ def test_a_name_many_tables_share_lifts_nothing(layered):
     assert lifted["analytics.fct_orders.created_at"] == pytest.approx(0.9 * lifted["analytics.stg_orders.created_at"])
 
 
+WALLETS = """name: balances
+table: finance.balances
+description: Closing balance per wallet per day
+columns:
+  - {name: wallet_id, type: string}
+  - {name: closing_bal_gbp, type: number, description: Closing balance at the day's rate}
+  - {name: is_funded, type: boolean}
+  - {name: region_cd, type: string}
+measures:
+  - {name: customer_funds, expr: sum(CLOSING_BAL_GBP), filter: is_funded = true, description: money held for customers}
+"""
+
+
+def test_a_measure_lifts_the_dimensions_its_sql_reads(make_project):
+    """*money held for customers* names the measure; the columns its expression and filter read are what a query
+    needs, and come next (to ``measure_share`` of its score), whatever their words; the others stay as they were."""
+    root = make_project({"semantic-layer/warehouse/balances.yaml": WALLETS})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    engine = service.ensure_index()
+    assert engine.snapshot.facts.inputs == {
+        "sl_measure:warehouse:balances.customer_funds": (
+            "sl_dimension:warehouse:balances.closing_bal_gbp",
+            "sl_dimension:warehouse:balances.is_funded",
+        )
+    }
+
+    def ranked(share: float) -> dict[str, float]:
+        return {
+            c.uid.split(":", 2)[2]: c.score
+            for c in with_params(engine, measure_share=share).rank(
+                "money held for customers", ["sl_measure", "sl_dimension"]
+            )
+        }
+
+    off, on = ranked(0.0), ranked(0.9)
+    measure = on["balances.customer_funds"]
+    assert on["balances.closing_bal_gbp"] == pytest.approx(0.9 * measure)
+    assert off.get("balances.closing_bal_gbp", 0.0) < 0.9 * measure
+    assert on["balances.is_funded"] == pytest.approx(0.9 * measure)
+    assert on.get("balances.region_cd") == off.get("balances.region_cd")
+    (root / "semantic-layer/warehouse/balances.yaml").write_text(WALLETS.replace("sum(CLOSING_BAL_GBP)", "count(*)"))
+    service.rebuild()  # the facts follow an edit of the measure (a delta)
+    assert service.refreshed_engine().snapshot.facts.inputs == {
+        "sl_measure:warehouse:balances.customer_funds": ("sl_dimension:warehouse:balances.is_funded",)
+    }
+    service.close()
+
+
 def test_with_a_connection_pages_about_other_connections_are_demoted_never_dropped(make_project):
     files = scan_files("warehouse", "2026-01-01-000000-aaaa", CLINIC)
     page = "---\nsummary: Thrombocyte reference ranges\nconnections: [{conn}]\n---\nThrombocyte reference ranges.\n"
