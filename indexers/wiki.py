@@ -24,7 +24,8 @@ from indexers.files import (
 from indexers.models import Diagnostic, Document, Section, make_uid
 from indexers.project import Project
 
-FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+#: An opening ``---`` line, the YAML (none at all: ``---`` twice is an empty block, as KTX reads it), a closing one.
+FRONTMATTER = re.compile(r"\A---[ \t]*\n(?:(.*?)\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE = re.compile(r"^[ \t]*(```|~~~)")
 OPTIONAL_FIELDS = (
@@ -49,7 +50,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
             raise SourceError("frontmatter starts with '---' but has no closing '---' line")
         return {}, text.strip()
     try:
-        meta = parse_yaml(match.group(1), first_line=2)
+        meta = parse_yaml(match.group(1) or "", first_line=2)
     except SourceError as exc:
         raise SourceError(f"frontmatter: {exc}") from exc
     if meta is None:

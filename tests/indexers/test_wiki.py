@@ -107,6 +107,12 @@ def test_page_without_frontmatter_and_crlf(make_project):
     assert by_id["crlf"].summary == "w" and by_id["crlf"].body == "Body"
 
 
+def test_an_empty_frontmatter_block_is_no_frontmatter():
+    """``---`` twice opens and closes an empty block, as KTX reads it (an outside pass: it was a parse error)."""
+    assert split_frontmatter("---\n---\n# Body\ntext\n") == ({}, "# Body\ntext")
+    assert split_frontmatter("---\n\n---\nBody\n") == ({}, "Body")
+
+
 def test_broken_frontmatter_binary_and_non_utf8_are_diagnostics(make_project):
     root = make_project(
         {
