@@ -279,6 +279,10 @@ class ScanIndexer(Indexer):
         if not isinstance(table.get("name"), str) or not table["name"].strip():
             result.problem(rel, "table file must be an object with a non-empty 'name'", code="parse_error")
             return result
+        if not isinstance(table.get("columns"), list):  # a scan always lists them: the file is not one (yet)
+            got = "none" if "columns" not in table else type(table["columns"]).__name__
+            result.problem(rel, f"table file must list its 'columns' (got {got})", code="parse_error")
+            return result
         ref = TableRef(
             catalog=table.get("catalog") if isinstance(table.get("catalog"), str) else None,
             db=table.get("db") if isinstance(table.get("db"), str) else None,
@@ -301,9 +305,7 @@ class ScanIndexer(Indexer):
         if unreadable:  # keep the sample values that newer profile gave this table (an older one may give others)
             result.kept[rel] = f"its sample values come from {unreadable}, which cannot be read"
         shard_table, shard_columns = self.cache.shard_descriptions(project, scope.get("shards"), display, result)
-        raw_columns = table.get("columns") if isinstance(table.get("columns"), list) else []
-        if not isinstance(table.get("columns"), (list, type(None))):
-            result.problem(rel, "'columns' must be a list; the table is indexed without columns", code="warning")
+        raw_columns = table["columns"]
         columns = [c for c in raw_columns if isinstance(c, dict) and isinstance(c.get("name"), str)]
         if len(columns) != len(raw_columns):
             result.problem(rel, "some columns are not objects with a 'name'; they were skipped", code="warning")

@@ -361,6 +361,27 @@ def test_an_overlay_that_no_longer_parses_keeps_what_it_added_to_its_base(make_p
     service.close()
 
 
+@pytest.mark.parametrize("columns", [None, {"a": 1}], ids=["missing", "an-object"])
+def test_a_table_file_without_its_column_list_keeps_its_last_good_documents(make_project, columns):
+    """A scan always lists a table's columns: a file without the list (missing, or not a list) is not a table file,
+    and what it gave stays, stale (an outside pass: 24 documents went, the table read with no columns)."""
+    sync = "2026-01-01-000000-local-a"
+    root = make_project(
+        scan_files("warehouse", sync, [{"db": "public", "name": "orders", "columns": [column("status")]}])
+    )
+    service = service_for(root)
+    service.rebuild()
+    path = next((root / f"raw-sources/warehouse/live-database/{sync}/tables").glob("*.json"))
+    table = json.loads(path.read_text())
+    table.pop("columns") if columns is None else table.update(columns=columns)
+    path.write_text(json.dumps(table))
+    report = service.rebuild()
+    assert report.deleted == 0 and [d.code for d in report.diagnostics] == ["parse_error"]
+    found = service.entity_details("warehouse", [{"table": "public.orders"}]).results[0]
+    assert found.stale and [c.name for c in found.columns] == ["status"]
+    service.close()
+
+
 def test_an_overlay_that_no_longer_parses_keeps_its_column_descriptions(make_project):
     """The columns of an overlaid source are composed from both files too: read from the manifest alone they would
     lose the overlay's descriptions (search showing none, unflagged); they keep their last good
