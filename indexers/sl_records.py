@@ -285,6 +285,13 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             data = {**data, "name": name}
         diagnostics.extend(_shape_diagnostics(rel, data))
         if "table" in data or "sql" in data:
+            earlier = records.get(name)
+            if earlier is not None and earlier.origin != "broken":  # KTX reads the later file alone, silently
+                message = (
+                    f"source '{name}' is also defined in {earlier.path}; this file replaces it (the later file wins, "
+                    "as KTX reads them): rename one, or make this one an overlay (no 'table:' or 'sql:')"
+                )
+                diagnostics.append(Diagnostic(path=rel, message=message, code="warning"))
             records[name] = SourceRecord(connection_id, name, rel, "standalone", data, text)
         else:
             overlays.append((rel, data))

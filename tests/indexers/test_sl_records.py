@@ -84,6 +84,22 @@ def test_a_source_name_holding_a_path_is_reported_not_indexed(make_project):
     assert "'../../ktx' holds a path" in problem.message and "rename it" in problem.message
 
 
+def test_two_files_defining_one_source_are_named_and_the_later_is_read_as_ktx_reads_it(make_project):
+    """KTX reads the later of two files with the same source name alone, silently; here the earlier one is named
+    (an outside pass: a copied file hid its original, with nothing said)."""
+    records, diagnostics, _held = warehouse_records(
+        make_project,
+        {
+            "semantic-layer/warehouse/aa_copy.yaml": SL_STANDALONE.replace("One row per subscription", "the copy"),
+            "semantic-layer/warehouse/subscriptions.yaml": SL_STANDALONE,
+        },
+    )
+    assert records["subscriptions"].path == "semantic-layer/warehouse/subscriptions.yaml"
+    (problem,) = diagnostics
+    assert problem.path == "semantic-layer/warehouse/subscriptions.yaml" and problem.code == "warning"
+    assert "also defined in semantic-layer/warehouse/aa_copy.yaml" in problem.message
+
+
 def test_compose_reports_unknown_override_targets():
     base = {"name": "t", "columns": [{"name": "a"}], "joins": [{"to": "x", "on": "t.a = x.a"}]}
     out, problems = compose_overlay(
