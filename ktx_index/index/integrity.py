@@ -120,6 +120,10 @@ def check_vectors(layout: IndexLayout, store: DocStore, dim: int) -> tuple[list[
         )
     key_of_row = store.vectors.keys_by_row()
     records = vectors.records()
+    if not rows and records:  # the vector file is gone, its key records stayed: they describe nothing
+        vectors.rewrite_keys([])
+        records = []
+        repairs.append("vector file is missing; its key records were dropped and every text will be embedded again")
     if rows and (len(records) != rows or any(records[r][0] != k for r, k in key_of_row.items() if r < len(records))):
         missing = rows - min(len(records), rows)
         fixed = [

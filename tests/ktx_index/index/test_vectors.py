@@ -123,6 +123,21 @@ def test_a_lost_sidecar_is_rewritten_from_the_store(demo: Path):
     again.close()
 
 
+def test_a_lost_vector_file_beside_its_sidecar_is_embedded_again(demo: Path):
+    """The vector file deleted and its key records left: they describe no row, so they go and every text is
+    embedded again (an outside pass: every rebuild and serve failed on the missing file)."""
+    service, _ = build(demo)
+    service.close()
+    layout = IndexLayout(demo)
+    texts = len(VectorFile(layout.vectors, HashEmbedder().dim).records())
+    layout.vectors.unlink()
+    again = KtxIndex(demo, embedder=HashEmbedder())
+    report = again.rebuild()
+    assert report.embedded == texts and any("vector file is missing" in d.message for d in report.diagnostics)
+    assert again.discover_data("late deliveries").refs
+    again.close()
+
+
 def test_vectors_of_a_crashed_build_are_reattached(demo: Path):
     """Rows written but never referenced (the store commit was lost) carry their keys: nothing is re-embedded."""
     service, _ = build(demo)
