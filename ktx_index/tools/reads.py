@@ -80,19 +80,27 @@ def _index(store: Callable[[], DocStore]) -> DocStore | None:
         return None
 
 
-def _indexed_part(key: str, index: DocStore | None) -> str:
-    """What search still has of a page that cannot be read now: its last good version, or nothing."""
-    if index is not None and key in index.docs.ids("wiki"):
-        return "meanwhile wiki_search serves the last version the index holds of it"
-    return "the index holds nothing of it until it can be read"
-
-
 def _last_good(index: DocStore | None, uid: str, whole: bool) -> Document | None:
     """The index's version of a page, if any: one read from its parsed frontmatter, or with ``whole`` (the file now
     empty) also a broken file the index read whole, which search still serves; otherwise the file read now is
     newer than that whole read."""
     held = index.docs.get(uid) if index is not None else None
     return held if held is not None and (whole or not held.attrs.get("readWhole")) else None
+
+
+def _held_page(held: Document, key: str, scope: str, rel: str, stale: str) -> WikiPage:
+    """A page as the index holds it (its file cannot be read now): what wiki_search serves, flagged ``stale``."""
+    return WikiPage(
+        key=key,
+        summary=held.summary or "",
+        content=held.body,
+        scope=scope,  # type: ignore[arg-type]
+        tags=held.tags,
+        refs=as_str_list(held.attrs.get("refs")),
+        slRefs=as_str_list(held.attrs.get("slRefs")),
+        path=rel,
+        stale=stale,
+    )
 
 
 def _page_exists(project: Project, rel: str) -> bool:
@@ -115,8 +123,8 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
     """The page file itself, read from disk; the index (``store``, opened only when needed: it raises while there
     is none) only feeds the hint when there is no such page, so a page reads even before the index exists. A key
     may come as its scope and key (``global/<key>``, ``user/<key>``) or as the page's path, which wiki_search returns
-    beside it. A page whose frontmatter no longer parses, or that was emptied, is read as search serves it: its last
-    good version, ``stale``."""
+    beside it. A page whose frontmatter no longer parses, that was emptied, or that cannot be read now (not text, no
+    permission, a folder that cannot be listed) is read as search serves it: its last good version, ``stale``."""
     raw, forced = key.strip(), None
     user = project.settings.user
     for prefix, scope in (
@@ -147,8 +155,13 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
         except UnlistedFolder as exc:
             blocked = blocked or exc
             continue
-        except SourceError as exc:
-            raise InvalidInput(f"{rel}: {exc}", f"fix the file; {_indexed_part(raw, _index(store))}") from exc
+        except SourceError as exc:  # unreadable, binary, not text: as search serves it, if the index holds it
+            held = _last_good(_index(store), page_uid(user, scope, raw), whole=True)
+            if held is None:
+                raise InvalidInput(
+                    f"{rel}: {exc}", "fix the file; the index holds nothing of it until it can be read"
+                ) from exc
+            return _held_page(held, raw, scope, rel, f"{rel}: {exc}")
         stale = None
         try:
             if not text.strip():  # as the index reads it: a save caught half-way, whose last good version stays
@@ -176,6 +189,11 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
             stale=stale,
         )
     if blocked is not None:
+        index = _index(store)
+        for scope, rel in candidates:
+            held = _last_good(index, page_uid(user, scope, raw), whole=True) if forced in (None, scope) else None
+            if held is not None:
+                return _held_page(held, raw, scope, rel, f"{blocked.path}: {blocked}")
         raise InvalidInput(
             f"{blocked.path}: {blocked}", "make the folder readable; wiki_search still finds what the index holds of it"
         )
