@@ -189,7 +189,8 @@ def parse_yaml(text: str, first_line: int = 1) -> Any:
     except RecursionError as exc:
         raise SourceError("YAML nested too deeply") from exc
     if size > MAX_EXPANDED_NODES:
-        raise SourceError(f"YAML expands to more than {MAX_EXPANDED_NODES:,} nodes (alias bomb?); not read")
+        why = "its aliases expand it (an alias bomb?)" if len(text) < MAX_EXPANDED_NODES else "the file is that large"
+        raise SourceError(f"YAML of more than {MAX_EXPANDED_NODES:,} nodes ({why}); not read")
     return data
 
 
