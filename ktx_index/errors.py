@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class KtxIndexError(Exception):
     """Base class; ``str(error)`` is the full message shown to a user or an agent."""
@@ -62,9 +64,16 @@ class ClusterUnavailable(KtxIndexError):
 
 def refused_by_system(exc: OSError) -> str:
     """What a file the system refused (the index folder's permissions, a full disk) means to a user: the path, the
-    reason and the next step, rather than a traceback or a bare "error executing tool"."""
+    reason and the next step, rather than a traceback or a bare "error executing tool". Deleting the index is no
+    step for a folder without write permission (searching writes lock files there too) or a full disk."""
     where = f"{exc.filename}: " if exc.filename else ""
-    return (
-        f"{where}{exc.strerror or exc}; check the permissions of the project and its .ktx folder "
-        "(delete .ktx/index to build the index again)"
-    )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        step = (
+            "searching takes lock files in .ktx/index too: make the project's .ktx folder writable, or work on a "
+            "writable copy of the project"
+        )
+    elif exc.errno == errno.ENOSPC:
+        step = "free some disk space and run it again"
+    else:
+        step = "check the permissions of the project and its .ktx folder (delete .ktx/index to build the index again)"
+    return f"{where}{exc.strerror or exc}; {step}"

@@ -1,11 +1,13 @@
 """Every error says what went wrong and what to do next: how the hint joins the message, and upstream's
 template for an unknown connection."""
 
+import errno
+
 import pytest
 from projects import column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed, unknown_connection
+from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed, refused_by_system, unknown_connection
 from ktx_index.service import KtxIndex
 
 
@@ -56,3 +58,13 @@ def test_columns_sent_by_the_hundred_are_listed_by_the_ten(make_project):
     assert failed.error.code == "column_not_found" and len(failed.error.message) < 2000
     assert failed.error.message.count("…") == 10 and "and 490 more" in failed.error.message
     service.close()
+
+
+def test_a_refusal_says_the_step_that_fits_it():
+    """No permission to write the index folder is not damage: deleting the index would not help (an outside pass
+    on a read-only project, where searching takes tantivy's lock files too)."""
+    denied = refused_by_system(PermissionError(errno.EACCES, "Permission denied", "/p/.ktx/index/write.lock"))
+    assert denied.startswith("/p/.ktx/index/write.lock: Permission denied; ") and "delete" not in denied
+    assert "writable copy" in denied
+    assert "free some disk space" in refused_by_system(OSError(errno.ENOSPC, "No space left on device"))
+    assert "delete .ktx/index" in refused_by_system(OSError(errno.EIO, "Input/output error", "/p/x"))
