@@ -17,6 +17,7 @@ from mcp.types import TextContent, ToolExecution
 from pydantic import ValidationError
 
 from ktx_index import __version__
+from ktx_index.errors import echoed
 from ktx_index.logs import log_event, record_error
 from ktx_index.mcp import read_tools, search_tools
 from ktx_index.mcp.arguments import argument_errors, key_tree, unknown_keys
@@ -140,7 +141,9 @@ def unknown_tool(name: str, served: list[str], fronting: bool) -> str:
             f"Unknown tool: {name}. It is upstream KTX's tool; this server answers {', '.join(served)}. Run "
             f"`ktx-index serve --upstream 'ktx mcp stdio'` to serve KTX's tools ({', '.join(KTX_TOOLS)}) beside them."
         )
-    return f"Unknown tool: {name}. Send one of: {', '.join(served)}."
+    return (
+        f"Unknown tool: {echoed(name)}. Send one of: {', '.join(served)}."  # quoted short: 10,000 characters came back
+    )
 
 
 def _ms(started: float) -> float:

@@ -666,6 +666,8 @@ async def test_unknown_tool_is_in_band_and_names_the_tools(client) -> None:
         sorted(listed) == sorted(TOOL_NAMES)
         and text == f"Unknown tool: no_such_tool. Send one of: {', '.join(listed)}."
     )
+    long = tool_error(await client.call_tool("x" * 10_000, {}))  # quoted short, as every value sent is
+    assert long.startswith("Unknown tool: xxx") and len(long) < 400
 
 
 async def test_a_ktx_tool_this_server_does_not_run_says_how_to_serve_it(client) -> None:
