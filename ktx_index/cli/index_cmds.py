@@ -225,7 +225,8 @@ def render_status(report: StatusReport) -> None:
         click.echo(f"tool errors  last {len(report.recent_errors)}")
         for err in report.recent_errors:
             click.echo(f"  {err.at} {err.tool}: {err.kind}: {err.message}")
-    click.echo(f"diagnostics  {len(report.diagnostics)}")
+    kept = f", {len(report.stale)} file(s) kept at their last good version" if report.stale else ""
+    click.echo(f"diagnostics  {len(report.diagnostics)}{kept}")
     for diag in report.diagnostics:
         click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}")
     for stale in report.stale:

@@ -44,3 +44,15 @@ def test_json_stays_valid_when_a_file_name_is_not_utf8(project):
     (project / "wiki/global").joinpath(os.fsdecode(b"bad\xff.md")).write_text("---\nsummary: x\n---\nbody\n")
     report = json.loads(run_cli("rebuild", "--project", project, "--json").output)
     assert "wiki/global/bad\\xff.md" in {d["path"] for d in report["diagnostics"]}  # its bytes escaped
+
+
+def test_status_counts_the_files_kept_stale_beside_the_diagnostics(project):
+    """The stale lines follow the diagnostics; the header counts both (an outside pass read 'diagnostics 6' over
+    twenty lines)."""
+    run_cli("rebuild", "--project", project)
+    page = next((project / "wiki/global").glob("*.md"))
+    page.write_text("---\nsummary: [broken\n---\nbody\n")
+    run_cli("rebuild", "--project", project)
+    text = run_cli("status", "--project", project).output
+    assert "diagnostics  1, 1 file(s) kept at their last good version" in text
+    assert f"  stale       wiki/global/{page.name}: last good version kept" in text
