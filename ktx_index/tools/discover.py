@@ -191,7 +191,10 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         """``from`` is the end that declares the join (the table holding the foreign key); the edge's key tells
         it from the others (joins.condition_key). Of one join declared twice, the first listed (a source's) gives
         the condition, unless only the other names the joined table by an alias (a scanned role, a ``parent``),
-        whose direction then comes with it (the alias names ``to``)."""
+        whose direction then comes with it (the alias names ``to``). A scanned foreign key to a column the scan no
+        longer holds (a table file edited since) is no join to paste."""
+        if any(k.startswith("column:") and k not in snap.uid_index for k in edge.keys):
+            return
         a, b = end_of(a), end_of(b)
         a, b = (a, b) if getattr(edge, "declared", True) else (b, a)
         join = JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=edge.on, alias=edge.alias)

@@ -242,3 +242,17 @@ def test_joins_connect_the_refs_that_matched_not_the_leads_after_them(make_proje
     lines = service.discover_data("order lines quantity and product colour", kinds=["table", "column"])
     assert {(j.from_, j.to) for j in lines.joins or []} >= {("shop.order_lines", "shop.products")}
     service.close()
+
+
+def test_no_join_is_offered_on_a_column_the_scan_no_longer_holds(make_project):
+    """A foreign key whose column a table file no longer lists (renamed by hand since the scan) is no join to paste
+    (an outside pass: ``appt.pt_id = pt.pt_id`` after pt_id became patient_id)."""
+    tables = [
+        _shop_table("customers", ["customer_no", "full_name"]),  # its key is no longer ``id``
+        _shop_table("orders", ["id", "customer_id", "placed_on"], [("customer_id", "customers")]),
+    ]
+    service = KtxIndex(make_project(scan_files("warehouse", "2026-01-01-000000-a", tables)), embedder=HashEmbedder())
+    service.rebuild()
+    answer = service.discover_data("customers full name and orders placed on", kinds=["table", "column"])
+    assert {r.id for r in answer.refs} >= {"shop.customers", "shop.orders"} and answer.joins is None
+    service.close()
