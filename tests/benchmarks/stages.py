@@ -44,6 +44,7 @@ OFF: dict[str, dict[str, Any]] = {
     "join_keys": {"join_share": 0.0},
     "shaped": {"shape_share": 0.0},
     "namesakes": {"namesake_share": 0.0},
+    "measure_inputs": {"measure_share": 0.0},
     "coherence": {"coherence": 0.0},
     "page_scope": {"other_connection_page": 1.0},
 }
