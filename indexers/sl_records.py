@@ -286,7 +286,8 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
         diagnostics.extend(_shape_diagnostics(rel, data))
         if "table" in data or "sql" in data:
             earlier = records.get(name)
-            if earlier is not None and earlier.origin != "broken":  # KTX reads the later file alone, silently
+            if earlier is not None and earlier.origin == "standalone":  # KTX reads the later file alone, silently
+                # (one over a manifest entry is how a hand-written definition takes a scanned table over: no warning)
                 message = (
                     f"source '{name}' is also defined in {earlier.path}; this file replaces it (the later file wins, "
                     "as KTX reads them): rename one, or make this one an overlay (no 'table:' or 'sql:')"

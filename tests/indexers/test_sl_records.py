@@ -100,6 +100,15 @@ def test_two_files_defining_one_source_are_named_and_the_later_is_read_as_ktx_re
     assert "also defined in semantic-layer/warehouse/aa_copy.yaml" in problem.message
 
 
+def test_a_hand_written_source_takes_its_manifest_entry_over_without_a_warning(make_project):
+    files = {
+        "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
+        "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: public.orders\ncolumns:\n  - {name: id, type: string}\n",
+    }
+    records, diagnostics, _held = warehouse_records(make_project, files)
+    assert records["orders"].origin == "standalone" and diagnostics == []
+
+
 def test_compose_reports_unknown_override_targets():
     base = {"name": "t", "columns": [{"name": "a"}], "joins": [{"to": "x", "on": "t.a = x.a"}]}
     out, problems = compose_overlay(
