@@ -9,7 +9,7 @@
     python tests/benchmarks/quality.py --only judged-blind   # KTX-style projects, questions nothing was tuned on
     python tests/benchmarks/quality.py --only abbreviated   # legacy warehouses' abbreviated names (warehouse_corpora.py)
     python tests/benchmarks/quality.py --only ktx-style   # whole KTX projects written for it (warehouse_corpora.py)
-    python tests/benchmarks/quality.py --only ktx-style-2,ktx-style-3,ktx-style-4,ktx-style-5,ktx-style-train   # more
+    python tests/benchmarks/quality.py --only ktx-style-2,ktx-style-3,ktx-style-4,ktx-style-5,ktx-style-6,ktx-style-train   # more
 
 Judged queries: tests/benchmarks/judged/<corpus>.yaml, and the JSON-lines files a corpus
 carries itself (bird-dev/judged-*.jsonl). Each project is copied to a work folder and
