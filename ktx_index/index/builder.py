@@ -31,7 +31,7 @@ from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_f
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.index.store.documents import ScopeDoc
 from ktx_index.index.store.scopes import HELD
-from ktx_index.index.texts import NAMING_KINDS, embedding_texts, vocabulary_words
+from ktx_index.index.texts import embedding_texts, vocabulary_words
 from ktx_index.index.vectors import VectorFile, vector_key
 from ktx_index.logs import timestamp
 from ktx_index.reports import Progress, RebuildReport, StaleFile, no_progress
@@ -62,12 +62,10 @@ class _Commit:
         self.touched: set[str] = set()  # uids put or deleted, for readers' deltas
         self.log_all = force
         self.writes = 0
-        #: vocabulary words → documents naming them put minus those deleted or replaced, counted into the store
-        #: at ``finish``; a forced rebuild counts every document again (``_add_back`` those it does not put)
+        #: vocabulary words → documents naming them put minus those deleted or replaced (their stored words), counted
+        #: into the store at ``finish``; a forced rebuild counts the stored documents' words again instead
         self.word_change: Counter[str] = Counter()
         self.store.begin()
-        if force:
-            self.store.words.forget_counts()
 
     def _lexical(self) -> tantivy.IndexWriter:
         """The tantivy writer, opened at the first change; emptied when forced (``finish`` adds back what is not
@@ -86,14 +84,8 @@ class _Commit:
             if len(self.touched) > CHANGE_LOG_MAX:
                 self.log_all, self.touched = True, set()  # readers will load everything anyway
 
-    def _unname(self, uid: str) -> None:
-        """Take the words the stored version of a document names out of the vocabulary counts (a forced rebuild
-        counts from nothing)."""
-        if not self.force and uid.split(":", 1)[0] in NAMING_KINDS and (old := self.store.docs.get(uid)) is not None:
-            self.word_change.subtract(vocabulary_words(old))
-
     def delete(self, uid: str) -> None:
-        self._unname(uid)
+        self.word_change.subtract(self.store.docs.words_of(uid))
         self.store.delete_doc(uid)
         writer = self._lexical()
         if uid.split(":", 1)[0] in SEARCH_KINDS:  # a uid starts with its kind; the others never reach tantivy
@@ -106,18 +98,20 @@ class _Commit:
         hold: the delete queue keeps every term until the commit (~1.2 KB each; GBs on a 1M-column build).
         Whether the index held the uid, in this scope or another (a renamed scan file's tables)."""
         writer = self._lexical()
-        held = known or (not self.force and self.store.docs.has(doc.uid))
-        if held and not self.force and doc.kind in SEARCH_KINDS:
+        again = doc.uid in self.written  # put before in this forced commit: a table two files define
+        held = known or again or (not self.force and self.store.docs.has(doc.uid))
+        if held and (again or not self.force) and doc.kind in SEARCH_KINDS:
             self.lexical.delete(writer, doc.uid)
             self.deletes += 1
         if held:
-            self._unname(doc.uid)
-        self.store.docs.put(doc, scope_key)
+            self.word_change.subtract(self.store.docs.words_of(doc.uid))
+        words = vocabulary_words(doc)
+        self.store.docs.put(doc, scope_key, words=words)
         if doc.kind in SEARCH_KINDS:
             self.lexical.add(writer, doc)
             self.adds += 1
         self.store.chunks.put(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
-        self.word_change.update(vocabulary_words(doc))
+        self.word_change.update(words)
         self._touch(doc.uid)
         self.writes += 1
         return held
@@ -130,7 +124,9 @@ class _Commit:
         writer = self._lexical()
         generation = self.store.meta.generation() + 1
         if self.force:  # documents not re-put were unchanged: re-add them to the emptied lexical index
-            self._add_back(writer, self.written, count_words=True)
+            self._add_back(writer, self.written)
+            self.store.words.forget_counts()  # and count every stored document's words again
+            self.word_change = Counter(self.store.docs.all_words())
         elif self.lexical.deleted_share(self.deletes + 1, self.adds + 1) > REWRITE_DELETED_SHARE:  # +1: the stamp
             # Deleted documents count in idf until tantivy merges them away, which it seldom does for the first
             # segment: past a tenth of the index, this commit's changes are dropped and every document written again.
@@ -149,15 +145,12 @@ class _Commit:
         self.lexical.reload()
         self.on_progress("index", self.writes, self.writes)
 
-    def _add_back(self, writer: tantivy.IndexWriter, skip: set[str], count_words: bool = False) -> None:
-        """Every searchable document of the store but ``skip`` into the emptied lexical index, and into the
-        vocabulary counts with ``count_words`` (a stop is checked every ADD_BACK_CHECK of them: at a million columns
-        this takes about a minute)."""
+    def _add_back(self, writer: tantivy.IndexWriter, skip: set[str]) -> None:
+        """Every searchable document of the store but ``skip`` into the emptied lexical index (a stop is checked
+        every ADD_BACK_CHECK of them: at a million columns this takes about a minute)."""
         for n, doc in enumerate(self.store.docs.iter(SEARCH_KINDS), 1):
             if doc.uid not in skip:
                 self.lexical.add(writer, doc)
-                if count_words:
-                    self.word_change.update(vocabulary_words(doc))
             if n % ADD_BACK_CHECK == 0 and self.builder.should_stop():
                 raise Stopped(f"stopped while writing the lexical index again ({n} documents); nothing committed")
 

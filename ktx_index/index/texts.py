@@ -91,17 +91,13 @@ def embedding_texts(doc: Document) -> list[str]:
     return []
 
 
-#: The kinds whose documents name words of the vocabulary (``vocabulary_words``).
-NAMING_KINDS = frozenset(("wiki", *KIND_LABEL))
-
-
 def vocabulary_words(doc: Document) -> set[str]:
     """The words a document names things with (identifier parts, descriptions and comments; a wiki page's
     title and tags), each embedded once on its own so a question's word the project never uses can be
     bridged to the nearest one it does (search/bridge.py)."""
     if doc.kind == "wiki":
         texts = [doc.name, doc.display, " ".join(doc.tags)]
-    elif doc.kind in NAMING_KINDS:
+    elif doc.kind in KIND_LABEL:
         texts = [doc.name, doc.display, doc.description, doc.comment]
     else:
         return set()

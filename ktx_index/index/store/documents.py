@@ -70,10 +70,12 @@ class Documents:
 
     # ------------------------------------------------------------------ writes
 
-    def put(self, doc: Document, scope: str, stale: str | None = None) -> None:
+    def put(self, doc: Document, scope: str, stale: str | None = None, words: Iterable[str] = ()) -> None:
+        """``words``: the vocabulary words the document names (texts.vocabulary_words), kept beside it so that
+        replacing or deleting it takes them out of the counts (store/words.py) without reading it whole."""
         self._db.execute(
-            "INSERT OR REPLACE INTO docs(uid, kind, connection, scope, path, hash, ref_id, name, display, body, stale) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO docs(uid, kind, connection, scope, path, hash, ref_id, name, display, body, stale, "
+            "words) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 doc.uid,
                 doc.kind,
@@ -86,8 +88,19 @@ class Documents:
                 doc.display,
                 pack(doc),
                 stale,
+                " ".join(sorted(words)),
             ),
         )
+
+    def words_of(self, uid: str) -> list[str]:
+        """The vocabulary words the stored version of a document names (none when there is no such document)."""
+        row = self._db.execute("SELECT words FROM docs WHERE uid = ?", (uid,)).fetchone()
+        return row[0].split() if row else []
+
+    def all_words(self) -> Iterator[str]:
+        """Every stored document's vocabulary words, once per document naming each."""
+        for (words,) in self._db.execute("SELECT words FROM docs WHERE words != ''"):
+            yield from words.split()
 
     def mark_stale(self, uids: Iterable[str], reason: str | None) -> None:
         self._db.executemany("UPDATE docs SET stale = ? WHERE uid = ?", [(reason, uid) for uid in uids])

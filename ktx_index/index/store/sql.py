@@ -19,7 +19,8 @@ CREATE TABLE IF NOT EXISTS scopes (
 );
 CREATE TABLE IF NOT EXISTS docs (
     uid TEXT PRIMARY KEY, kind TEXT NOT NULL, connection TEXT, scope TEXT NOT NULL, path TEXT NOT NULL,
-    hash TEXT NOT NULL, ref_id TEXT NOT NULL, name TEXT NOT NULL, display TEXT, body BLOB NOT NULL, stale TEXT
+    hash TEXT NOT NULL, ref_id TEXT NOT NULL, name TEXT NOT NULL, display TEXT, body BLOB NOT NULL, stale TEXT,
+    words TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(scope);
 CREATE INDEX IF NOT EXISTS docs_kind ON docs(kind, connection);

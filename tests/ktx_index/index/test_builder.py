@@ -9,6 +9,7 @@ import pytest
 from projects import ORDERS_SOURCE as SOURCE
 from projects import PAGE, SL_OVERLAY, SL_SHARD, column, profile_entry, scan_files, service_for
 
+from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import analyze
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import IndexBusy, Stopped
@@ -399,6 +400,33 @@ def test_an_overlay_that_no_longer_parses_keeps_its_column_descriptions(make_pro
     service.rebuild()
     ref = next(r for r in service.discover_data("orders.status").refs if r.id == "orders.status")
     assert ref.summary == "Lifecycle status of the order" and ref.stale is None
+    service.close()
+
+
+def test_a_forced_rebuild_over_a_table_two_files_define_holds_it_once(make_project):
+    """Two table files of one sync define one table (a copy by hand): a forced rebuild puts it twice in one commit.
+    The vocabulary counts the stored version's words once and the lexical index holds one document for it (the
+    review: the first version's words stayed bridged, and tantivy held both)."""
+    sync = "2026-01-01-000000-local-a"
+    root = make_project(
+        scan_files(
+            "warehouse",
+            sync,
+            [{"db": "raw", "name": "orders", "comment": "penguin ledger", "columns": [column("zebra_flag")]}],
+        )
+    )
+    tables = root / f"raw-sources/warehouse/live-database/{sync}/tables"
+    (original,) = tables.glob("*.json")
+    copy = json.loads(original.read_text()) | {"comment": "walrus ledger", "columns": [column("giraffe_flag")]}
+    (tables / "copy-by-hand.json").write_text(json.dumps(copy))
+    service = service_for(root)
+    service.rebuild()
+    service.rebuild(force=True)
+    engine = service.refreshed_engine()
+    stored = engine.store.docs.get("table:warehouse:raw.orders").comment
+    words = {word for word, _row in engine.store.words.rows()}
+    assert {"penguin", "walrus"} & words == {stored.split()[0]}
+    assert engine.lexical.index.searcher().num_docs == engine.store.docs.count(SEARCH_KINDS) + 1  # + the stamp
     service.close()
 
 
