@@ -22,7 +22,8 @@ from cachetools import LRUCache
 from indexers.models import CONTAINER_KINDS, SEARCH_KINDS, Document
 from ktx_index.analysis import is_key_name, member_name, stem
 from ktx_index.embedding.embedder import Embedder
-from ktx_index.index.layout import IndexLayout
+from ktx_index.errors import IndexUnavailable
+from ktx_index.index.layout import IndexLayout, format_stamp
 from ktx_index.index.lexical import LexicalIndex
 from ktx_index.index.store import DocStore
 from ktx_index.index.vectors import VectorFile
@@ -76,6 +77,12 @@ class Engine:
         self.embedder = embedder
         self.params = params
         self.store = DocStore(layout.store, readonly=True)
+        written = self.store.meta.get("format")
+        if written is not None and written != format_stamp():  # its tables may lack what this code reads
+            self.store.close()
+            raise IndexUnavailable(
+                f"the index was written in another format ({written})", "run `ktx-index rebuild` to write it again"
+            )
         self.lexical = LexicalIndex(layout.lexical, create=False)
         self.snapshot = Snapshot()
         self._lock = threading.Lock()

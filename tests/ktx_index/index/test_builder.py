@@ -15,8 +15,9 @@ from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import IndexBusy, Stopped
 from ktx_index.index import builder
 from ktx_index.index.builder import Builder
-from ktx_index.index.layout import IndexLayout
+from ktx_index.index.layout import IndexLayout, format_stamp
 from ktx_index.index.lexical import REWRITE_DELETED_SHARE
+from ktx_index.index.store import DocStore
 from ktx_index.service import KtxIndex
 
 
@@ -476,6 +477,21 @@ def test_format_change_rebuilds_from_scratch(project):
     service = service_for(project)
     report = service.rebuild()
     assert report.added > 0 and report.unchanged == 0
+    service.close()
+
+
+def test_a_search_on_an_index_of_another_format_writes_it_again_first(project):
+    """A reader opening an index an older version wrote (its tables lack what this code reads: the review's
+    'no such column: w.docs') has it written again, as a writer would, rather than failing."""
+    service = service_for(project)
+    service.rebuild()
+    service.close()
+    store = DocStore(IndexLayout(project).store)
+    store.meta.set({"format": "format=0;analysis=0"})
+    store.close()
+    service = service_for(project)
+    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
+    assert DocStore(IndexLayout(project).store, readonly=True).meta.get("format") == format_stamp()
     service.close()
 
 
