@@ -25,14 +25,19 @@ def table_ref_from_string(table: str) -> TableRef | None:
     return TableRef(catalog=parts[0], db=parts[1], name=".".join(parts[2:]))
 
 
-#: A name in SQL: a column as a measure's expression or filter reads it (a qualified one's last part too).
-SQL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: A name in SQL: a column as a measure's expression or filter reads it (a qualified one's last part too), unless a
+#: parenthesis follows it (a function: ``extract``, ``month(...)``).
+SQL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_]*\s*\()")
+#: A string literal: ``'paid'`` in ``status = 'paid'`` names no column.
+SQL_STRING = re.compile(r"'(?:[^']|'')*'")
 
 
 def measure_inputs(sql: str, columns: dict[str, str]) -> list[str]:
     """The source's columns a measure reads (``columns``: each name in lower case → as written), in the order its
-    expression and filter name them: ``sum(closing_bal_gbp)`` reads closing_bal_gbp."""
-    return list(dict.fromkeys(columns[n.casefold()] for n in SQL_NAME.findall(sql) if n.casefold() in columns))
+    expression and filter name them: ``sum(closing_bal_gbp)`` reads closing_bal_gbp, ``status = 'paid'`` reads
+    status and not a column named paid."""
+    names = SQL_NAME.findall(SQL_STRING.sub(" ", sql))
+    return list(dict.fromkeys(columns[n.casefold()] for n in names if n.casefold() in columns))
 
 
 def _names(items: list[dict[str, Any]]) -> list[str]:

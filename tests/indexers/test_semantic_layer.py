@@ -48,3 +48,5 @@ def test_a_measures_inputs_are_the_sources_columns_its_sql_names():
         "status",
     ]
     assert measure_inputs("count(*)", columns) == []
+    dated = {"month": "month", "paid": "paid", "status": "status", "paid_at": "paid_at"}  # the review's cases
+    assert measure_inputs("count(*) where status = 'paid' and month(paid_at) = 3", dated) == ["status", "paid_at"]
