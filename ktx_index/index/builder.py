@@ -311,8 +311,8 @@ class Builder:
     def _apply_scope(self, scope: Scope, result: ScopeResult, commit: _Commit, report: RebuildReport) -> None:
         """Write one scope's changed documents. A document whose file no longer parses (or lies in a folder that
         cannot be listed, or came from an artifact that does not parse: ``ScopeResult.kept``) is kept, marked
-        stale, and so is the last good version of a document such a file gives changed (a table's columns without
-        the sample values of a profile that no longer parses); a file that does not parse and never did gives what
+        stale; a document such a file gives changed keeps what it lost from its last good version (a table's sample
+        values from a profile that no longer parses), stale too; a file that does not parse and never did gives what
         it still can (``ScopeResult.fallback``), stale too."""
         old = self.store.docs.in_scope(scope.key)
         broken = dict(result.kept)
@@ -340,9 +340,16 @@ class Builder:
         for uid in self._composed_without(old, new, broken):
             if kept_for(old[uid].path) is not None:  # as the documents of its file are: recomposed otherwise
                 del new[uid]
+        completed: dict[str, str] = {}  # uid → why what its file took from another comes from its last good version
         for uid in [u for u, doc in new.items() if u in old and old[u].hash != doc.content_hash]:
-            if old[uid].path.split("#", 1)[0] in result.kept:  # its file lost part of itself to one that did not parse
-                del new[uid]
+            file = old[uid].path.split("#", 1)[0]
+            prior = self.store.docs.get(uid) if file in result.kept else None
+            if prior is not None:  # its file lost part of itself to one that does not parse (a table's samples)
+                new[uid] = with_what_it_lost(prior, new[uid])
+                if new[uid].content_hash == prior.content_hash:
+                    del new[uid]  # nothing else changed: the last good version stays, stale (below)
+                else:  # the file changed too (a column renamed): the new version, with what it lost
+                    completed[uid] = result.kept[file]
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
             if uid in old and old[uid].hash == doc.content_hash:
@@ -355,6 +362,8 @@ class Builder:
             else:
                 report.added += 1
         self.store.docs.mark_stale(fresh_again, None)
+        for uid, why in completed.items():
+            self.store.docs.mark_stale([uid], why)
         for uid, doc in whole.items():
             self.store.docs.mark_stale([uid], broken[doc.path])
         for uid, (_hash, path, _stale) in old.items():
@@ -418,3 +427,13 @@ def _source_of(doc: Document) -> str | None:
     if doc.kind not in ("sl_dimension", "sl_measure") or not doc.attrs.get("source"):
         return None
     return make_uid("sl_source", doc.connection_id, str(doc.attrs["source"]))
+
+
+def with_what_it_lost(prior: Document, doc: Document) -> Document:
+    """``doc`` with the sample values and attributes it no longer has that ``prior``, its last good version, had:
+    what its file took from another that does not parse now (a relationship profile), while what the file itself
+    says (a renamed column, a new comment) is taken."""
+    empty: tuple = (None, "", [], {})
+    lost = {key: value for key, value in prior.attrs.items() if doc.attrs.get(key) in empty and value not in empty}
+    fields = doc.model_dump() | {"sample_values": doc.sample_values or prior.sample_values, "content_hash": ""}
+    return Document.model_validate(fields | {"attrs": doc.attrs | lost})

@@ -338,6 +338,28 @@ def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make
     service.close()
 
 
+def test_a_table_file_edited_while_its_profile_does_not_parse_is_read_with_its_last_samples(make_project):
+    """What the table file says is taken (a comment, a column renamed); what it took from the profile that does not
+    parse now comes from its last good version, stale (the review: the whole table was frozen, even by an old scan's
+    broken profile that never described it)."""
+    table = {"db": "public", "name": "orders", "columns": [column("status"), column("pt_id")]}
+    profile = {"columns": {"orders.status": profile_entry("public", "orders", "status", ["paid", "refunded"])}}
+    sync = "2026-01-01-000000-local-a"
+    root = make_project(scan_files("warehouse", sync, [table], profile))
+    service = service_for(root)
+    service.rebuild()
+    folder = root / f"raw-sources/warehouse/live-database/{sync}"
+    (folder / "enrichment/relationship-profile.json").write_text('{"columns": {')
+    path = next((folder / "tables").glob("*.json"))
+    edited = json.loads(path.read_text().replace('"pt_id"', '"patient_id"')) | {"comment": "Orders"}
+    path.write_text(json.dumps(edited))
+    service.rebuild()
+    found = service.entity_details("warehouse", [{"table": "public.orders"}]).results[0]
+    assert found.stale and found.comment == "Orders" and [c.name for c in found.columns] == ["status", "patient_id"]
+    assert found.columns[0].sampleValues == ["paid", "refunded"]
+    service.close()
+
+
 @pytest.mark.parametrize(
     "broken", [SL_OVERLAY + "measures: [unterminated\n", "- a\n", "just a sentence\n"], ids=["syntax", "list", "scalar"]
 )
