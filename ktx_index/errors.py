@@ -67,7 +67,7 @@ def refused_by_system(exc: OSError) -> str:
     reason and the next step, rather than a traceback or a bare "error executing tool". Deleting the index is no
     step for a folder without write permission (searching writes lock files there too) or a full disk."""
     where = f"{exc.filename}: " if exc.filename else ""
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and "/.ktx" in str(exc.filename or "/.ktx"):
         step = (
             "searching takes lock files in .ktx/index too: make the project's .ktx folder writable, or work on a "
             "writable copy of the project"

@@ -68,3 +68,5 @@ def test_a_refusal_says_the_step_that_fits_it():
     assert "writable copy" in denied
     assert "free some disk space" in refused_by_system(OSError(errno.ENOSPC, "No space left on device"))
     assert "delete .ktx/index" in refused_by_system(OSError(errno.EIO, "Input/output error", "/p/x"))
+    elsewhere = refused_by_system(PermissionError(errno.EACCES, "Permission denied", "/p/wiki/global/a.md"))
+    assert "lock files" not in elsewhere and "check the permissions" in elsewhere  # a project file: not the index
