@@ -140,7 +140,7 @@ def _update_exact(old: Snapshot, snap: Snapshot, previous: dict[str, DocEntry], 
         if length not in copied_lengths:
             by_length[length] = list(by_length.get(length, ()))
             copied_lengths.add(length)
-        return by_length[length]
+        return by_length.setdefault(length, [])  # emptied and deleted by an earlier key of this commit
 
     for uid, entry in previous.items():
         for key in entry.keys:
@@ -148,7 +148,7 @@ def _update_exact(old: Snapshot, snap: Snapshot, previous: dict[str, DocEntry], 
     for uid, entry in fresh.items():
         for key in entry.keys:
             insort_new(own(key), uid)
-    for key in copied:
+    for key in sorted(copied):  # in order: the same commit updates the length map the same way every time
         if exact[key]:
             if key not in old.exact:
                 insort_new(own_length(len(key)), key)

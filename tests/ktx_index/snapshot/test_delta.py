@@ -21,7 +21,7 @@ from ktx_index.service import KtxIndex
 from ktx_index.snapshot import coarse as coarse_module
 from ktx_index.snapshot import delta
 from ktx_index.snapshot.delta import apply_documents
-from ktx_index.snapshot.snapshot import Snapshot, load_documents
+from ktx_index.snapshot.snapshot import DocEntry, Snapshot, load_documents
 
 
 def view(snap: Snapshot) -> dict:
@@ -56,6 +56,7 @@ def view(snap: Snapshot) -> dict:
         # the ranking facts (snapshot/facts.py); list order follows dict insertion, which a patch changes
         "edges": {uid: sorted(map(repr, edges)) for uid, edges in snap.facts.edges.items()},
         "joins": {uid: sorted(map(repr, joins)) for uid, joins in snap.facts.joins.items()},
+        "inputs": snap.facts.inputs,
     }
 
 
@@ -227,3 +228,15 @@ def test_members_follow_their_container_in_and_out(tmp_path: Path) -> None:
         assert view(snap) == view(load_documents(store, generation))
     assert snap.orphans == {} and set(snap.doc_parent.tolist()) == {-1, snap.uid_index["table:w:raw.t"]}
     store.close()
+
+
+def test_a_key_length_emptied_and_filled_in_one_commit_stays_in_the_length_map() -> None:
+    """The only key of a length goes and new keys of that length come in one delta (the review: a KeyError, and a
+    full load instead)."""
+    old = Snapshot(exact={"ab": ["u1"]}, exact_by_length={2: ["ab"]})
+    snap = Snapshot()
+    entry = lambda *keys: DocEntry(kind=0, connection=None, keys=keys, parent=None, wiki=None)  # noqa: E731
+    keys = [f"{chr(ord('c') + i)}z" for i in range(20)]  # two letters each, as "ab"
+    fresh = {f"n{i}": entry(key) for i, key in enumerate(keys)}
+    delta._update_exact(old, snap, {"u1": entry("ab")}, fresh)
+    assert snap.exact_by_length == {2: keys} and "ab" not in snap.exact
