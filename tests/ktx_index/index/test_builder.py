@@ -310,6 +310,18 @@ def test_a_field_of_the_wrong_shape_keeps_what_it_held_stale(project):
     service.close()
 
 
+def profiled_orders(make_project, *names: str) -> tuple[Path, KtxIndex, Path]:
+    """(root, built service, scan folder) of a project whose one table, public.orders, has these columns, its
+    status profiled with two values."""
+    table = {"db": "public", "name": "orders", "columns": [column(name) for name in names]}
+    profile = {"columns": {"orders.status": profile_entry("public", "orders", "status", ["paid", "refunded"])}}
+    sync = "2026-01-01-000000-local-a"
+    root = make_project(scan_files("warehouse", sync, [table], profile))
+    service = service_for(root)
+    service.rebuild()
+    return root, service, root / f"raw-sources/warehouse/live-database/{sync}"
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -321,13 +333,8 @@ def test_a_field_of_the_wrong_shape_keeps_what_it_held_stale(project):
 def test_sample_values_outlive_a_relationship_profile_that_no_longer_parses(make_project, damage):
     """The dictionary values and the table's documents that carry the samples keep their last good version, stale
     (the column's documents, read without the profile, lost their samples: an outside pass)."""
-    table = {"db": "public", "name": "orders", "columns": [column("status")]}
-    profile = {"columns": {"orders.status": profile_entry("public", "orders", "status", ["paid", "refunded"])}}
-    sync = "2026-01-01-000000-local-a"
-    root = make_project(scan_files("warehouse", sync, [table], profile))
-    service = service_for(root)
-    service.rebuild()
-    profile_path = root / f"raw-sources/warehouse/live-database/{sync}/enrichment/relationship-profile.json"
+    root, service, folder = profiled_orders(make_project, "status")
+    profile_path = folder / "enrichment/relationship-profile.json"
     profile_path.write_text(damage(profile_path.read_text()))
     report = service.rebuild()
     assert report.deleted == 0 and report.kept_stale >= 2
@@ -342,13 +349,7 @@ def test_a_table_file_edited_while_its_profile_does_not_parse_is_read_with_its_l
     """What the table file says is taken (a comment, a column renamed); what it took from the profile that does not
     parse now comes from its last good version, stale (the review: the whole table was frozen, even by an old scan's
     broken profile that never described it)."""
-    table = {"db": "public", "name": "orders", "columns": [column("status"), column("pt_id")]}
-    profile = {"columns": {"orders.status": profile_entry("public", "orders", "status", ["paid", "refunded"])}}
-    sync = "2026-01-01-000000-local-a"
-    root = make_project(scan_files("warehouse", sync, [table], profile))
-    service = service_for(root)
-    service.rebuild()
-    folder = root / f"raw-sources/warehouse/live-database/{sync}"
+    _root, service, folder = profiled_orders(make_project, "status", "pt_id")
     (folder / "enrichment/relationship-profile.json").write_text('{"columns": {')
     path = next((folder / "tables").glob("*.json"))
     edited = json.loads(path.read_text().replace('"pt_id"', '"patient_id"')) | {"comment": "Orders"}
