@@ -104,6 +104,20 @@ def listed_columns(names: list[str], most: int = 5) -> str:
     return f"column {shown}" if len(names) == 1 else f"columns {shown}"
 
 
+#: The table fields a scan writes, besides its columns', and their types.
+TABLE_FIELDS = {"kind": str, "estimatedRows": int, "comment": str}
+
+
+def mistyped(data: dict[str, Any], fields: dict[str, type], where: str = "") -> list[str]:
+    """The fields of ``data`` that hold a value of another type than the scan format's (``_typed`` reads them as
+    unknown), each with the value it holds: ``estimatedRows ('lots')``."""
+    return [
+        f"{where}{key} ({str(data[key])[:20]!r})"
+        for key, kind in fields.items()
+        if data.get(key) is not None and _typed(data[key], kind) is None
+    ]
+
+
 def column_metadata(column: dict[str, Any]) -> dict[str, Any]:
     return {key: _typed(column.get(key), kind) for key, kind in COLUMN_FIELDS.items()}
 
@@ -309,6 +323,12 @@ class ScanIndexer(Indexer):
         columns = [c for c in raw_columns if isinstance(c, dict) and isinstance(c.get("name"), str)]
         if len(columns) != len(raw_columns):
             result.problem(rel, "some columns are not objects with a 'name'; they were skipped", code="warning")
+        wrong = mistyped(table, TABLE_FIELDS) + [
+            m for c in columns for m in mistyped(c, COLUMN_FIELDS, f"{c['name']}.")
+        ]
+        if wrong:  # read as unknown: say so, rather than a null or a false the scan never wrote
+            shown = ", ".join(wrong[:5]) + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else "")
+            result.problem(rel, f"{shown}: not of the type a scan writes, read as unknown", code="warning")
         comment = clean_text(table.get("comment"))
         description = resolve_description(table.get("descriptions")) or shard_table or comment
         snapshot = {

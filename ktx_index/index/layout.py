@@ -14,7 +14,7 @@ from ktx_index.index.texts import TEMPLATE_VERSION
 
 #: Bump when the store schema, document JSON or vector files change incompatibly: the index is rebuilt on
 #: mismatch (3: the vector file's key sidecar; 4: vocabulary words).
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 GITIGNORE_LINE = "index/"
 
 

@@ -148,3 +148,19 @@ def test_warm_parses_every_shared_file_once(demo_copy):
     table = next(s for s in scopes if s.key.count(":") == 2)
     assert indexer.read(project, table).documents
     assert parsed == []
+
+
+def test_fields_of_the_wrong_type_are_named_and_read_as_unknown(make_project):
+    """A scan writes ``estimatedRows`` as a number and ``primaryKey`` as a boolean: another type is read as unknown,
+    and said (an outside pass: "lots" became null and "yes" false without a word)."""
+    orders = {**ORDERS, "estimatedRows": "lots"}
+    orders["columns"] = [{**orders["columns"][0], "primaryKey": "yes"}, *orders["columns"][1:]]
+    read = read_project(load_project(make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [orders]))))
+    (warning,) = [d for d in read.diagnostics if d.code == "warning"]
+    first = orders["columns"][0]["name"]
+    assert (
+        warning.message
+        == f"estimatedRows ('lots'), {first}.primaryKey ('yes'): not of the type a scan writes, read as unknown"
+    )
+    table = next(d for d in read.documents if d.kind == "table")
+    assert table.attrs["estimatedRows"] is None
