@@ -44,7 +44,7 @@ def nearest(word: str, choices: list[str], limit: int = 5, cutoff: float = 40) -
     things, first (*appointments* → ``main.appt``, ``pref_lang_cd`` → ``preferred_language``: a spelling distance
     put them ninth), then the closest in spelling."""
     sent = _words(word.rsplit(".", 1)[-1])
-    named = [c for c in choices if sent and _names_each(sent, _words(c.rsplit(".", 1)[-1]))] if sent else []
+    named = [c for c in choices if _names_each(sent, _words(c.rsplit(".", 1)[-1]))] if sent else []
     spelt = [choice for choice, _score, _i in process.extract(word, choices, limit=limit, score_cutoff=cutoff)]
     return list(dict.fromkeys([*named, *spelt]))[:limit]
 
