@@ -63,7 +63,7 @@ class _Commit:
         self.log_all = force
         self.writes = 0
         #: vocabulary words → documents naming them put minus those deleted or replaced (their stored words), counted
-        #: into the store at ``finish``; a forced rebuild counts the stored documents' words again instead
+        #: into the store at ``finish``; a forced commit counts the stored documents' words there instead
         self.word_change: Counter[str] = Counter()
         self.store.begin()
 
@@ -85,7 +85,8 @@ class _Commit:
                 self.log_all, self.touched = True, set()  # readers will load everything anyway
 
     def delete(self, uid: str) -> None:
-        self.word_change.subtract(self.store.docs.words_of(uid))
+        if not self.force:  # a forced commit counts the stored documents' words at its end instead
+            self.word_change.subtract(self.store.docs.words_of(uid))
         self.store.delete_doc(uid)
         writer = self._lexical()
         if uid.split(":", 1)[0] in SEARCH_KINDS:  # a uid starts with its kind; the others never reach tantivy
@@ -103,15 +104,16 @@ class _Commit:
         if held and (again or not self.force) and doc.kind in SEARCH_KINDS:
             self.lexical.delete(writer, doc.uid)
             self.deletes += 1
-        if held:
-            self.word_change.subtract(self.store.docs.words_of(doc.uid))
         words = vocabulary_words(doc)
+        if not self.force:  # a forced commit counts the stored documents' words at its end instead
+            if held:
+                self.word_change.subtract(self.store.docs.words_of(doc.uid))
+            self.word_change.update(words)
         self.store.docs.put(doc, scope_key, words=words)
         if doc.kind in SEARCH_KINDS:
             self.lexical.add(writer, doc)
             self.adds += 1
         self.store.chunks.put(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
-        self.word_change.update(words)
         self._touch(doc.uid)
         self.writes += 1
         return held
@@ -341,7 +343,7 @@ class Builder:
             if kept_for(old[uid].path) is not None:  # as the documents of its file are: recomposed otherwise
                 del new[uid]
         completed: dict[str, str] = {}  # uid → why what its file took from another comes from its last good version
-        for uid in [u for u, doc in new.items() if u in old and old[u].hash != doc.content_hash]:
+        for uid in [u for u, doc in new.items() if u in old and old[u].hash != doc.content_hash] if result.kept else ():
             file = old[uid].path.split("#", 1)[0]
             prior = self.store.docs.get(uid) if file in result.kept else None
             if prior is not None:  # its file lost part of itself to one that does not parse (a table's samples)
