@@ -106,6 +106,11 @@ def safe_read(indexer: Indexer, project: Project, scope: Scope) -> ScopeResult:
         return result
 
 
+def first_few(items: list[str], most: int) -> str:
+    """The first ``most`` items, comma-separated, and how many more there are: 'a, b, c and 4 more'."""
+    return ", ".join(items[:most]) + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
 def as_str_list(value: Any) -> list[str]:
     """A list field's strings: KTX drops non-string entries; a lone string counts here as a one-item list (KTX
     reads one so only for a page's ``connections``, and ignores it in ``tags``, ``refs`` and ``sl_refs``)."""

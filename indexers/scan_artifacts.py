@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexers.base import ScopeResult
+from indexers.base import ScopeResult, first_few
 from indexers.files import SourceError, read_json, read_yaml
 from indexers.models import TableRef
 from indexers.project import Project
@@ -109,7 +109,7 @@ def _left_out(skipped: list[str], unlisted: list[str]) -> str | None:
     """What a profile's reader could not use, in one sentence naming the first few entries."""
 
     def named(keys: list[str]) -> str:
-        return ", ".join(repr(k) for k in keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        return first_few([repr(k) for k in keys], 3)
 
     parts = []
     if skipped:

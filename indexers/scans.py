@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from indexers.base import Indexer, Scope, ScopeResult, clean_text, jsonable
+from indexers.base import Indexer, Scope, ScopeResult, clean_text, first_few, jsonable
 from indexers.files import SourceError, UnlistedFolder, exists, is_file, list_dirs, list_files, read_json
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
@@ -100,8 +100,7 @@ def profile_snapshot(rel: str) -> str:
 
 def listed_columns(names: list[str], most: int = 5) -> str:
     """'column a', 'columns a, b' or 'columns a, b, c, d, e and 3 more'."""
-    shown = ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
-    return f"column {shown}" if len(names) == 1 else f"columns {shown}"
+    return f"column {names[0]}" if len(names) == 1 else f"columns {first_few(names, most)}"
 
 
 #: The table fields a scan writes, besides its columns', and their types.
@@ -327,8 +326,9 @@ class ScanIndexer(Indexer):
             m for c in columns for m in mistyped(c, COLUMN_FIELDS, f"{c['name']}.")
         ]
         if wrong:  # read as unknown: say so, rather than a null or a false the scan never wrote
-            shown = ", ".join(wrong[:5]) + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else "")
-            result.problem(rel, f"{shown}: not of the type a scan writes, read as unknown", code="warning")
+            result.problem(
+                rel, f"{first_few(wrong, 5)}: not of the type a scan writes, read as unknown", code="warning"
+            )
         comment = clean_text(table.get("comment"))
         description = resolve_description(table.get("descriptions")) or shard_table or comment
         snapshot = {

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
+from indexers.base import first_few
 from indexers.models import Document, make_uid
 from ktx_index.analysis import identifier_key
 from ktx_index.errors import InvalidInput, echoed
@@ -223,8 +224,7 @@ def _column_id(store: DocStore, tables: list[TableName], label: str) -> tuple[Ta
 
 def listed(names: list[str], most: int = 10) -> str:
     """Names sent, as a message lists them: each as ``echoed`` quotes it, the first ``most`` of them."""
-    more = f" and {len(names) - most} more" if len(names) > most else ""
-    return ", ".join(echoed(name) for name in names[:most]) + more
+    return first_few([echoed(name) for name in names], most)
 
 
 def nearest_first(missing: list[str], names: list[str]) -> list[str]:
