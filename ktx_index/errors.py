@@ -69,8 +69,8 @@ def refused_by_system(exc: OSError) -> str:
     where = f"{exc.filename}: " if exc.filename else ""
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and "/.ktx" in str(exc.filename or "/.ktx"):
         step = (
-            "searching takes lock files in .ktx/index too: make the project's .ktx folder writable, or work on a "
-            "writable copy of the project"
+            "searching takes lock files in .ktx/index too: make the project's .ktx folder writable, or set "
+            "KTX_INDEX_HOME to a writable folder to keep the index there"
         )
     elif exc.errno == errno.ENOSPC:
         step = "free some disk space and run it again"

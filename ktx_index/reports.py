@@ -177,6 +177,9 @@ class ToolCallError(BaseModel):
 class StatusReport(BaseModel):
     project: str
     index_path: str
+    index_elsewhere: str | None = Field(
+        None, description="Why the index is not in <project>/.ktx/index (KTX_INDEX_HOME, a read-only project)."
+    )
     exists: bool
     generation: int = 0
     last_rebuild: str | None = None

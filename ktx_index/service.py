@@ -62,7 +62,7 @@ class KtxIndex:
         self.root = Path(root).resolve()
         self.params = params  # the ranking's constants (search/scoring.py); benchmarks hand in others
         self.project: Project = load_project(self.root)
-        self.layout = IndexLayout(self.root)
+        self.layout = IndexLayout.for_project(self.root)
         if embedder is DEFAULT:
             settings = self.project.settings
             embedder = (

@@ -83,7 +83,7 @@ def render_rebuild(report: RebuildReport) -> None:
 )
 @user_errors
 def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: bool, ray_address: str | None) -> None:
-    """Bring the index under <project>/.ktx/index up to date (incremental: only what changed)."""
+    """Bring the index under <project>/.ktx/index (or KTX_INDEX_HOME) up to date (incremental: only what changed)."""
     service = open_service(project_dir)
     update, finish = terminal_progress(quiet or as_json)
     pool = None
@@ -166,6 +166,8 @@ SHOWN_PATHS = 20
 def render_status(report: StatusReport) -> None:
     click.echo(f"project      {report.project}")
     click.echo(f"index        {report.index_path}{'' if report.exists else '  (missing: run `ktx-index rebuild`)'}")
+    if report.index_elsewhere:
+        click.echo(f"             ({report.index_elsewhere})")
     if not report.exists:
         return
     click.echo(f"generation   {report.generation}   last rebuild {report.last_rebuild or 'never'}")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import re
 import shutil
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from indexers import INDEXER_VERSION
@@ -16,6 +19,8 @@ from ktx_index.index.texts import TEMPLATE_VERSION
 #: mismatch (3: the vector file's key sidecar; 4: vocabulary words).
 FORMAT_VERSION = 6
 GITIGNORE_LINE = "index/"
+#: A folder to keep every project's index in (one folder per project below it) instead of <project>/.ktx/index.
+INDEX_HOME = "KTX_INDEX_HOME"
 
 
 def format_stamp() -> str:
@@ -26,16 +31,60 @@ def embedding_fingerprint(model_fingerprint: str) -> str:
     return f"{model_fingerprint};template={TEMPLATE_VERSION}"
 
 
+def writable(path: Path) -> bool:
+    """Whether ``path``, or the nearest folder above it that exists, can be written (a read-only file system
+    answers no even to root)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return os.access(path, os.W_OK)
+
+
+def user_cache(env: Mapping[str, str]) -> Path:
+    """The user's cache folder (XDG): where the index of a project that cannot hold one is kept."""
+    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ktx-index"
+
+
+def project_folder_name(project_root: Path) -> str:
+    """One folder per project below an index home: its folder's name (to tell them apart by eye) and a hash of its
+    absolute path (two projects of one name never share an index)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", project_root.name).strip("-.") or "project"
+    return f"{name}-{hashlib.sha256(str(project_root).encode()).hexdigest()[:12]}"
+
+
 class IndexLayout:
-    def __init__(self, project_root: Path) -> None:
+    def __init__(self, project_root: Path, index_dir: Path | None = None, elsewhere: str | None = None) -> None:
+        """``index_dir``: where the index lives when not in <project>/.ktx/index (``for_project``), and
+        ``elsewhere`` why, for ``status``."""
         self.ktx_dir = project_root / ".ktx"
-        self.dir = self.ktx_dir / "index"
+        self.dir = index_dir or self.ktx_dir / "index"
+        self.elsewhere = elsewhere if index_dir else None
         self.store = self.dir / "store.sqlite"
         self.lexical = self.dir / "lexical"
         self.vectors = self.dir / "vectors.f16"
         self.lock = self.dir / "write.lock"
         self.watcher = self.dir / "watcher.json"
         self.errors = self.dir / "errors.json"  # the MCP server's last tool errors, for status
+
+    @classmethod
+    def for_project(
+        cls, project_root: Path, env: Mapping[str, str] = os.environ, can_write: Callable[[Path], bool] = writable
+    ) -> IndexLayout:
+        """<project>/.ktx/index, unless KTX_INDEX_HOME names another home for indexes or the project cannot hold
+        one (a read-only checkout or mount: searching takes lock files in the index folder too), which is then kept
+        in the user's cache. Either way one folder per project (``project_folder_name``)."""
+        home = env.get(INDEX_HOME)
+        if home:
+            return cls(
+                project_root, Path(home).expanduser() / project_folder_name(project_root), f"{INDEX_HOME} is set"
+            )
+        layout = cls(project_root)
+        if can_write(layout.dir):
+            return layout
+        return cls(
+            project_root,
+            user_cache(env) / project_folder_name(project_root),
+            f"{layout.dir} cannot be written (a read-only project): kept in the user's cache",
+        )
 
     def upstream(self, pid: int) -> Path:
         """Where the ``serve --upstream`` of process ``pid`` keeps its link to upstream KTX, for status: a file per
@@ -51,6 +100,8 @@ class IndexLayout:
 
     def ensure(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
+        if self.elsewhere:  # outside the project: nothing to keep out of its repository
+            return
         gitignore = self.ktx_dir / ".gitignore"
         lines = gitignore.read_text().splitlines() if gitignore.is_file() else []
         if GITIGNORE_LINE not in lines and "index" not in lines:

@@ -110,7 +110,12 @@ def build_status(
 
     ``project`` is the one the service opened; what changed is computed against the files
     and ktx.yaml on disk now."""
-    report = StatusReport(project=str(project.root), index_path=str(layout.dir), exists=store is not None)
+    report = StatusReport(
+        project=str(project.root),
+        index_path=str(layout.dir),
+        index_elsewhere=layout.elsewhere,
+        exists=store is not None,
+    )
     report.writer_pid = WriterLock(layout).holder_pid()
     report.connections = connections
     report.upstreams = _upstreams(layout)

@@ -205,3 +205,15 @@ def test_the_order_follows_a_semantic_layer_gaining_and_losing_its_measures(make
     service.rebuild()
     assert service.status().ranker == learned.fingerprint()
     service.close()
+
+
+def test_an_index_home_keeps_the_project_untouched(make_project, tmp_path, monkeypatch):
+    root = make_project({"wiki/global/a.md": "---\nsummary: Alpha\n---\nAlpha.\n"})
+    monkeypatch.setenv("KTX_INDEX_HOME", str(tmp_path / "indexes"))
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    assert service.wiki_search("alpha").totalFound == 1
+    status = service.status()
+    assert status.index_path.startswith(str(tmp_path / "indexes")) and status.index_elsewhere == "KTX_INDEX_HOME is set"
+    assert not (root / ".ktx").exists()
+    service.close()

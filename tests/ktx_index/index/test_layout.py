@@ -2,11 +2,20 @@
 wipe that can keep the vectors, the version stamps, and the writer lock across open files."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 from ktx_index.errors import IndexBusy
-from ktx_index.index.layout import FORMAT_VERSION, IndexLayout, WriterLock, embedding_fingerprint, format_stamp
+from ktx_index.index.layout import (
+    FORMAT_VERSION,
+    IndexLayout,
+    WriterLock,
+    embedding_fingerprint,
+    format_stamp,
+    project_folder_name,
+    writable,
+)
 from ktx_index.index.texts import TEMPLATE_VERSION
 
 
@@ -62,3 +71,35 @@ def test_one_writer_at_a_time_and_the_holder_is_named(tmp_path):
     assert not first.held and first.holder_pid() is None
     second.acquire()  # free again
     second.release()
+
+
+def test_the_index_lives_in_the_project_unless_told_or_the_project_is_read_only(tmp_path):
+    project = tmp_path / "shop"
+    project.mkdir()
+    assert IndexLayout.for_project(project, env={}).dir == project / ".ktx" / "index"
+    cache = tmp_path / "cache"
+    read_only = IndexLayout.for_project(project, env={"XDG_CACHE_HOME": str(cache)}, can_write=lambda _: False)
+    assert read_only.dir.parent == cache / "ktx-index" and read_only.dir.name.startswith("shop-")
+    assert "cannot be written" in (read_only.elsewhere or "")
+    read_only.ensure()  # nothing is written into the project
+    assert read_only.dir.is_dir() and not (project / ".ktx").exists()
+    home = IndexLayout.for_project(project, env={"KTX_INDEX_HOME": str(tmp_path / "indexes")})
+    assert home.dir.parent == tmp_path / "indexes" and home.elsewhere == "KTX_INDEX_HOME is set"
+
+
+def test_each_project_gets_its_own_folder_below_an_index_home(tmp_path):
+    a, b = tmp_path / "a" / "sales data", tmp_path / "b" / "sales data"
+    names = {project_folder_name(a), project_folder_name(b)}
+    assert len(names) == 2 and all(n.startswith("sales-data-") for n in names)
+    assert project_folder_name(Path("/")).startswith("project-")
+
+
+def test_writable_asks_the_nearest_folder_that_exists(tmp_path):
+    assert writable(tmp_path / "not" / "yet" / "there")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through permissions")
+def test_a_folder_without_write_permission_is_not_writable(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert not writable(locked / ".ktx" / "index")
