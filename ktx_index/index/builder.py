@@ -31,7 +31,7 @@ from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_f
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.index.store.documents import ScopeDoc
 from ktx_index.index.store.scopes import HELD
-from ktx_index.index.texts import embedding_texts, vocabulary_words
+from ktx_index.index.texts import embedding_texts, partly_embedded, vocabulary_words
 from ktx_index.index.vectors import VectorFile, vector_key
 from ktx_index.logs import timestamp
 from ktx_index.reports import Progress, RebuildReport, StaleFile, no_progress
@@ -289,6 +289,11 @@ class Builder:
                 result = safe_read(indexer, project, scope)
                 parse_s += time.perf_counter() - parse_started
                 self._apply_scope(scope, result, commit, report)
+                result.diagnostics += [
+                    Diagnostic(path=doc.path, message=note, code="warning")
+                    for doc in result.documents
+                    if (note := partly_embedded(doc))
+                ]
                 self.store.scopes.put(scope.key, scope.family, fingerprint, list(scope.files), result.diagnostics)
                 on_progress("parse", done, len(todo))
             for key in dropped:

@@ -13,6 +13,9 @@ from ktx_index.analysis import STOPWORDS, expand
 
 TEMPLATE_VERSION = 3
 CHUNK_WORDS = 150  # ≈200 word pieces, under MiniLM's 256-token window
+#: A page embeds at most this many chunks (≈24,000 words, its first sections): a 50 MB page (a log or an export
+#: saved as markdown) made 72,000, an hour of embedding on two cores. What lies past them is found by its words.
+MAX_PAGE_CHUNKS = 200
 #: Vocabulary words (``vocabulary_words``) are plain ASCII words of this many letters.
 MIN_WORD, MAX_WORD = 3, 24
 #: A semantic-layer source and its scanned table read alike (and so do a dimension and its column):
@@ -69,7 +72,12 @@ def _split_words(text: str, size: int) -> list[str]:
 
 
 def wiki_chunks(doc: Document) -> list[str]:
-    """Title + summary first, then each heading section (long ones split), each prefixed by its page title."""
+    """Title + summary first, then each heading section (long ones split), each prefixed by its page title; the
+    first MAX_PAGE_CHUNKS of them."""
+    return _all_wiki_chunks(doc)[:MAX_PAGE_CHUNKS]
+
+
+def _all_wiki_chunks(doc: Document) -> list[str]:
     title = humanize(doc.name)
     head = f"{title}: {doc.summary}" if doc.summary else title
     chunks = [f"{head}. tags: {', '.join(doc.tags)}" if doc.tags else head]
@@ -80,6 +88,17 @@ def wiki_chunks(doc: Document) -> list[str]:
     if not doc.sections and doc.body:
         chunks.extend(f"{title}: {piece}" for piece in _split_words(doc.body, CHUNK_WORDS))
     return chunks
+
+
+def partly_embedded(doc: Document) -> str | None:
+    """What a page too long to embed whole (past MAX_PAGE_CHUNKS) tells ``status``, else None."""
+    total = len(_all_wiki_chunks(doc)) if doc.kind == "wiki" else 0
+    if total <= MAX_PAGE_CHUNKS:
+        return None
+    return (
+        f"page too long to embed whole: its first {MAX_PAGE_CHUNKS} of {total} passages are matched by meaning, "
+        "all of it by words (split it into pages to have the rest found by meaning too)"
+    )
 
 
 def embedding_texts(doc: Document) -> list[str]:

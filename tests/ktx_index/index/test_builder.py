@@ -199,6 +199,18 @@ def test_broken_file_keeps_last_good_documents_flagged_stale(project):
     service.close()
 
 
+def test_a_page_too_long_to_embed_whole_is_searched_whole_and_said_to_be_embedded_in_part(project):
+    days = "".join(f"## Day {i}\n\nThe night shift reloaded feed {i}.\n\n" for i in range(260))
+    (project / "wiki/global/ops-log.md").write_text(PAGE.format(summary="Ops log", body=days + "## Last\n\nzeppelin"))
+    service = service_for(project)
+    report = service.rebuild()
+    warned = [d for d in report.diagnostics if d.path == "wiki/global/ops-log.md"]
+    assert [d.code for d in warned] == ["warning"] and "first 200 of 262 passages" in warned[0].message
+    assert service.wiki_search("zeppelin").results[0].key == "ops-log"  # past the embedded passages: by its words
+    assert any(d.path == "wiki/global/ops-log.md" for d in service.status().diagnostics)
+    service.close()
+
+
 def test_a_page_whose_frontmatter_never_parsed_is_searched_whole_and_said_to_be_broken(project):
     (project / "wiki/global/withdrawals.md").write_text("---\nsummary: [broken\n---\nReturn of federal aid funds")
     service = service_for(project)

@@ -4,7 +4,15 @@ its scanned twin, heading-aware wiki chunks that overlap so no sentence is only 
 import itertools
 
 from indexers.models import Document, Section, TableRef
-from ktx_index.index.texts import CHUNK_WORDS, compact_text, embedding_texts, vocabulary_words, wiki_chunks
+from ktx_index.index.texts import (
+    CHUNK_WORDS,
+    MAX_PAGE_CHUNKS,
+    compact_text,
+    embedding_texts,
+    partly_embedded,
+    vocabulary_words,
+    wiki_chunks,
+)
 
 ORDERS = TableRef(db="raw", name="orders")
 
@@ -56,6 +64,16 @@ def test_a_page_without_sections_is_chunked_from_its_body_and_other_kinds_embed_
     assert embedding_texts(page) == ["faq", "faq: Boxes ship on Mondays."]
     value = Document(uid="dictionary_value:w:x", kind="dictionary_value", id="x", name="x", path="x")
     assert embedding_texts(value) == [] and vocabulary_words(value) == set()
+
+
+def test_a_page_too_long_to_embed_whole_embeds_its_first_passages_and_says_so():
+    sections = [Section(heading=f"Day {i}", text="A line of the log. " * 10) for i in range(MAX_PAGE_CHUNKS + 50)]
+    page = Document(uid="wiki::log", kind="wiki", id="log", name="log", path="wiki/global/log.md", sections=sections)
+    chunks = wiki_chunks(page)
+    assert len(chunks) == MAX_PAGE_CHUNKS and chunks[1].startswith("log — Day 0: ")
+    assert f"first {MAX_PAGE_CHUNKS} of {MAX_PAGE_CHUNKS + 51} passages" in (partly_embedded(page) or "")
+    page.sections = sections[:10]
+    assert partly_embedded(page) is None
 
 
 def test_vocabulary_words_are_plain_words_of_names_and_descriptions():
