@@ -181,7 +181,7 @@ class DictionaryIndex:
                 if within_words(self.entries[i], pos - self.offsets[i], len(squashed)):
                     add((i,), "token", 0.7 + 0.1 * len(squashed) / max(1, len(self.squashed[i])))
                 pos = self.joined.find(squashed, pos + 1)
-        if budget := edit_budget(len(squashed), VALUE_EDITS):
+        if budget := fuzzy_budget(squashed, words):
             digits = DIGITS.sub("", squashed)
             for choice, distance, i in process.extract(
                 squashed, self.squashed, scorer=DamerauLevenshtein.distance, score_cutoff=budget, limit=200
@@ -203,6 +203,16 @@ class DictionaryIndex:
         not 'Grant', 'W' in *412 W Pecan St*, or '10' in *2025-10-31*)."""
         held = {i for w in words for i in self.by_word.get(w, ())}
         return sorted(i for i in held if self.entries[i].words <= words and _named(self.entries[i].words))
+
+
+def fuzzy_budget(squashed: str, words: set[str]) -> int:
+    """Edits a value may be from a stored one (VALUE_EDITS), but one at most for a value of English words spelt
+    right: two edits turn a word into another ('denied' → 'Daniel', 'stale' → 'state'), one mostly spells it
+    otherwise ('cancelled' → 'CANCELED', 'colour')."""
+    budget = edit_budget(len(squashed), VALUE_EDITS)
+    if words and all(english_word(w) for w in words):
+        return min(budget, 1)
+    return budget
 
 
 def within_words(entry: Entry, start: int, length: int) -> bool:

@@ -82,6 +82,24 @@ def test_a_fuzzy_match_keeps_the_values_digits(make_project):
     service.close()
 
 
+def test_a_word_spelt_right_is_forgiven_one_edit_not_two(make_project):
+    """An outside pass: *denied* found the first name 'Daniel' (two edits) as a fuzzy match."""
+    table = {"catalog": None, "db": "lib", "name": "holds", "columns": [column("status"), column("patron")]}
+    profile = {
+        "columns": {
+            "holds.status": profile_entry("lib", "holds", "status", ["CANCELED", "FILLED"]),
+            "holds.patron": profile_entry("lib", "holds", "patron", ["Daniel", "Maria"]),
+        }
+    }
+    service = KtxIndex(make_project(scan_files("lib", "2026-01-01-000000-aaaa", [table], profile)), embedder=None)
+    service.rebuild()
+    denied, cancelled, typo = service.dictionary_search(["denied", "cancelled", "Danile"]).results
+    assert denied.matches == []
+    assert [(m.matchedValue, m.matchType) for m in cancelled.matches] == [("CANCELED", "fuzzy")]
+    assert [m.matchedValue for m in typo.matches] == ["Daniel"]  # no English word: two edits still forgiven
+    service.close()
+
+
 def test_a_shorter_value_the_question_names_is_found_by_its_words(make_project):
     table = {"catalog": None, "db": "fa", "name": "awards", "columns": [column("fund_cd"), column("aid_type")]}
     profile = {
