@@ -27,6 +27,7 @@ from ktx_index.index.backlog import Backlog
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, format_stamp
 from ktx_index.index.lexical import REWRITE_DELETED_SHARE
+from ktx_index.index.ownership import declined, held_elsewhere
 from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_folders, within
 from ktx_index.index.store import CHANGE_LOG_MAX, DocStore
 from ktx_index.index.store.documents import ScopeDoc
@@ -288,13 +289,16 @@ class Builder:
                 parse_started = time.perf_counter()
                 result = safe_read(indexer, project, scope)
                 parse_s += time.perf_counter() - parse_started
-                self._apply_scope(scope, result, commit, report)
+                declined = self._apply_scope(scope, result, commit, report, set(dropped))
                 result.diagnostics += [
                     Diagnostic(path=doc.path, message=note, code="warning")
                     for doc in result.documents
                     if (note := partly_embedded(doc))
                 ]
-                self.store.scopes.put(scope.key, scope.family, fingerprint, list(scope.files), result.diagnostics)
+                # a file declined for another's documents is read again at every build, to take them over when
+                # that one goes (an empty fingerprint never matches)
+                stored_as = "" if declined else fingerprint
+                self.store.scopes.put(scope.key, scope.family, stored_as, list(scope.files), result.diagnostics)
                 on_progress("parse", done, len(todo))
             for key in dropped:
                 for uid in self.store.docs.in_scope(key):
@@ -315,12 +319,15 @@ class Builder:
         report.parse_ms = round(parse_s * 1000, 1)
         report.lexical_ms = round((time.perf_counter() - started - parse_s) * 1000, 1)
 
-    def _apply_scope(self, scope: Scope, result: ScopeResult, commit: _Commit, report: RebuildReport) -> None:
+    def _apply_scope(
+        self, scope: Scope, result: ScopeResult, commit: _Commit, report: RebuildReport, dropped: set[str]
+    ) -> bool:
         """Write one scope's changed documents. A document whose file no longer parses (or lies in a folder that
         cannot be listed, or came from an artifact that does not parse: ``ScopeResult.kept``) is kept, marked
         stale; a document such a file gives changed keeps what it lost from its last good version (a table's sample
         values from a profile that no longer parses), stale too; a file that does not parse and never did gives what
-        it still can (``ScopeResult.fallback``), stale too."""
+        it still can (``ScopeResult.fallback``), stale too. Documents another scope holds are left to it
+        (index/ownership.py): True when there were some."""
         old = self.store.docs.in_scope(scope.key)
         broken = dict(result.kept)
         for diag in result.diagnostics:
@@ -333,6 +340,11 @@ class Builder:
             held = {path.split("#", 1)[0] for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
             whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
             new.update(whole)
+        held = held_elsewhere(self.store.docs, scope.key, [uid for uid in new if uid not in old], dropped)
+        if held:  # another file's documents (a stray copy of a table's file): that file keeps them
+            result.diagnostics.append(declined(scope.files[0], new, held))
+            for uid in held:
+                del new[uid]
         keeping = {**unlisted, **broken}  # a folder's reason keeps all it holds
         reasons: dict[str, str | None] = {}  # per file: a file's documents vanish together
 
@@ -383,6 +395,7 @@ class Builder:
             else:
                 commit.delete(uid)
                 report.deleted += 1
+        return bool(held)
 
     def _composed_without(
         self, old: dict[str, ScopeDoc], new: dict[str, Document], broken: dict[str, str]

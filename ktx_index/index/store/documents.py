@@ -204,6 +204,11 @@ class Documents:
         rows = self._db.execute("SELECT uid, hash, path, stale FROM docs WHERE scope = ?", (scope,))
         return {uid: ScopeDoc(h, path, stale) for uid, h, path, stale in rows}
 
+    def owners(self, uids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """uid → (the scope that wrote it, its path), for the given uids the store holds."""
+        sql = "SELECT uid, scope, path FROM docs WHERE uid IN ({marks})"
+        return {uid: (scope, path) for uid, scope, path in select_in(self._db, sql, sorted(set(uids)))}
+
     def ids(self, kind: str, connection: str | None = None) -> list[str]:
         sql, args = "SELECT ref_id FROM docs WHERE kind = ?", [kind]
         if connection is not None:

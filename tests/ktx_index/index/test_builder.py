@@ -199,6 +199,35 @@ def test_broken_file_keeps_last_good_documents_flagged_stale(project):
     service.close()
 
 
+def test_a_table_two_scan_files_define_stays_with_the_first_until_it_goes(make_project):
+    """A stray copy of a table's file: deleting it deleted the table (written last by the copy), while the
+    table's own file, unchanged, was not read again."""
+    orders = {"catalog": None, "db": "s", "name": "orders", "columns": [column("id"), column("status")]}
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", [orders]))
+    tables = root / "raw-sources/warehouse/live-database/2026-01-01-000000-aaaa/tables"
+    (original,) = tables.iterdir()
+    copy = tables / "zz-copy-of-orders.json"
+    copy.write_bytes(original.read_bytes())
+    service = service_for(root)
+    first = service.rebuild()
+    (warned,) = [d for d in first.diagnostics if d.path.endswith(copy.name)]
+    assert warned.code == "warning" and warned.message.startswith(
+        f"s.orders also defined by {original.relative_to(root)}"
+    )
+    ids = {r.id for r in service.discover_data("orders status").refs}
+    assert {"s.orders", "s.orders.status"} <= ids
+    copy.unlink()
+    assert service.rebuild().deleted == 0 and {r.id for r in service.discover_data("orders status").refs} == ids
+    copy.write_bytes(original.read_bytes())
+    service.rebuild()
+    original.unlink()  # the copy takes the table over in the same commit
+    gone = service.rebuild()
+    assert gone.deleted == 0 and not any(d.path.endswith(copy.name) for d in gone.diagnostics)
+    assert {r.id for r in service.discover_data("orders status").refs} == ids
+    assert service.rebuild().scopes_read == 0  # and is no longer read at every build
+    service.close()
+
+
 def test_a_page_too_long_to_embed_whole_is_searched_whole_and_said_to_be_embedded_in_part(project):
     days = "".join(f"## Day {i}\n\nThe night shift reloaded feed {i}.\n\n" for i in range(260))
     (project / "wiki/global/ops-log.md").write_text(PAGE.format(summary="Ops log", body=days + "## Last\n\nzeppelin"))
