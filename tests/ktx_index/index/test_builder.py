@@ -13,7 +13,7 @@ from indexers.models import SEARCH_KINDS
 from ktx_index.analysis import analyze
 from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import IndexBusy, Stopped
-from ktx_index.index import builder
+from ktx_index.index import commit
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, format_stamp
 from ktx_index.index.lexical import REWRITE_DELETED_SHARE
@@ -121,17 +121,17 @@ def test_a_stop_while_the_lexical_index_is_written_again_commits_nothing(project
     service = service_for(project)
     service.rebuild()
     generation = service.refreshed_engine().store.meta.generation()
-    monkeypatch.setattr(builder, "ADD_BACK_CHECK", 1)
-    original = builder._Commit.finish
+    monkeypatch.setattr(commit, "ADD_BACK_CHECK", 1)
+    original = commit.Commit.finish
 
     def stop_once_parsed(self, *args, **kwargs):  # every scope is parsed: the stop comes during the add-back
         service.request_stop()
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(builder._Commit, "finish", stop_once_parsed)
+    monkeypatch.setattr(commit.Commit, "finish", stop_once_parsed)
     with pytest.raises(Stopped, match="writing the lexical index again"):
         service.rebuild(force=True)
-    monkeypatch.setattr(builder._Commit, "finish", original)
+    monkeypatch.setattr(commit.Commit, "finish", original)
     service.resume()
     assert service.refreshed_engine().store.meta.generation() == generation
     assert service.rebuild(force=True).generation == generation + 1
