@@ -105,6 +105,8 @@ def serve_command(
     sockets = listen(host, port) if transport == "http" else []  # a port in use fails here, before any work
     faulthandler.enable()  # a crash in native code (ONNX Runtime, tantivy, watchfiles) says where, on stderr
     service = open_service(project_dir)
+    if service.layout.elsewhere:
+        click.echo(f"ktx-index: index at {service.layout.dir} ({service.layout.elsewhere})", err=True)
     service.embed_first_build_later = True  # --no-build on a project with no index: the first call answers lexically
     stopper = Stopper(service)  # from here on a signal stops at a safe point and exits 0, even while starting
     with stop_on_signals(stopper.stop_and_exit_soon):

@@ -200,3 +200,15 @@ def test_a_server_without_watch_says_edits_are_not_followed(tmp_path: Path) -> N
     run = subprocess.run(command, input="", capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "serving without --watch: the index does not follow edits to the project" in run.stderr
+
+
+@pytest.mark.slow
+def test_a_server_says_where_an_index_kept_elsewhere_lives(tmp_path: Path) -> None:
+    """With KTX_INDEX_HOME (or a read-only project) the index is not in the project: serve says where it is."""
+    root = write_files(tmp_path / "project", PROJECT)
+    command = [str(Path(sys.executable).parent / "ktx-index"), "serve", "--project", str(root)]
+    env = {**os.environ, "KTX_INDEX_HOME": str(tmp_path / "indexes")}
+    run = subprocess.run(command, input="", capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
+    assert run.returncode == 0, run.stderr
+    assert f"index at {tmp_path / 'indexes'}/project-" in run.stderr and "(KTX_INDEX_HOME is set)" in run.stderr
+    assert not (root / ".ktx").exists()
