@@ -75,7 +75,9 @@ class IndexLayout:
         home = env.get(INDEX_HOME)
         if home:
             return cls(
-                project_root, Path(home).expanduser() / project_folder_name(project_root), f"{INDEX_HOME} is set"
+                project_root,
+                Path(home).expanduser().resolve() / project_folder_name(project_root),
+                f"{INDEX_HOME} is set",
             )
         layout = cls(project_root)
         if can_write(layout.dir):
