@@ -116,9 +116,10 @@ class Commit:
             self._add_back(writer, self.written)
             self.store.words.forget_counts()  # and count every stored document's words again
             self.word_change = Counter(self.store.docs.all_words())
-        elif self.lexical.deleted_share(self.deletes + 1, self.adds + 1) > REWRITE_DELETED_SHARE:  # +1: the stamp
+        elif self.deletes and self.lexical.deleted_share(self.deletes + 1, self.adds + 1) > REWRITE_DELETED_SHARE:
             # Deleted documents count in idf until tantivy merges them away, which it seldom does for the first
-            # segment: past a tenth of the index, this commit's changes are dropped and every document written again.
+            # segment: past a tenth of the index, this commit's changes are dropped and every document written again
+            # (+1: the stamp, which alone never decides it: a tiny project's first build was written twice).
             writer.rollback()
             writer.delete_all_documents()
             self._add_back(writer, set())

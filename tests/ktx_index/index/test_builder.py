@@ -92,6 +92,17 @@ def test_a_commit_that_would_leave_a_tenth_of_the_lexical_index_deleted_writes_i
     service.close()
 
 
+def test_a_commit_that_only_adds_is_not_written_again(make_project):
+    """The stamp's delete alone made a tiny project's first build (one delete in five documents) and every page
+    added after it cross the line."""
+    root = make_project({"wiki/global/a.md": PAGE.format(summary="A", body="Alpha.")}, config=None)
+    service = service_for(root)
+    assert not service.rebuild().lexical_rewritten
+    (root / "wiki/global/b.md").write_text(PAGE.format(summary="B", body="Beta."))
+    assert not service.rebuild().lexical_rewritten
+    service.close()
+
+
 def test_documents_tantivy_never_holds_do_not_count_toward_a_rewrite(project):
     """Dictionary values live in the store only: 60 of them renamed beside one dimension delete one searchable
     document, not 61, so the commit is no rewrite (counted as deletes, every such edit rewrote the index)."""
