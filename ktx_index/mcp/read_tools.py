@@ -53,6 +53,28 @@ class EntityIn(BaseModel):
     ] = None
 
 
+def entity_shape(value: object) -> object:
+    """The shapes models drift into for one entity, read as ``{table, columns}``: the table alone (a display string
+    or a table object), a discover_data ref or its ``tableRef`` (``{tableRef: {...}}``), and ``{schema, table}``
+    at the entity's own level (``{schema: "raw", table: "orders"}``)."""
+    if isinstance(value, str):
+        return {"table": value}
+    if not isinstance(value, dict) or isinstance(value.get("table"), dict):
+        return value
+    if "table" not in value:
+        if isinstance(value.get("tableRef"), dict):
+            return {**value, "table": value["tableRef"]}
+        if "name" in value:  # {catalog, db, name} sent as the entity
+            return {"table": {k: value[k] for k in ("catalog", "db", "name") if k in value}, **_columns(value)}
+    elif isinstance(value.get("schema"), str):
+        return {"table": {"schema": value["schema"], "table": value["table"]}, **_columns(value)}
+    return value
+
+
+def _columns(value: dict[str, Any]) -> dict[str, Any]:
+    return {"columns": value["columns"]} if "columns" in value else {}
+
+
 def _entity_dict(entity: EntityIn) -> dict[str, Any]:
     table = entity.table
     if isinstance(table, TableRefIn):
@@ -112,7 +134,13 @@ def tools(service: KtxIndex) -> ToolSet:
     async def entity_details(
         connectionId: ConnectionId,
         entities: Annotated[
-            list[EntityIn], Field(description="Tables to read (1 to 20).", min_length=1, max_length=20)
+            list[Annotated[EntityIn, BeforeValidator(entity_shape)]],
+            Field(
+                description="Tables to read (1 to 20). Beyond upstream, an entity may also be sent as its table "
+                'alone ("public.orders"), as a discover_data ref (its tableRef is read) or as {schema, table}.',
+                min_length=1,
+                max_length=20,
+            ),
         ],
     ) -> Annotated[CallToolResult, EntityDetailsResult]:
         return await call(None, service.entity_details, connectionId, [_entity_dict(e) for e in entities])

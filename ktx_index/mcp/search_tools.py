@@ -100,7 +100,8 @@ def tools(service: KtxIndex) -> ToolSet:
             list[Annotated[RefKind, Field(description="Reference kind to include.")]] | SkipJsonSchema[None],
             BeforeValidator(_kinds),
             Field(
-                description="Optional kind filter (a single kind string is read as a list of one). With both kinds "
+                description="Optional kind filter (a single kind string is read as a list of one, an empty list as "
+                "every kind). With both kinds "
                 "asked (or none), a table and the semantic-layer source over it are one ref, the source's (its "
                 "tableRef names the table); so are a column and its dimension."
             ),

@@ -22,7 +22,9 @@ TWINS = {"sl_source": "table", "sl_dimension": "column"}
 
 
 def normalize_kinds(kinds: list[str] | None) -> list[str]:
-    if kinds is None:
+    """The kinds asked for; none, or an empty list, is every kind (upstream answers ``[]`` with nothing, which an
+    agent reads as "no data": an outside pass)."""
+    if not kinds:
         return list(SEARCH_KINDS)
     unknown = sorted({k for k in kinds if k not in SEARCH_KINDS})
     if unknown:

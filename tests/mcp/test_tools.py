@@ -178,6 +178,15 @@ async def test_discover_data_kinds_as_single_string(client, tools) -> None:
     assert refs[0]["id"] == "raw.orders" and refs[0]["tableRef"] == RAW_ORDERS
 
 
+async def test_discover_data_empty_kinds_is_every_kind(client, tools) -> None:
+    """Upstream answers ``kinds: []`` with nothing, which an agent reads as "no data" (an outside pass)."""
+    every = await call_ok(client, tools, "discover_data", {"query": "orders", "limit": 5})
+    assert (
+        every["refs"]
+        and await call_ok(client, tools, "discover_data", {"query": "orders", "kinds": [], "limit": 5}) == every
+    )
+
+
 @pytest.mark.parametrize("kind", ["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"])
 async def test_discover_data_refs_hydrate_with_the_read_tools(client, tools, kind) -> None:
     """Every ref's follow-up (as the tool description says) succeeds, for every kind."""
@@ -406,6 +415,23 @@ async def test_entity_details_table_shapes(client, tools, table) -> None:
     assert item["snapshot"]["syncId"] == DEMO_SYNC and item["estimatedRows"] > 0
     names = [c["name"] for c in item["columns"]]
     assert names[0] == "order_id" and len(names) == 13
+
+
+@pytest.mark.parametrize(
+    "entity",
+    [
+        "raw.orders",
+        {"tableRef": RAW_ORDERS, "kind": "table", "id": "raw.orders", "score": 0.9},
+        RAW_ORDERS,
+        {"schema": "raw", "table": "orders", "columns": ["order_id"]},
+    ],
+    ids=["table-alone", "discover-ref", "table-object-alone", "schema-table-at-entity-level"],
+)
+async def test_entity_details_entity_shapes_models_drift_into(client, tools, entity) -> None:
+    """An outside agent pass sent the table alone, and the ref discover_data gave it, on its first call."""
+    (item,) = (await call_ok(client, tools, "entity_details", entity_args(entity)))["results"]
+    assert item["ok"], item
+    assert item["tableRef"] == RAW_ORDERS and item["display"] == "raw.orders"
 
 
 async def test_entity_details_canonical_column_details(client, tools) -> None:
