@@ -25,6 +25,23 @@ OVERLAY_KEYS = {
     "name", "descriptions", "grain", "columns", "column_overrides", "joins", "measures", "segments",
     "exclude_columns", "disable_joins", "default_time_dimension", "usage",
 }  # fmt: skip
+#: What a standalone source may hold (KTX's source fields; a manifest entry's are its own).
+SOURCE_KEYS = OVERLAY_KEYS | {
+    "table", "sql", "source_type", "inherits_columns_from", "description", "tags", "freshness",
+}  # fmt: skip
+#: Keys written for another one, named in the warning of a source that holds them.
+MEANT = {"dimensions": "columns", "dimension": "columns", "metrics": "measures", "metric": "measures"}
+
+
+def unknown_keys(data: dict[str, Any], known: set[str], what: str) -> list[str]:
+    """The keys of a source or overlay KTX does not read, each a warning: ``dimensions:`` left its dimensions
+    unindexed without a word (an outside pass)."""
+    out = []
+    for key in data:
+        if key not in known:
+            hint = f" (did you mean '{MEANT[key]}:'?)" if key in MEANT else ""
+            out.append(f"unknown {what} key '{key}' ignored{hint}")
+    return out
 
 
 @dataclass
@@ -148,7 +165,7 @@ def project_manifest_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
 
 def compose_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Apply one overlay; returns the composed source and problems worth reporting."""
-    problems = [f"unknown overlay key '{key}' ignored" for key in overlay if key not in OVERLAY_KEYS]
+    problems = unknown_keys(overlay, OVERLAY_KEYS, "overlay")
     out = copy.deepcopy(base)
     if "descriptions" in overlay:
         merged = normalize_descriptions(out.get("descriptions"))
@@ -285,6 +302,9 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             data = {**data, "name": name}
         diagnostics.extend(_shape_diagnostics(rel, data))
         if "table" in data or "sql" in data:
+            diagnostics.extend(
+                Diagnostic(path=rel, code="warning", message=m) for m in unknown_keys(data, SOURCE_KEYS, "source")
+            )
             earlier = records.get(name)
             if earlier is not None and earlier.origin == "standalone":  # KTX reads the later file alone, silently
                 # (one over a manifest entry is how a hand-written definition takes a scanned table over: no warning)

@@ -109,6 +109,16 @@ def test_a_hand_written_source_takes_its_manifest_entry_over_without_a_warning(m
     assert records["orders"].origin == "standalone" and diagnostics == []
 
 
+def test_a_standalone_source_names_the_keys_ktx_does_not_read(make_project):
+    """``dimensions:`` for ``columns:`` left a source's dimensions unindexed without a word (an outside pass)."""
+    text = "name: orders\ntable: public.orders\ndimensions:\n  - {name: id, type: string}\nowner: ops\n"
+    _records, diagnostics, _held = warehouse_records(make_project, {"semantic-layer/warehouse/orders.yaml": text})
+    assert [(d.code, d.message) for d in diagnostics] == [
+        ("warning", "unknown source key 'dimensions' ignored (did you mean 'columns:'?)"),
+        ("warning", "unknown source key 'owner' ignored"),
+    ]
+
+
 def test_compose_reports_unknown_override_targets():
     base = {"name": "t", "columns": [{"name": "a"}], "joins": [{"to": "x", "on": "t.a = x.a"}]}
     out, problems = compose_overlay(
