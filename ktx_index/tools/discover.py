@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from indexers.models import SEARCH_KINDS, Document
@@ -12,7 +13,7 @@ from ktx_index.search.lexical_lane import bridges
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, assess
 from ktx_index.search.snippets import matched_on, snippet
-from ktx_index.snapshot.joins import Edge, JoinEdge
+from ktx_index.snapshot.joins import QUALIFIED, Edge, JoinEdge, condition_key
 from ktx_index.snapshot.snapshot import Snapshot, curated
 from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
 
@@ -178,6 +179,7 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     out: list[JoinOut] = []
     keys: list[set[str]] = []  # each join's key columns
     seen: dict[tuple[frozenset[str], str], int] = {}  # a join → where it is in ``out``
+    renamed: set[int] = set()  # the joins in ``out`` whose condition names a source where its table is meant
     group = {c: c for c in containers}  # which tables already join one another (union-find, by representative)
 
     def root(c: str) -> str:
@@ -197,15 +199,20 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         longer holds (a table file edited since) is no join to paste."""
         if any(k.startswith("column:") and k not in snap.uid_index for k in edge.keys):
             return
+        physical = as_tables(snap, edge)
         a, b = end_of(a), end_of(b)
         a, b = (a, b) if getattr(edge, "declared", True) else (b, a)
         join = JoinOut(from_=a.split(":", 2)[2], to=b.split(":", 2)[2], on=edge.on, alias=edge.alias)
-        key = (frozenset((a, b)), edge.key)
+        key = (frozenset((a, b)), physical)
         if key in seen:
-            if edge.alias and not out[seen[key]].alias:
-                out[seen[key]], keys[seen[key]] = join, set(edge.keys)
+            at = seen[key]
+            if (edge.alias and not out[at].alias) or (at in renamed and physical == edge.key):
+                out[at], keys[at] = join, set(edge.keys)  # the condition that pastes into SQL
+                renamed.discard(at)
             return
         seen[key] = len(out)
+        if physical != edge.key:
+            renamed.add(len(out))
         out.append(join)
         keys.append(set(edge.keys))
 
@@ -214,7 +221,10 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
         for twin in (container, *sorted(snap.facts.twins(container))):  # a row and its parent row (a manager)
             for edge in snap.facts.itself.get(twin, ()):
                 add(container, container, edge)
-        for edge in snap.facts.joins.get(container, []):
+        # its own joins, then its twin's (a source's table's foreign keys: the condition that pastes into SQL when
+        # the source is named otherwise than its table, as_tables)
+        twin_edges = [e for twin in sorted(snap.facts.twins(container)) for e in snap.facts.joins.get(twin, [])]
+        for edge in [*snap.facts.joins.get(container, []), *twin_edges]:
             other = end_of(edge.other)  # the refs' own end when they hold its twin (orders' key to a source)
             if other in containers:
                 add(container, other, edge)
@@ -256,6 +266,21 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
                 add(b, far, to_far)
                 group[root(b)] = root(a)
     return fewest_roles(out, keys, {uid for uids in refs for uid in uids})
+
+
+def as_tables(snap: Snapshot, edge: JoinEdge | Edge) -> str:
+    """A join's condition_key with each source it names named as its table instead: a source's join and the foreign
+    key of the tables under it are one join (``trip_otp.rte_id = routes.rte_id`` over ``mart.fct_trip_otp`` and
+    ``raw.rte`` is ``fct_trip_otp.rte_id = rte.rte_id``), listed once (an outside agent pass got both)."""
+    if edge.alias or any(k.startswith("column:") for k in edge.keys):  # a scanned key: named as its tables already
+        return edge.key
+    conn = edge.other.split(":", 2)[1]
+
+    def table(match: re.Match[str]) -> str:
+        found = snap.facts.table_of.get(f"sl_source:{conn}:{match.group(1)}")
+        return f"{found[1].rpartition('.')[2] if found else match.group(1)}.{match.group(2)}"
+
+    return condition_key(QUALIFIED.sub(table, edge.on))
 
 
 #: A table the refs leave out joined to more tables than this (a calendar every fact table references) is not

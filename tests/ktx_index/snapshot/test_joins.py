@@ -428,3 +428,40 @@ def test_a_join_the_semantic_layer_writes_without_an_alias_comes_as_the_scan_ali
         ("reservations", "reservations", "reservations.orig_res_id = parent.res_id", "parent")
     ]
     service.close()
+
+
+def test_a_sources_join_and_its_tables_foreign_key_are_one_join_the_scans_condition(make_project):
+    """Sources named otherwise than their tables (``trip_otp`` over ``fct_trip_otp``): their join and the tables'
+    foreign key came as two joins, one of them naming sources where SQL needs tables (an outside agent pass)."""
+    from ktx_index.tools.discover import joins_between
+
+    files = scan_files(
+        "dw",
+        SYNC,
+        [
+            table("fct_trip_otp", [column("trp_id", "integer"), column("rte_id", "integer")], [fk("rte_id", "rte", "rte_id")]),
+            table("rte", [column("rte_id", "integer"), column("rte_nm")]),
+        ],
+    )  # fmt: skip
+    files["semantic-layer/dw/trip_otp.yaml"] = (
+        "name: trip_otp\ntable: main.fct_trip_otp\ngrain: [trp_id]\ncolumns:\n  - {name: trp_id, type: number}\n"
+        "  - {name: rte_id, type: number}\n"
+        "joins:\n  - {to: routes, on: trip_otp.rte_id = routes.rte_id, relationship: many_to_one}\n"
+    )
+    files["semantic-layer/dw/routes.yaml"] = (
+        "name: routes\ntable: main.rte\ngrain: [rte_id]\ncolumns:\n  - {name: rte_id, type: number}\n"
+    )
+    root = make_project(files, config="connections:\n  dw:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    snap = service.refreshed_engine().snapshot
+    joins = joins_between(snap, [["sl_source:dw:trip_otp"], ["sl_source:dw:routes"]])
+    assert [(j.from_, j.to, j.on) for j in joins] == [("trip_otp", "routes", "fct_trip_otp.rte_id = rte.rte_id")]
+    with_twins = [
+        ["sl_source:dw:trip_otp"],
+        ["table:dw:main.rte"],
+        ["sl_source:dw:routes"],
+        ["table:dw:main.fct_trip_otp"],
+    ]
+    assert joins_between(snap, with_twins) == joins  # a table and its source are one end, whichever refs name it
+    service.close()
