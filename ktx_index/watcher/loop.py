@@ -62,10 +62,14 @@ TEMP_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".part", ".crdownload")
 log = logging.getLogger("ktx_index.watcher")  # the logger keeps the name the docs and log readers know
 
 
-def relevant(root: Path, path: str) -> bool:
-    """Events worth a rebuild: project sources, not dotfiles, editor temp files or the index itself."""
+def relevant(root: Path, path: str, index: Path | None = None) -> bool:
+    """Events worth a rebuild: project sources, not dotfiles, editor temp files or the index itself (``index``: its
+    folder, wherever KTX_INDEX_HOME put it: inside ``wiki/`` its own writes woke the watcher ten times a second)."""
+    real = _real(Path(path))
+    if index is not None and real.is_relative_to(_real(index)):
+        return False
     try:
-        rel = _real(Path(path)).relative_to(_real(root))
+        rel = real.relative_to(_real(root))
     except ValueError:
         rel = Path(path)
     parts = rel.parts
@@ -202,9 +206,9 @@ class Watcher:
         """Watch the trees that exist now, until that set changes: gather inputs, ``decide``, run the action."""
         self.phase = Phase.CATCHING_UP
         config_stat = self._config_stat()
-        trees = self._trees()
+        trees, index = self._trees(), self.service.layout.dir
         watch = watchfiles.watch(
-            *(trees or [self.root]), watch_filter=lambda _change, path: relevant(self.root, path), step=self.step_ms,
+            *(trees or [self.root]), watch_filter=lambda _change, path: relevant(self.root, path, index), step=self.step_ms,
             debounce=self.debounce_ms, stop_event=self._stop, yield_on_timeout=True, rust_timeout=IDLE_WAKE_MS,
             raise_interrupt=False, ignore_permission_denied=True,
         )  # fmt: skip

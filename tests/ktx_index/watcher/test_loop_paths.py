@@ -19,3 +19,11 @@ def test_events_outside_the_project_trees_are_not_relevant(tmp_path):
     assert relevant(tmp_path, str(tmp_path / "ktx.yaml"))
     assert not relevant(tmp_path, str(tmp_path / ".ktx" / "index" / "meta.db"))
     assert not relevant(tmp_path, str(tmp_path / "notes" / "todo.md"))
+
+
+def test_the_index_folder_is_never_relevant_wherever_it_lives(tmp_path):
+    """KTX_INDEX_HOME inside wiki/: the watcher's own writes woke it ten times a second (an outside pass)."""
+    index = tmp_path / "wiki" / "global" / "idx" / "project-abc"
+    assert relevant(tmp_path, str(index / "store.sqlite"))  # a folder of the wiki like any other, unless told
+    assert not relevant(tmp_path, str(index / "store.sqlite"), index)
+    assert relevant(tmp_path, str(tmp_path / "wiki" / "global" / "page.md"), index)
