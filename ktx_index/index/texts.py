@@ -13,9 +13,11 @@ from ktx_index.analysis import STOPWORDS, expand
 
 TEMPLATE_VERSION = 3
 CHUNK_WORDS = 150  # ≈200 word pieces, under MiniLM's 256-token window
-#: A page embeds at most this many chunks (≈24,000 words, its first sections): a 50 MB page (a log or an export
-#: saved as markdown) made 72,000, an hour of embedding on two cores. What lies past them is found by its words.
-MAX_PAGE_CHUNKS = 200
+#: A page embeds its first passages up to this many words, and this many passages at most: a 50 MB page (a log or
+#: an export saved as markdown) made 72,000 passages, an hour of embedding on two cores. What lies past them is
+#: found by its words. Counted in words, so a glossary of many short sections is embedded whole.
+MAX_PAGE_WORDS = 24_000
+MAX_PAGE_CHUNKS = 1_000
 #: Vocabulary words (``vocabulary_words``) are plain ASCII words of this many letters.
 MIN_WORD, MAX_WORD = 3, 24
 #: A semantic-layer source and its scanned table read alike (and so do a dimension and its column):
@@ -73,8 +75,14 @@ def _split_words(text: str, size: int) -> list[str]:
 
 def wiki_chunks(doc: Document) -> list[str]:
     """Title + summary first, then each heading section (long ones split), each prefixed by its page title; the
-    first MAX_PAGE_CHUNKS of them."""
-    return _all_wiki_chunks(doc)[:MAX_PAGE_CHUNKS]
+    first of them up to MAX_PAGE_WORDS words (the first always) and MAX_PAGE_CHUNKS passages."""
+    chunks = _all_wiki_chunks(doc)
+    words = 0
+    for n, chunk in enumerate(chunks[:MAX_PAGE_CHUNKS]):
+        words += len(chunk.split())
+        if words > MAX_PAGE_WORDS and n:
+            return chunks[:n]
+    return chunks[:MAX_PAGE_CHUNKS]
 
 
 def _all_wiki_chunks(doc: Document) -> list[str]:
@@ -92,12 +100,14 @@ def _all_wiki_chunks(doc: Document) -> list[str]:
 
 def partly_embedded(doc: Document) -> str | None:
     """What a page too long to embed whole (past MAX_PAGE_CHUNKS) tells ``status``, else None."""
-    total = len(_all_wiki_chunks(doc)) if doc.kind == "wiki" else 0
-    if total <= MAX_PAGE_CHUNKS:
+    if doc.kind != "wiki":
+        return None
+    total, kept = len(_all_wiki_chunks(doc)), len(wiki_chunks(doc))
+    if kept == total:
         return None
     return (
-        f"page too long to embed whole: its first {MAX_PAGE_CHUNKS} of {total} passages are matched by meaning, "
-        "all of it by words (split it into pages to have the rest found by meaning too)"
+        f"page too long to embed whole: its first {kept} of {total} passages (about {MAX_PAGE_WORDS:,} words) are "
+        "matched by meaning, all of it by words (split it into pages to have the rest found by meaning too)"
     )
 
 

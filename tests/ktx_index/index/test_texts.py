@@ -7,6 +7,7 @@ from indexers.models import Document, Section, TableRef
 from ktx_index.index.texts import (
     CHUNK_WORDS,
     MAX_PAGE_CHUNKS,
+    MAX_PAGE_WORDS,
     compact_text,
     embedding_texts,
     partly_embedded,
@@ -67,13 +68,22 @@ def test_a_page_without_sections_is_chunked_from_its_body_and_other_kinds_embed_
 
 
 def test_a_page_too_long_to_embed_whole_embeds_its_first_passages_and_says_so():
-    sections = [Section(heading=f"Day {i}", text="A line of the log. " * 10) for i in range(MAX_PAGE_CHUNKS + 50)]
+    sections = [Section(heading=f"Day {i}", text="A line of the log. " * 30) for i in range(300)]  # 150 words each
     page = Document(uid="wiki::log", kind="wiki", id="log", name="log", path="wiki/global/log.md", sections=sections)
     chunks = wiki_chunks(page)
-    assert len(chunks) == MAX_PAGE_CHUNKS and chunks[1].startswith("log — Day 0: ")
-    assert f"first {MAX_PAGE_CHUNKS} of {MAX_PAGE_CHUNKS + 51} passages" in (partly_embedded(page) or "")
+    assert chunks[1].startswith("log — Day 0: ") and sum(len(c.split()) for c in chunks) <= MAX_PAGE_WORDS
+    assert len(chunks) > 100 and f"first {len(chunks)} of 301 passages" in (partly_embedded(page) or "")
     page.sections = sections[:10]
     assert partly_embedded(page) is None
+
+
+def test_a_glossary_of_many_short_sections_is_embedded_whole():
+    """An outside pass: 261 short sections (1,833 words) were cut at 200 passages when the cap counted passages."""
+    sections = [Section(heading=f"Term {i}", text="A short definition of it.") for i in range(261)]
+    page = Document(uid="wiki::g", kind="wiki", id="g", name="glossary", path="x", sections=sections)
+    assert len(wiki_chunks(page)) == 262 and partly_embedded(page) is None
+    many = [Section(heading=f"T{i}", text="x") for i in range(MAX_PAGE_CHUNKS + 5)]
+    assert len(wiki_chunks(page.model_copy(update={"sections": many}))) == MAX_PAGE_CHUNKS
 
 
 def test_vocabulary_words_are_plain_words_of_names_and_descriptions():
