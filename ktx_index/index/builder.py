@@ -218,11 +218,14 @@ class Builder:
             held = {path.split("#", 1)[0] for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
             whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
             new.update(whole)
-        held = held_elsewhere(self.store.docs, scope.key, [uid for uid in new if uid not in old], dropped)
-        if held:  # another file's documents (a stray copy of a table's file): that file keeps them
+        elsewhere = held_elsewhere(self.store.docs, scope.key, [uid for uid in new if uid not in old], dropped)
+        held = {uid: found for uid, found in elsewhere.items() if found[0] < scope.key}
+        if held:  # another file's documents (a stray copy of a table's file): the first file keeps them
             result.diagnostics.append(declined(scope.files[0], new, held))
             for uid in held:
                 del new[uid]
+        for owner in {found[0] for uid, found in elsewhere.items() if uid not in held}:
+            self.store.scopes.read_again(owner)  # this one sorts first and takes them: that one will decline
         keeping = {**unlisted, **broken}  # a folder's reason keeps all it holds
         reasons: dict[str, str | None] = {}  # per file: a file's documents vanish together
 

@@ -1,10 +1,12 @@
-"""One document, one file: a document two files define stays with the file that wrote it.
+"""One document, one file: a document two files define stays with the file whose scope sorts first.
 
 A table's scan file and a stray copy of it under another name (``tables/copy-of-orders.json``) are two scopes that
 give the same documents. Written by both, the documents went with the second, and deleting the copy deleted the
-table, while its own file, unchanged, was not read again. So a scope now declines the documents another scope
-holds (one not dropped in the same commit: a renamed file's new name takes its documents over), says so in a
-warning, and is read again at every build (builder: an empty fingerprint), to take them over once the other goes.
+table, while its own file, unchanged, was not read again. So of two scopes the one whose key sorts first keeps
+them, whatever the index saw first (a fresh build and an old index agree): the other declines them, says so in a
+warning, and is read again at every build (builder: an empty fingerprint), to take them over once the first goes
+(a scope dropped in the same commit holds nothing: a renamed file's new name takes its documents over). A scope
+that takes documents over from one sorting after it has that one read again at the next build, where it warns.
 """
 
 from __future__ import annotations
@@ -16,19 +18,22 @@ from indexers.models import MEMBER_KINDS, Diagnostic, Document
 from ktx_index.index.store.documents import Documents
 
 
-def held_elsewhere(docs: Documents, scope_key: str, uids: Collection[str], dropped: set[str]) -> dict[str, str]:
-    """Of ``uids`` (documents the scope did not hold), those another scope holds and keeps → that scope's path."""
+def held_elsewhere(
+    docs: Documents, scope_key: str, uids: Collection[str], dropped: set[str]
+) -> dict[str, tuple[str, str]]:
+    """Of ``uids`` (documents the scope did not hold), those another scope holds and keeps → (that scope, its
+    path)."""
     if not uids:
         return {}
     owners = docs.owners(uids)
-    return {uid: path for uid, (owner, path) in owners.items() if owner != scope_key and owner not in dropped}
+    return {uid: found for uid, found in owners.items() if found[0] != scope_key and found[0] not in dropped}
 
 
-def declined(path: str, new: Mapping[str, Document], held: Mapping[str, str]) -> Diagnostic:
+def declined(path: str, new: Mapping[str, Document], held: Mapping[str, tuple[str, str]]) -> Diagnostic:
     """The warning of a file whose documents another file holds: which, and where (members named by their
     table or source)."""
     ids = sorted(new[uid].id for uid in held if new[uid].kind not in MEMBER_KINDS) or sorted(new[u].id for u in held)
-    where = sorted(set(held.values()))
+    where = sorted({path for _scope, path in held.values()})
     return Diagnostic(
         path=path,
         code="warning",

@@ -57,6 +57,13 @@ class Scopes:
         if self._rows is not None and key in self._rows:
             self._rows[key] = (HELD, self._rows[key][1])
 
+    def read_again(self, key: str) -> None:
+        """Forget the scope's fingerprint, so the next build reads it whatever its files (a scope whose documents
+        another took over: index/ownership.py)."""
+        self._db.execute("UPDATE scopes SET fingerprint = '' WHERE key = ?", (key,))
+        if self._rows is not None and key in self._rows:
+            self._rows[key] = ("", self._rows[key][1])
+
     def delete(self, key: str) -> None:
         self._db.execute("DELETE FROM scopes WHERE key = ?", (key,))
         if self._rows is not None:

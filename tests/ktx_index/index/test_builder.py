@@ -239,6 +239,34 @@ def test_a_table_two_scan_files_define_stays_with_the_first_until_it_goes(make_p
     service.close()
 
 
+def test_of_two_files_defining_a_table_the_first_by_name_keeps_it_whatever_the_index_saw_first(make_project):
+    """An outside pass: an index that saw the later file first kept its version, even through --force, while a
+    fresh build kept the other's: two users of one project got different table metadata."""
+    orders = {"catalog": None, "db": "s", "name": "orders", "columns": [column("id"), column("status")]}
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-aaaa", [orders]))
+    tables = root / "raw-sources/warehouse/live-database/2026-01-01-000000-aaaa/tables"
+    (original,) = tables.iterdir()
+    later = tables / "zz-copy-of-orders.json"
+    later.write_text(json.dumps({**orders, "comment": "the copy's"}))
+    kept = original.read_bytes()
+    original.unlink()
+    service = service_for(root)
+
+    def comment() -> str | None:
+        return service.refreshed_engine().store.docs.get("table:warehouse:s.orders").comment
+
+    service.rebuild()  # the index sees the later file alone first
+    assert comment() == "the copy's"
+    original.write_bytes(kept)
+    assert service.rebuild().deleted == 0 and not comment()  # the first by name takes it over
+    assert service.rebuild().scopes_read == 1  # and the later file, read again, declines it and says so
+    assert any(d.path.endswith(later.name) for d in service.status().diagnostics)
+    assert service.rebuild(force=True) and not comment()
+    later.unlink()
+    assert service.rebuild().deleted == 0 and not comment()
+    service.close()
+
+
 def test_a_page_too_long_to_embed_whole_is_searched_whole_and_said_to_be_embedded_in_part(project):
     days = "".join(f"## Day {i}\n\n{'The night shift reloaded the feed. ' * 25}\n\n" for i in range(260))
     (project / "wiki/global/ops-log.md").write_text(PAGE.format(summary="Ops log", body=days + "## Last\n\nzeppelin"))
