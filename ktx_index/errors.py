@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 
 
 class KtxIndexError(Exception):
@@ -62,15 +63,21 @@ class ClusterUnavailable(KtxIndexError):
     (what was committed stays; a plain ``rebuild`` embeds the rest on this machine)."""
 
 
+def _index_path(path: str) -> bool:
+    """Whether a path lies in an index folder: <project>/.ktx, the user's cache's ktx-index, KTX_INDEX_HOME."""
+    home = os.environ.get("KTX_INDEX_HOME")
+    return "/.ktx" in path or "/ktx-index/" in path or bool(home and path.startswith(os.path.expanduser(home)))
+
+
 def refused_by_system(exc: OSError) -> str:
     """What a file the system refused (the index folder's permissions, a full disk) means to a user: the path, the
     reason and the next step, rather than a traceback or a bare "error executing tool". Deleting the index is no
     step for a folder without write permission (searching writes lock files there too) or a full disk."""
     where = f"{exc.filename}: " if exc.filename else ""
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and "/.ktx" in str(exc.filename or "/.ktx"):
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and _index_path(str(exc.filename or "/.ktx")):
         step = (
-            "searching takes lock files in .ktx/index too: make the project's .ktx folder writable, or set "
-            "KTX_INDEX_HOME to a writable folder to keep the index there"
+            "searching takes lock files in the index folder too: make it writable, or set KTX_INDEX_HOME to a "
+            "writable folder to keep the index there"
         )
     elif exc.errno == errno.ENOSPC:
         step = "free some disk space and run it again"

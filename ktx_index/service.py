@@ -262,7 +262,7 @@ class KtxIndex:
         with self._write_lock:  # a writer thread of this process (the watcher) finishes its batch first
             holder = self._writer_lock.holder_pid()
             if self._builder is None and holder is not None:
-                raise IndexUnavailable(reason, f"a writer (PID {holder}) is repairing it; retry shortly")
+                raise IndexUnavailable(reason, f"a writer (PID {holder}) is building or repairing it; retry shortly")
             self.rebuild()
 
     def warm_reader(self) -> None:

@@ -40,14 +40,16 @@ def writable(path: Path) -> bool:
 
 
 def user_cache(env: Mapping[str, str]) -> Path:
-    """The user's cache folder (XDG): where the index of a project that cannot hold one is kept."""
-    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ktx-index"
+    """The user's cache folder (XDG; a relative XDG_CACHE_HOME is ignored, as the spec says): where the index of a
+    project that cannot hold one is kept."""
+    given = Path(env.get("XDG_CACHE_HOME") or "")
+    return (given if given.is_absolute() else Path.home() / ".cache") / "ktx-index"
 
 
 def project_folder_name(project_root: Path) -> str:
     """One folder per project below an index home: its folder's name (to tell them apart by eye) and a hash of its
     absolute path (two projects of one name never share an index)."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", project_root.name).strip("-.") or "project"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", project_root.name)[:64].strip("-.") or "project"  # 255 bytes a name
     return f"{name}-{hashlib.sha256(str(project_root).encode()).hexdigest()[:12]}"
 
 
@@ -85,7 +87,7 @@ class IndexLayout:
         return cls(
             project_root,
             user_cache(env) / project_folder_name(project_root),
-            f"{layout.dir} cannot be written (a read-only project): kept in the user's cache",
+            f"{layout.dir} cannot be written: kept in the user's cache",
         )
 
     def upstream(self, pid: int) -> Path:

@@ -66,6 +66,8 @@ def test_a_refusal_says_the_step_that_fits_it():
     denied = refused_by_system(PermissionError(errno.EACCES, "Permission denied", "/p/.ktx/index/write.lock"))
     assert denied.startswith("/p/.ktx/index/write.lock: Permission denied; ") and "delete" not in denied
     assert "KTX_INDEX_HOME" in denied  # or the index kept elsewhere
+    cached = refused_by_system(PermissionError(errno.EACCES, "Permission denied", "/home/u/.cache/ktx-index/p-1/x"))
+    assert "lock files in the index folder" in cached  # an index kept in the user's cache is an index too
     assert "free some disk space" in refused_by_system(OSError(errno.ENOSPC, "No space left on device"))
     assert "delete .ktx/index" in refused_by_system(OSError(errno.EIO, "Input/output error", "/p/x"))
     elsewhere = refused_by_system(PermissionError(errno.EACCES, "Permission denied", "/p/wiki/global/a.md"))

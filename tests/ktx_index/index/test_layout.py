@@ -92,6 +92,12 @@ def test_each_project_gets_its_own_folder_below_an_index_home(tmp_path):
     names = {project_folder_name(a), project_folder_name(b)}
     assert len(names) == 2 and all(n.startswith("sales-data-") for n in names)
     assert project_folder_name(Path("/")).startswith("project-")
+    assert len(project_folder_name(Path("/x") / ("n" * 250))) == 64 + 1 + 12  # a file name holds 255 bytes
+
+
+def test_a_relative_cache_home_is_ignored_as_the_xdg_spec_says(tmp_path):
+    layout = IndexLayout.for_project(tmp_path, env={"XDG_CACHE_HOME": "cache"}, can_write=lambda _: False)
+    assert layout.dir.parent == Path.home() / ".cache" / "ktx-index"
 
 
 def test_writable_asks_the_nearest_folder_that_exists(tmp_path):
