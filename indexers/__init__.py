@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from indexers.base import Indexer, Scope, ScopeResult, safe_read
+from indexers.base import Indexer, Scope, ScopeResult, defined_elsewhere, safe_read
 from indexers.models import ALL_KINDS, Diagnostic, Document
 from indexers.project import Project, load_project
 from indexers.scans import ScanIndexer
@@ -53,12 +53,18 @@ def dedupe_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 def read_project(project: Project, indexers: list[Indexer] | None = None) -> ProjectRead:
     """Read every scope of every indexer: the whole project as documents plus diagnostics."""
     read = ProjectRead(diagnostics=list(project.diagnostics))
+    first: dict[str, str] = {}  # uid → the file that gave it first (a stray copy of a table's scan file gives it too)
     for indexer in indexers or default_indexers():
         scopes, diagnostics = indexer.scopes(project)
         read.diagnostics.extend(diagnostics)
-        for scope in scopes:
+        for scope in sorted(scopes, key=lambda s: s.key):
             result = safe_read(indexer, project, scope)
-            read.documents.extend(result.documents)
+            where = {d.uid: first[d.uid] for d in result.documents if d.uid in first}
+            if where:
+                new = {d.uid: d for d in result.documents}
+                read.diagnostics.append(defined_elsewhere(scope.files[0], new, where))
+            read.documents.extend(d for d in result.documents if d.uid not in where)
+            first.update((d.uid, d.path) for d in result.documents if d.uid not in first)
             read.diagnostics.extend(result.diagnostics)
     read.diagnostics = dedupe_diagnostics(read.diagnostics)
     return read

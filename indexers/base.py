@@ -11,10 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from indexers.models import Diagnostic, Document
+from indexers.models import MEMBER_KINDS, Diagnostic, Document
 from indexers.project import Project
 
 
@@ -123,3 +124,16 @@ def as_str_list(value: Any) -> list[str]:
 
 def clean_text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
+
+
+def defined_elsewhere(path: str, new: Mapping[str, Document], where: Mapping[str, str]) -> Diagnostic:
+    """The warning of a file whose documents another file holds (``where``: uid → that file's path): which (members
+    named by their table or source), and where. A document two files define stays with the file whose scope sorts
+    first (ktx_index/index/ownership.py; ``read_project`` reads it so too)."""
+    ids = sorted(new[uid].id for uid in where if new[uid].kind not in MEMBER_KINDS) or sorted(new[u].id for u in where)
+    return Diagnostic(
+        path=path,
+        code="warning",
+        message=f"{first_few(ids, 3)} also defined by {first_few(sorted(set(where.values())), 2)}: not read from this "
+        "file while that one defines it (delete the copy you do not want)",
+    )

@@ -24,6 +24,7 @@ from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status, connection_infos
+from ktx_index.index.texts import embedding_warnings
 from ktx_index.reports import (
     ConnectionInfo,
     InspectReport,
@@ -393,7 +394,7 @@ class KtxIndex:
             counts=read.counts(),
             connections=self.connections(by_conn),
             wiki_counts=by_conn.get("(wiki)", {}),
-            diagnostics=read.diagnostics,
+            diagnostics=[*read.diagnostics, *embedding_warnings(read.documents)],
         )
 
     def connections(self, by_conn: dict[str, dict[str, int]] | None = None) -> list[ConnectionInfo]:

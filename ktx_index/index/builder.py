@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
-from indexers.base import Scope, ScopeResult, safe_read
+from indexers.base import Scope, ScopeResult, defined_elsewhere, safe_read
 from indexers.models import Diagnostic, Document, make_uid
 from indexers.project import Project
 from ktx_index.embedding.embedder import EmbedBackend, Embedder
@@ -24,12 +24,12 @@ from ktx_index.index.backlog import Backlog
 from ktx_index.index.commit import Commit
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, format_stamp
-from ktx_index.index.ownership import declined, held_elsewhere
+from ktx_index.index.ownership import held_elsewhere
 from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_folders, within
 from ktx_index.index.store import DocStore
 from ktx_index.index.store.documents import ScopeDoc
 from ktx_index.index.store.scopes import HELD
-from ktx_index.index.texts import partly_embedded
+from ktx_index.index.texts import embedding_warnings
 from ktx_index.index.vectors import VectorFile
 from ktx_index.logs import timestamp
 from ktx_index.reports import Progress, RebuildReport, StaleFile, no_progress
@@ -168,11 +168,7 @@ class Builder:
                 result = safe_read(indexer, project, scope)
                 parse_s += time.perf_counter() - parse_started
                 declined = self._apply_scope(scope, result, commit, report, set(dropped))
-                result.diagnostics += [
-                    Diagnostic(path=doc.path, message=note, code="warning")
-                    for doc in result.documents
-                    if (note := partly_embedded(doc))
-                ]
+                result.diagnostics += embedding_warnings(result.documents)
                 # a file declined for another's documents is read again at every build, to take them over when
                 # that one goes (an empty fingerprint never matches)
                 stored_as = "" if declined else fingerprint
@@ -221,7 +217,7 @@ class Builder:
         elsewhere = held_elsewhere(self.store.docs, scope.key, [uid for uid in new if uid not in old], dropped)
         held = {uid: found for uid, found in elsewhere.items() if found[0] < scope.key}
         if held:  # another file's documents (a stray copy of a table's file): the first file keeps them
-            result.diagnostics.append(declined(scope.files[0], new, held))
+            result.diagnostics.append(defined_elsewhere(scope.files[0], new, {u: f[1] for u, f in held.items()}))
             for uid in held:
                 del new[uid]
         for owner in {found[0] for uid, found in elsewhere.items() if uid not in held}:

@@ -11,10 +11,8 @@ that takes documents over from one sorting after it has that one read again at t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 
-from indexers.base import first_few
-from indexers.models import MEMBER_KINDS, Diagnostic, Document
 from ktx_index.index.store.documents import Documents
 
 
@@ -27,16 +25,3 @@ def held_elsewhere(
         return {}
     owners = docs.owners(uids)
     return {uid: found for uid, found in owners.items() if found[0] != scope_key and found[0] not in dropped}
-
-
-def declined(path: str, new: Mapping[str, Document], held: Mapping[str, tuple[str, str]]) -> Diagnostic:
-    """The warning of a file whose documents another file holds: which, and where (members named by their
-    table or source)."""
-    ids = sorted(new[uid].id for uid in held if new[uid].kind not in MEMBER_KINDS) or sorted(new[u].id for u in held)
-    where = sorted({path for _scope, path in held.values()})
-    return Diagnostic(
-        path=path,
-        code="warning",
-        message=f"{first_few(ids, 3)} also defined by {first_few(where, 2)}: not read from this file while that one "
-        "defines it (delete the copy you do not want)",
-    )

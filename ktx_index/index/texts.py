@@ -7,8 +7,9 @@ size, bump it, and vectors are recomputed (unchanged texts still hit the cache).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from indexers.models import MEMBER_KINDS, Document
+from indexers.models import MEMBER_KINDS, Diagnostic, Document
 from ktx_index.analysis import STOPWORDS, expand
 
 TEMPLATE_VERSION = 3
@@ -96,6 +97,11 @@ def _all_wiki_chunks(doc: Document) -> list[str]:
     if not doc.sections and doc.body:
         chunks.extend(f"{title}: {piece}" for piece in _split_words(doc.body, CHUNK_WORDS))
     return chunks
+
+
+def embedding_warnings(documents: Iterable[Document]) -> list[Diagnostic]:
+    """A warning per page too long to embed whole (``partly_embedded``), for rebuild, status and inspect."""
+    return [Diagnostic(path=d.path, message=note, code="warning") for d in documents if (note := partly_embedded(d))]
 
 
 def partly_embedded(doc: Document) -> str | None:

@@ -220,6 +220,9 @@ def test_a_table_two_scan_files_define_stays_with_the_first_until_it_goes(make_p
     copy = tables / "zz-copy-of-orders.json"
     copy.write_bytes(original.read_bytes())
     service = service_for(root)
+    inspected = service.inspect()  # what the index will see, read without it: the table once, and the warning
+    assert inspected.counts["table"] == 1 and inspected.counts["column"] == 2
+    assert [d.path for d in inspected.diagnostics if d.code == "warning"] == [str(copy.relative_to(root))]
     first = service.rebuild()
     (warned,) = [d for d in first.diagnostics if d.path.endswith(copy.name)]
     assert warned.code == "warning" and warned.message.startswith(
@@ -276,6 +279,7 @@ def test_a_page_too_long_to_embed_whole_is_searched_whole_and_said_to_be_embedde
     assert [d.code for d in warned] == ["warning"] and " of 262 passages (about 24,000 words)" in warned[0].message
     assert service.wiki_search("zeppelin").results[0].key == "ops-log"  # past the embedded passages: by its words
     assert any(d.path == "wiki/global/ops-log.md" for d in service.status().diagnostics)
+    assert any(d.path == "wiki/global/ops-log.md" for d in service.inspect().diagnostics)
     service.close()
 
 
