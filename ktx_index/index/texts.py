@@ -77,7 +77,10 @@ def _split_words(text: str, size: int) -> list[str]:
 def wiki_chunks(doc: Document) -> list[str]:
     """Title + summary first, then each heading section (long ones split), each prefixed by its page title; the
     first of them up to MAX_PAGE_WORDS words (the first always) and MAX_PAGE_CHUNKS passages."""
-    chunks = _all_wiki_chunks(doc)
+    return _embedded(_all_wiki_chunks(doc))
+
+
+def _embedded(chunks: list[str]) -> list[str]:
     words = 0
     for n, chunk in enumerate(chunks[:MAX_PAGE_CHUNKS]):
         words += len(chunk.split())
@@ -105,10 +108,11 @@ def embedding_warnings(documents: Iterable[Document]) -> list[Diagnostic]:
 
 
 def partly_embedded(doc: Document) -> str | None:
-    """What a page too long to embed whole (past MAX_PAGE_CHUNKS) tells ``status``, else None."""
+    """What a page too long to embed whole (past MAX_PAGE_WORDS or MAX_PAGE_CHUNKS) tells ``status``, else None."""
     if doc.kind != "wiki":
         return None
-    total, kept = len(_all_wiki_chunks(doc)), len(wiki_chunks(doc))
+    chunks = _all_wiki_chunks(doc)
+    total, kept = len(chunks), len(_embedded(chunks))
     if kept == total:
         return None
     return (
