@@ -220,8 +220,12 @@ class Builder:
             result.diagnostics.append(defined_elsewhere(scope.files[0], new, {u: f[1] for u, f in held.items()}))
             for uid in held:
                 del new[uid]
-        for owner in {found[0] for uid, found in elsewhere.items() if uid not in held}:
-            self.store.scopes.read_again(owner)  # this one sorts first and takes them: that one will decline
+        taken: dict[tuple[str, str], dict[str, str]] = {}  # (scope, its file) this one sorts before → uids taken
+        for uid, owner in elsewhere.items():
+            if uid not in held:
+                taken.setdefault(owner, {})[uid] = scope.files[0]
+        for (owner, path), uids in taken.items():  # that one declines them from now on, and says so at once
+            self.store.scopes.read_again(owner, defined_elsewhere(path, new, uids))
         keeping = {**unlisted, **broken}  # a folder's reason keeps all it holds
         reasons: dict[str, str | None] = {}  # per file: a file's documents vanish together
 

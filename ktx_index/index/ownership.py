@@ -6,7 +6,7 @@ table, while its own file, unchanged, was not read again. So of two scopes the o
 them, whatever the index saw first (a fresh build and an old index agree): the other declines them, says so in a
 warning, and is read again at every build (builder: an empty fingerprint), to take them over once the first goes
 (a scope dropped in the same commit holds nothing: a renamed file's new name takes its documents over). A scope
-that takes documents over from one sorting after it has that one read again at the next build, where it warns.
+that takes documents over from one sorting after it has that one warn at once and read again at the next build.
 """
 
 from __future__ import annotations

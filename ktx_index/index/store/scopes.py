@@ -57,12 +57,16 @@ class Scopes:
         if self._rows is not None and key in self._rows:
             self._rows[key] = (HELD, self._rows[key][1])
 
-    def read_again(self, key: str) -> None:
-        """Forget the scope's fingerprint, so the next build reads it whatever its files (a scope whose documents
-        another took over: index/ownership.py)."""
-        self._db.execute("UPDATE scopes SET fingerprint = '' WHERE key = ?", (key,))
-        if self._rows is not None and key in self._rows:
-            self._rows[key] = ("", self._rows[key][1])
+    def read_again(self, key: str, diagnostic: Diagnostic) -> None:
+        """Forget the scope's fingerprint, so the next build reads it whatever its files, and add ``diagnostic``
+        to what it reports until then (a scope whose documents another took over: index/ownership.py)."""
+        row = self._db.execute("SELECT diagnostics FROM scopes WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return
+        raw = json.dumps([*json.loads(row[0] or "[]"), diagnostic.model_dump()])
+        self._db.execute("UPDATE scopes SET fingerprint = '', diagnostics = ? WHERE key = ?", (raw, key))
+        if self._rows is not None:
+            self._rows[key] = ("", raw)
 
     def delete(self, key: str) -> None:
         self._db.execute("DELETE FROM scopes WHERE key = ?", (key,))
