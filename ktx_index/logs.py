@@ -100,12 +100,24 @@ class JsonLines(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+def client_went_away(record: logging.LogRecord) -> bool:
+    """Keep a record unless it is the SDK's error for a client that left mid-request (its body cut off: a
+    disconnect, not the server's fault), which is kept as an INFO line without its traceback."""
+    error = record.exc_info[1] if record.exc_info else None
+    if error is not None and type(error).__name__ == "ClientDisconnect":
+        record.levelno, record.levelname, record.exc_info, record.exc_text = logging.INFO, "INFO", None, None
+        record.msg, record.args = "client disconnected mid-request", ()
+        return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+    return True
+
+
 def configure(level: str = "WARNING", path: str | Path | None = None) -> logging.Handler:
     """Send ktx_index's records to stderr (or append them to path) as JSON lines, and the MCP SDK's warnings (a
     request refused for its Origin) with them, rather than as the SDK's own formatted lines; returns the handler."""
     handler: logging.Handler = logging.FileHandler(path, encoding="utf-8") if path else logging.StreamHandler()
     handler.ktx_index = True  # type: ignore[attr-defined]
     handler.setFormatter(JsonLines())
+    handler.addFilter(client_went_away)
     for name, at in ((ROOT, level.upper()), (SDK, "WARNING")):  # the SDK's INFO says every request it handles
         logger = logging.getLogger(name)
         for old in [h for h in logger.handlers if getattr(h, "ktx_index", False)]:

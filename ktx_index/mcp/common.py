@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+from anyio.lowlevel import RunVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -121,6 +122,23 @@ def envelope(result: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
+#: Tool calls that run on worker threads at once (more wait, and a call cancelled or abandoned while waiting never
+#: runs): anyio's default of 40 let abandoned slow calls hold 52 threads and 300 MB more on a two-core machine
+#: (an outside pass over HTTP). Several still overlap a first build or a long read with the warm answers.
+TOOL_THREADS = 8
+_TOOL_THREADS: RunVar[anyio.CapacityLimiter] = RunVar("ktx_index_tool_threads")
+
+
+def _tool_threads() -> anyio.CapacityLimiter:
+    """The tool calls' limiter of the running event loop (a limiter belongs to one loop, as anyio's own does)."""
+    try:
+        return _TOOL_THREADS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(TOOL_THREADS)
+        _TOOL_THREADS.set(limiter)
+        return limiter
+
+
 async def call(
     ctx: Context | None, fn: Callable[..., T], *args: Any, at_once: Callable[[], bool] | None = None, **kwargs: Any
 ) -> CallToolResult:
@@ -138,7 +156,8 @@ async def call(
         else:
             if ctx is not None and "on_progress" in kwargs:
                 kwargs["on_progress"] = _relay(ctx)
-            result = await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+            work = functools.partial(fn, *args, **kwargs)
+            result = await anyio.to_thread.run_sync(work, limiter=_tool_threads())
     except KtxIndexError as exc:
         return ToolFailure.of(str(exc), type(exc).__name__)
     except OSError as exc:

@@ -28,24 +28,30 @@ def is_loopback(host: str) -> bool:
 
 
 class BearerAuth:
-    """Pure ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``
-    (compared in constant time); lifespan events pass through untouched."""
+    """Pure ASGI middleware: every HTTP request must carry one ``Authorization: Bearer <token>`` (the scheme in any
+    case, as RFC 7235 says; the token compared in constant time; two Authorization headers refused, whichever is
+    right); lifespan events pass through untouched."""
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
+
+    def allowed(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        given = [value for name, value in headers if name.lower() == b"authorization"]
+        if len(given) != 1:
+            return False
+        scheme, _, token = given[0].strip().partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.expected)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            got = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(got, self.expected):
-                response = JSONResponse(
-                    {"error": "unauthorized", "hint": "send Authorization: Bearer <token>"},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-                await response(scope, receive, send)
-                return
+        if scope["type"] == "http" and not self.allowed(scope["headers"]):
+            response = JSONResponse(
+                {"error": "unauthorized", "hint": "send Authorization: Bearer <token>"},
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
 

@@ -46,6 +46,23 @@ def test_the_sdks_warnings_are_json_lines_beside_ours_and_its_chatter_is_not(log
     assert line["event"] == "Invalid Origin header: https://evil.example"
 
 
+def test_a_client_leaving_mid_request_is_no_error(log_file):
+    """The SDK logs a POST whose body a client cut off as an error with its traceback (twenty in an outside pass's
+    log): it is an INFO record of the SDK now, which the call log leaves out as it does the SDK's other INFO."""
+
+    class ClientDisconnect(Exception):  # starlette's, by name
+        pass
+
+    sdk = logging.getLogger("mcp.server.streamable_http")
+    for error in (ClientDisconnect(), RuntimeError("a real failure")):
+        try:
+            raise error
+        except Exception:
+            sdk.exception("Error handling POST request")
+    (line,) = lines(log_file)
+    assert line["level"] == "error" and "RuntimeError: a real failure" in line["traceback"]
+
+
 def test_timestamps_are_utc_to_the_millisecond():
     assert timestamp(0) == "1970-01-01T00:00:00.000Z"
     assert timestamp(1_780_000_000.25) == "2026-05-28T20:26:40.250Z"

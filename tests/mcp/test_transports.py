@@ -248,6 +248,10 @@ async def test_http_token_is_required(http_token) -> None:
             assert anonymous.status_code == 401 and anonymous.headers["www-authenticate"] == "Bearer"
             wrong = await http.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": "Bearer nope"})
             assert wrong.status_code == 401
+            twice = [*MCP_HEADERS.items(), ("Authorization", "Bearer nope"), ("Authorization", f"Bearer {TOKEN}")]
+            assert (await http.post(url, json=INITIALIZE, headers=twice)).status_code == 401  # one header, not two
+            lower = await http.post(url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": f"bearer {TOKEN}"})
+            assert lower.status_code == 200  # the scheme in any case (RFC 7235)
         async with (
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http,
             Client(streamable_http_client(url, http_client=http)) as client,
