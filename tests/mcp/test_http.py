@@ -61,3 +61,14 @@ def test_listening_sockets_hold_their_port_from_the_start():
     finally:
         for sock in first:
             sock.close()
+
+
+def test_sessions_past_the_cap_are_refused_while_the_open_ones_go_on(demo_service, monkeypatch) -> None:
+    """Clients that crash never close their sessions (an outside pass opened 2,000, +66 MB; the SDK allows 10,000)."""
+    from ktx_index.mcp import http as http_module
+
+    monkeypatch.setattr(http_module, "MAX_SESSIONS", 2)
+    app = http_app(build_server(demo_service), "127.0.0.1", 8765, None)
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        codes = [client.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code for _ in range(3)]
+    assert codes == [200, 200, 503]
