@@ -127,7 +127,7 @@ def entity_details(
     out: list[EntityFound | EntityFailed] = []
     for entity in entities:
         table = entity.get("table") if isinstance(entity, dict) else entity
-        echo = table if isinstance(table, str) else _echo(table)
+        echo = _echo(table)
         failed = functools.partial(_failed, connection_id, echo, latest)
         if not tables:
             message = f'No live-database scan found for connection "{connection_id}"'
@@ -159,7 +159,7 @@ def entity_details(
             more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
             holders = " (with those holding a column of that name)" if held and owner is None else ""
             message = (
-                f"Table not found in latest scan: {label}. Send one of the candidates: the nearest tables first"
+                f"Table not found in latest scan: {echoed(label)}. Send one of the candidates: the nearest tables first"
                 f"{holders}, then the others by name{more}."
             )
             if owner is not None:  # a column's id, as discover_data returns it
@@ -278,15 +278,23 @@ def _candidate(table: TableName) -> TableCandidate:
     )
 
 
+#: A table name sent back longer than this is cut (an outside pass sent 800 KB of names and got 1.74 MB back).
+ECHOED = 1000
+
+
 def _echo(table: Any) -> Any:
     """The table as sent, in upstream's shape: an object as {catalog, db, name} ({schema, table} mapped)."""
+    if isinstance(table, str):  # as sent ('"raw"."orders"' stays quoted)
+        return table if len(table) <= ECHOED else echoed(table, ECHOED)
     try:
         parsed = parse_table_input(table)
     except InvalidInput:
-        return str(table)
+        return echoed(table, ECHOED)
     if isinstance(parsed, str):
-        return parsed
-    return TableRefOut(catalog=parsed[0], db=parsed[1], name=parsed[2])
+        return parsed if len(parsed) <= ECHOED else echoed(parsed, ECHOED)
+    return TableRefOut(
+        catalog=parsed[0], db=parsed[1], name=parsed[2] if len(parsed[2]) <= ECHOED else echoed(parsed[2], ECHOED)
+    )
 
 
 def _snapshot(attrs: dict[str, Any]) -> Snapshot:
