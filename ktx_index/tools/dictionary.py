@@ -20,7 +20,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import TableRef
 from ktx_index.analysis import english_word, fold, letters_in_order, split_identifier, squash
-from ktx_index.errors import InvalidInput, echoed, unknown_connection
+from ktx_index.errors import InvalidInput, sent_back, unknown_connection
 from ktx_index.search.engine import Engine
 from ktx_index.search.spelling import edit_budget
 from ktx_index.tools.results import (
@@ -35,8 +35,6 @@ from ktx_index.tools.results import (
 
 MAX_VALUES = 20
 MAX_MATCHES = 50
-#: A value sent back longer than this is cut.
-ECHOED = 1000
 TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4}
 #: Stored values that look like codes (upper-case letters, this long) can be matched by the words they abbreviate.
 CODE_LENGTHS = range(2, 7)
@@ -275,7 +273,7 @@ def dictionary_search(
         ]
         results.append(
             ValueResult(
-                value=value if len(value) <= ECHOED else echoed(value, ECHOED),  # 20 values of 45 KB came back whole
+                value=sent_back(value),  # 20 values of 45 KB each came back whole
                 matches=[
                     DictionaryMatch(
                         connectionId=e.connection,

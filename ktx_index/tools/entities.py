@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from indexers.base import first_few
 from indexers.models import Document, make_uid
 from ktx_index.analysis import identifier_key
-from ktx_index.errors import InvalidInput, echoed
+from ktx_index.errors import InvalidInput, echoed, sent_back
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import QUOTES, bare_name
 from ktx_index.tools.read_results import (
@@ -278,23 +278,18 @@ def _candidate(table: TableName) -> TableCandidate:
     )
 
 
-#: A table name sent back longer than this is cut (an outside pass sent 800 KB of names and got 1.74 MB back).
-ECHOED = 1000
-
-
 def _echo(table: Any) -> Any:
-    """The table as sent, in upstream's shape: an object as {catalog, db, name} ({schema, table} mapped)."""
+    """The table as sent (a long name cut: errors.sent_back), in upstream's shape: an object as {catalog, db, name}
+    ({schema, table} mapped)."""
     if isinstance(table, str):  # as sent ('"raw"."orders"' stays quoted)
-        return table if len(table) <= ECHOED else echoed(table, ECHOED)
+        return sent_back(table)
     try:
         parsed = parse_table_input(table)
     except InvalidInput:
-        return echoed(table, ECHOED)
+        return sent_back(table)
     if isinstance(parsed, str):
-        return parsed if len(parsed) <= ECHOED else echoed(parsed, ECHOED)
-    return TableRefOut(
-        catalog=parsed[0], db=parsed[1], name=parsed[2] if len(parsed[2]) <= ECHOED else echoed(parsed[2], ECHOED)
-    )
+        return sent_back(parsed)
+    return TableRefOut(catalog=parsed[0], db=parsed[1], name=sent_back(parsed[2]))
 
 
 def _snapshot(attrs: dict[str, Any]) -> Snapshot:
