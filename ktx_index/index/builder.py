@@ -24,7 +24,7 @@ from ktx_index.index.backlog import Backlog
 from ktx_index.index.commit import Commit
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, format_stamp
-from ktx_index.index.ownership import held_elsewhere
+from ktx_index.index.ownership import first_by_key, held_elsewhere
 from ktx_index.index.planning import Planner, displaced, held_scopes, unlisted_folders, within
 from ktx_index.index.store import DocStore
 from ktx_index.index.store.documents import ScopeDoc
@@ -156,6 +156,7 @@ class Builder:
         """Parse each scope and write what changed at once (parse and write times are reported apart).
         ``held``: scopes out of sight in a folder that cannot be listed, kept stale with the reason."""
         commit = Commit(self.store, self.lexical, self.backlog.fingerprint(), force, on_progress, self.should_stop)
+        dropping = set(dropped)
         parse_s = 0.0
         started = time.perf_counter()
         try:
@@ -167,7 +168,7 @@ class Builder:
                 parse_started = time.perf_counter()
                 result = safe_read(indexer, project, scope)
                 parse_s += time.perf_counter() - parse_started
-                declined = self._apply_scope(scope, result, commit, report, set(dropped))
+                declined = self._apply_scope(scope, result, commit, report, dropping)
                 result.diagnostics += embedding_warnings(result.documents)
                 # a file declined for another's documents is read again at every build, to take them over when
                 # that one goes (an empty fingerprint never matches)
@@ -215,15 +216,11 @@ class Builder:
             whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
             new.update(whole)
         elsewhere = held_elsewhere(self.store.docs, scope.key, [uid for uid in new if uid not in old], dropped)
-        held = {uid: found for uid, found in elsewhere.items() if found[0] < scope.key}
-        if held:  # another file's documents (a stray copy of a table's file): the first file keeps them
-            result.diagnostics.append(defined_elsewhere(scope.files[0], new, {u: f[1] for u, f in held.items()}))
-            for uid in held:
+        theirs, taken = first_by_key(scope.key, scope.files[0], elsewhere)
+        if theirs:  # another file's documents (a stray copy of a table's file): the first file keeps them
+            result.diagnostics.append(defined_elsewhere(scope.files[0], new, theirs))
+            for uid in theirs:
                 del new[uid]
-        taken: dict[tuple[str, str], dict[str, str]] = {}  # (scope, its file) this one sorts before → uids taken
-        for uid, owner in elsewhere.items():
-            if uid not in held:
-                taken.setdefault(owner, {})[uid] = scope.files[0]
         for (owner, path), uids in taken.items():  # that one declines them from now on, and says so at once
             self.store.scopes.read_again(owner, defined_elsewhere(path, new, uids))
         keeping = {**unlisted, **broken}  # a folder's reason keeps all it holds
@@ -276,7 +273,7 @@ class Builder:
             else:
                 commit.delete(uid)
                 report.deleted += 1
-        return bool(held)
+        return bool(theirs)
 
     def _composed_without(
         self, old: dict[str, ScopeDoc], new: dict[str, Document], broken: dict[str, str]

@@ -25,3 +25,16 @@ def held_elsewhere(
         return {}
     owners = docs.owners(uids)
     return {uid: found for uid, found in owners.items() if found[0] != scope_key and found[0] not in dropped}
+
+
+def first_by_key(
+    scope_key: str, path: str, elsewhere: dict[str, tuple[str, str]]
+) -> tuple[dict[str, str], dict[tuple[str, str], dict[str, str]]]:
+    """Of the documents other scopes hold (``held_elsewhere``), those staying with them, as they sort before this
+    one → their file; and per scope (and its file) this one sorts before, those it takes → this scope's ``path``."""
+    theirs = {uid: owner_path for uid, (owner, owner_path) in elsewhere.items() if owner < scope_key}
+    taken: dict[tuple[str, str], dict[str, str]] = {}
+    for uid, owner in elsewhere.items():
+        if uid not in theirs:
+            taken.setdefault(owner, {})[uid] = path
+    return theirs, taken
