@@ -284,12 +284,10 @@ def _echo(table: Any) -> Any:
     if isinstance(table, str):  # as sent ('"raw"."orders"' stays quoted)
         return sent_back(table)
     try:
-        parsed = parse_table_input(table)
+        catalog, db, name = parse_table_input(table)  # an object: a string was sent back above
     except InvalidInput:
         return sent_back(table)
-    if isinstance(parsed, str):
-        return sent_back(parsed)
-    return TableRefOut(catalog=parsed[0], db=parsed[1], name=sent_back(parsed[2]))
+    return TableRefOut(catalog=catalog, db=db, name=sent_back(name))
 
 
 def _snapshot(attrs: dict[str, Any]) -> Snapshot:
