@@ -259,9 +259,12 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
                     files=[path],
                     stale=f"{path} does not parse ({why}); this is the file as written, never read",
                 )
-        broken = _broken_file(broken_files, lambda path: source_name in path)
+        named = _parts(source_name)[-1:]
+        broken = _broken_file(broken_files, lambda path: [PurePosixPath(path).stem.casefold()] == named)
         if broken:
             hint = f"that file does not parse ({broken[0]}: {broken[1]})"
+        elif over := sources_over(store, connection_id, source_name, names):
+            hint = "; ".join(f"source {name} reads table {table}" for name, table in over) + "; send its name"
         elif not names and (tables := store.docs.ids("table", connection_id)):
             hint = (
                 "there are no semantic-layer sources; read its scanned tables with entity_details "
@@ -339,6 +342,22 @@ def source_meant(store: DocStore, connection_id: str, sent: str, names: list[str
         if len(sent_parts) == 1 or (reads and reads[-shared:] == sent_parts[-shared:]):
             found.append(doc)
     return found[0] if len(found) == 1 else None
+
+
+def sources_over(store: DocStore, connection_id: str, sent: str, names: list[str]) -> list[tuple[str, str]]:
+    """(name, table) of each source, named otherwise, that reads the table ``sent`` names (``jobs`` over
+    ``tms.job_ln``), the trailing parts of the two names agreeing, quotes and case aside: what an agent that copied
+    a table's name should send instead."""
+    sent_parts = _parts(sent)
+    found = []
+    for name in names:
+        doc = store.docs.get(f"sl_source:{connection_id}:{name}")
+        table = str(doc.attrs.get("table") or "") if doc is not None else ""
+        reads = _parts(table)
+        shared = min(len(reads), len(sent_parts))
+        if shared and reads[-shared:] == sent_parts[-shared:]:
+            found.append((name, table))
+    return sorted(found)
 
 
 def _parts(name: str) -> list[str]:

@@ -307,3 +307,34 @@ def test_a_source_sent_as_the_table_it_reads_is_read(make_project):
         with pytest.raises(NotFound, match=r"was not found"):
             service.sl_read_source("warehouse", sent)
     service.close()
+
+
+def test_a_table_read_by_a_source_named_otherwise_names_that_source(make_project):
+    """An agent that copies a table's name (``tms.job_ln``) where a source named otherwise (``jobs``) reads it is
+    told which name to send; upstream answers "not found" alone."""
+    jobs = "name: jobs\ntable: tms.job_ln\ngrain: [id]\ncolumns:\n  - {name: id, type: string}\n"
+    service = semantic_layer_of(make_project, "jobs.yaml", jobs)
+    for sent in ("tms.job_ln", "JOB_LN", '"tms"."job_ln"'):
+        with pytest.raises(NotFound, match=r"source jobs reads table tms\.job_ln; send its name"):
+            service.sl_read_source("warehouse", sent)
+    with pytest.raises(NotFound, match=r"known: jobs"):  # another schema's table is not the one it reads
+        service.sl_read_source("warehouse", "crm.job_ln")
+    service.close()
+
+
+def test_a_missing_source_blames_only_a_broken_file_of_its_own_name(make_project):
+    """A broken file is named when the source sent has its name, not when the name is any part of its path (``a``,
+    ``ware`` and ``daily`` all blamed ``refunds_daily.yaml``)."""
+    files = {
+        "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
+        "semantic-layer/warehouse/refunds_daily.yaml": "name: refunds_daily\ntable: public.refunds\ncolumns: [\n",
+    }
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    for sent in ("a", "ware", "daily"):
+        with pytest.raises(NotFound) as raised:
+            service.sl_read_source("warehouse", sent)
+        assert "does not parse" not in str(raised.value), sent
+    with pytest.raises(NotFound, match=r"that file does not parse \(semantic-layer/warehouse/refunds_daily\.yaml"):
+        service.sl_read_source("warehouse", "public.REFUNDS_DAILY")
+    service.close()
