@@ -53,6 +53,12 @@ class EntityIn(BaseModel):
     ] = None
 
 
+#: The keys of an entity that ``entity_shape`` reads beyond ``EntityIn``'s (the call log does not call them ignored).
+ENTITY_SHAPE_KEYS = frozenset({"schema", "tableRef", "catalog", "db", "name"})
+#: (tool, argument) → the keys its items may carry beyond the inputSchema, read by a validator of the tool's own.
+READ_BEYOND_SCHEMA = {("entity_details", "entities"): ENTITY_SHAPE_KEYS}
+
+
 def entity_shape(value: object) -> object:
     """The shapes models drift into for one entity, read as ``{table, columns}``: the table alone (a display string
     or a table object), a discover_data ref or its ``tableRef`` (``{tableRef: {...}}``), and ``{schema, table}``

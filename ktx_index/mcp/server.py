@@ -66,6 +66,9 @@ class KtxMCPServer(MCPServer):
         #: The tools this server defines, by name (the SDK's tool manager is not reached into).
         self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools or []}
         self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
+        for (name, field), keys in read_tools.READ_BEYOND_SCHEMA.items():
+            if name in self._keys:
+                self._keys[name] = self._keys[name].accepting(field, keys)
         #: Set once ``serve``'s warm-up is done (None: nothing to wait for). A call arriving before waits for it:
         #: the warm-up holds the GIL for ~0.5 s, and the first questions answered beside it paid it in their p95.
         self.ready: threading.Event | None = None

@@ -128,12 +128,14 @@ def test_one_line_per_tool_call_with_duration_count_and_error_kind(make_project,
             await client.call_tool("discover_data", {"query": "orders", "connectionId": "nope"})
             assert (await client.call_tool("wiki_search", {"query": "x", "limit": 99})).is_error
             await client.call_tool("wiki_search", {"query": "revenue", "bogus": 1, "extra": {"a": 1}})
+            entity = {"schema": "raw", "table": "orders", "alias": "o"}  # read_tools.entity_shape reads schema
+            await client.call_tool("entity_details", {"connectionId": "warehouse", "entities": [entity]})
 
     anyio.run(calls)
     calls_logged = [line for line in lines(log_file) if line["event"] == "tool.call"]
-    tools = ["wiki_search", "discover_data", "discover_data", "wiki_search", "wiki_search"]
+    tools = ["wiki_search", "discover_data", "discover_data", "wiki_search", "wiki_search", "entity_details"]
     assert [c["tool"] for c in calls_logged] == tools
-    wiki, discover, unknown, invalid, stripped = calls_logged
+    wiki, discover, unknown, invalid, stripped, entity = calls_logged
     assert wiki["level"] == "info" and isinstance(wiki["results"], int) and wiki["ms"] > 0
     assert wiki["arguments"]["query"].endswith(f"[{len(long_query)} chars]")
     assert len(wiki["arguments"]["query"]) < MAX_VALUE + 20
@@ -143,6 +145,7 @@ def test_one_line_per_tool_call_with_duration_count_and_error_kind(make_project,
     assert "ignored" not in wiki and "ignored" not in invalid
     assert stripped["level"] == "info" and stripped["ignored"] == ["bogus", "extra"]  # dropped, as upstream does
     assert stripped["results"] >= 1
+    assert entity["ignored"] == ["entities.0.alias"]
     status = service.status()
     assert [(e.tool, e.kind) for e in status.recent_errors] == [
         ("discover_data", "NotFound"),

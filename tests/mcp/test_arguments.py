@@ -41,3 +41,22 @@ def test_unknown_keys_are_found_at_every_depth() -> None:
     }
     assert unknown_keys(tree, args) == ["userId", "entities.0.limit", "entities.0.table.alias", "entities.1.table.x"]
     assert unknown_keys(tree, {"connectionId": "w", "entities": "not a list"}) == []
+
+
+def test_keys_a_tools_own_validator_reads_are_not_called_ignored() -> None:
+    """entity_details reads ``{schema, table}``, a ref's ``tableRef`` and ``{catalog, db, name}`` at the entity's own
+    level (read_tools.entity_shape): the call log named ``schema`` ignored while it was used. A ref's other keys are
+    still dropped."""
+    ((tool, field), keys), *_ = read_tools.READ_BEYOND_SCHEMA.items()
+    assert tool == "entity_details"
+    tree = key_tree(entity_schema()).accepting(field, keys)
+    args = {
+        "connectionId": "w",
+        "entities": [
+            {"schema": "fin", "table": "job_ln"},
+            {"id": "raw.orders", "kind": "table", "tableRef": {"catalog": None, "db": "raw", "name": "orders"}},
+            {"catalog": None, "db": "raw", "name": "orders", "limit": 3},
+        ],
+    }
+    assert unknown_keys(tree, args) == ["entities.1.id", "entities.1.kind", "entities.2.limit"]
+    assert unknown_keys(key_tree(entity_schema()), args)[:1] == ["entities.0.schema"]  # what the schema alone says
