@@ -20,7 +20,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, PrivateAttr
 
-from ktx_index.errors import KtxIndexError, refused_by_system
+from ktx_index.errors import KtxIndexError, echoed, refused_by_system
 
 #: Upstream KTX's other tools (reference/ktx-upstream-contract.md §3): the warehouse, dialect and memory ones,
 #: which ``serve --upstream`` forwards. An agent written for KTX calls them by name, so a call to one is told
@@ -47,7 +47,7 @@ def blank_query(query: str) -> CallToolResult | None:
     if any(ch.isalnum() for ch in query):
         return None
     return ToolFailure.of(
-        f'The query {json.dumps(query)} holds no words; send what to search for, e.g. "monthly orders by customer".',
+        f'The query "{echoed(query)}" holds no words; send what to search for, e.g. "monthly orders by customer".',
         "InvalidInput",
     )
 
@@ -58,7 +58,7 @@ def blank_values(values: list[str]) -> CallToolResult | None:
     blank = [i for i, value in enumerate(values) if not value.strip()]
     if not blank:
         return None
-    named = ", ".join(f"values[{i}] ({json.dumps(values[i])})" for i in blank)
+    named = ", ".join(f'values[{i}] ("{echoed(values[i])}")' for i in blank)
     return ToolFailure.of(
         f"{named} {'holds' if len(blank) == 1 else 'hold'} no characters but spaces; send the business values to "
         'look up, e.g. ["Acme Corp", "enterprise"].',

@@ -267,11 +267,12 @@ async def test_padded_and_cased_arguments_read_as_the_canonical_ones(client, too
     assert await call_ok(client, tools, name, sent) == await call_ok(client, tools, name, canonical)
 
 
-@pytest.mark.parametrize("query", ["   ", "?!?"])
+@pytest.mark.parametrize("query", ["   ", "?!?", "🚀🚀"])
 @pytest.mark.parametrize("name", ["discover_data", "wiki_search"])
 async def test_a_query_without_words_says_to_send_words(client, name, query) -> None:
     """The inputSchema (upstream's) admits it, so it is the tool's error, not an argument error; and punctuation
-    alone is refused as spaces are, not answered with an empty list."""
+    alone is refused as spaces are, not answered with an empty list. It is quoted as sent (emoji came back as
+    ``\\ud83d\\ude80`` escapes)."""
     text = tool_error(await client.call_tool(name, {"query": query}))
     assert text.startswith(f'The query "{query}" holds no words; send what to search for')
 
