@@ -20,7 +20,7 @@ from indexers import Indexer, ProjectRead, default_indexers, load_project, read_
 from indexers.project import Project
 from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
-from ktx_index.errors import IndexUnavailable, NotFound, unknown_connection
+from ktx_index.errors import IndexUnavailable, NotFound, echoed, unknown_connection
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status, connection_infos
@@ -338,7 +338,7 @@ class KtxIndex:
         try:
             self.require_connection(connection_id)
         except NotFound as exc:  # upstream: the source is not found; the hint says why
-            raise NotFound(f'Semantic-layer source "{source_name}" was not found.', str(exc)) from exc
+            raise NotFound(f'Semantic-layer source "{echoed(source_name)}" was not found.', str(exc)) from exc
         return reads.sl_read_source(self.refreshed_engine().store, connection_id, source_name, self.project)
 
     def entity_details(self, connection_id: str, entities: list[dict]) -> EntityDetailsResult:
@@ -378,7 +378,9 @@ class KtxIndex:
     def dictionary_search(
         self, values: list[str], connection_id: str | None = None, on_progress: Progress | None = None
     ) -> DictionarySearchResult:
-        engine, connection_id = self.ensure_index(on_progress), self.project.declared_id(connection_id)
+        connection_id = self.project.declared_id(connection_id)
+        self.require_connection(connection_id)  # before a first build: an unknown id builds nothing
+        engine = self.ensure_index(on_progress)
         return dictionary_search(engine, values, connection_id, self.project.connection_ids, on_progress)
 
     # ------------------------------------------------------------------ reports

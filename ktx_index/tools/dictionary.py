@@ -20,7 +20,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import TableRef
 from ktx_index.analysis import english_word, fold, letters_in_order, split_identifier, squash
-from ktx_index.errors import InvalidInput, sent_back, unknown_connection
+from ktx_index.errors import InvalidInput, sent_back
 from ktx_index.search.engine import Engine
 from ktx_index.search.spelling import edit_budget
 from ktx_index.tools.results import (
@@ -250,12 +250,12 @@ def dictionary_search(
     known_connections: list[str],
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> DictionarySearchResult:
+    """``connection_id``: None (every one of ``known_connections``) or one of them (the service checks it before a
+    first build)."""
     if not values:
         raise InvalidInput("values is empty", 'send 1 to 20 values, e.g. ["Acme Corp"]')
     if len(values) > MAX_VALUES:
         raise InvalidInput(f"{len(values)} values sent", f"send at most {MAX_VALUES} per call")
-    if connection_id is not None and connection_id not in known_connections:
-        raise unknown_connection(connection_id, known_connections)
     index = _index(engine)
     conns = [connection_id] if connection_id else sorted(known_connections)
     searched = [_searched(index, conn) for conn in conns]

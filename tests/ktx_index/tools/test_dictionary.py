@@ -5,6 +5,7 @@ import pytest
 from projects import column, profile_entry, scan_files
 
 from ktx_index.analysis import fold, squash
+from ktx_index.embedding.embedder import HashEmbedder
 from ktx_index.errors import InvalidInput, NotFound
 from ktx_index.service import KtxIndex
 from ktx_index.tools.dictionary import Entry, abbreviates, abbreviation_score, value_words, within_words
@@ -38,6 +39,19 @@ def test_dictionary_search_validates_inputs(demo_service):
         demo_service.dictionary_search(["a"] * 21)
     with pytest.raises(NotFound, match="Configured connections: dbt, warehouse"):
         demo_service.dictionary_search(["a"], "nope")
+
+
+def test_an_unknown_connection_is_told_before_a_first_build(make_project):
+    """The index of a project nobody indexed is built by its first call; one naming an unknown connection built it
+    all before it was told so (discover_data checked first)."""
+    table = {"catalog": None, "db": "ops", "name": "orders", "columns": [column("status")]}
+    service = KtxIndex(
+        make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [table])), embedder=HashEmbedder()
+    )
+    with pytest.raises(NotFound, match="Configured connections: warehouse"):
+        service.dictionary_search(["paid"], "nope")
+    assert not service.layout.exists()
+    service.close()
 
 
 def test_abbreviations_reach_stored_codes():
