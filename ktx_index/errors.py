@@ -46,6 +46,28 @@ class InvalidInput(KtxIndexError):
     """An argument that cannot be used as given."""
 
 
+def require_words(query: str) -> None:
+    """A query with no letter or digit (spaces alone, ``?!?``): an error saying what to send, for the CLI and every
+    tool alike (the inputSchema admits it, as upstream's does), rather than an empty answer a model would take for
+    "nothing here"."""
+    if not any(ch.isalnum() for ch in query):
+        raise InvalidInput(
+            f'The query "{echoed(query)}" holds no words', 'send what to search for, e.g. "monthly orders by customer".'
+        )
+
+
+def require_values(values: list[str]) -> None:
+    """Values of spaces alone: an error naming them, as ``require_words`` does for a query, rather than a miss that
+    reads as "not in the data"."""
+    blank = [i for i, value in enumerate(values) if not value.strip()]
+    if blank:
+        named = ", ".join(f'values[{i}] ("{echoed(values[i])}")' for i in blank)
+        raise InvalidInput(
+            f"{named} {'holds' if len(blank) == 1 else 'hold'} no characters but spaces",
+            'send the business values to look up, e.g. ["Acme Corp", "enterprise"].',
+        )
+
+
 class IndexBusy(KtxIndexError):
     """Another process holds the index writer."""
 

@@ -20,7 +20,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, PrivateAttr
 
-from ktx_index.errors import KtxIndexError, echoed, refused_by_system
+from ktx_index.errors import KtxIndexError, refused_by_system
 
 #: Upstream KTX's other tools (reference/ktx-upstream-contract.md §3): the warehouse, dialect and memory ones,
 #: which ``serve --upstream`` forwards. An agent written for KTX calls them by name, so a call to one is told
@@ -38,32 +38,6 @@ def stripped(value: object) -> object:
     """Models pad strings with spaces: a string is read without them. One of spaces alone is left as it is, so
     that what the inputSchema admits is never refused as an argument error (the tool says what is wrong)."""
     return (value.strip() or value) if isinstance(value, str) else value
-
-
-def blank_query(query: str) -> CallToolResult | None:
-    """A query with no letter or digit (spaces alone, ``?!?``), which the inputSchema admits (upstream's: a non-empty
-    string): an in-band error saying what to send, rather than an empty answer the model would take for "nothing
-    here"."""
-    if any(ch.isalnum() for ch in query):
-        return None
-    return ToolFailure.of(
-        f'The query "{echoed(query)}" holds no words; send what to search for, e.g. "monthly orders by customer".',
-        "InvalidInput",
-    )
-
-
-def blank_values(values: list[str]) -> CallToolResult | None:
-    """Values of spaces alone (the inputSchema admits them, as upstream's does): an in-band error naming them, as
-    ``blank_query`` does for a query, rather than a miss the model would take for "not in the data"."""
-    blank = [i for i, value in enumerate(values) if not value.strip()]
-    if not blank:
-        return None
-    named = ", ".join(f'values[{i}] ("{echoed(values[i])}")' for i in blank)
-    return ToolFailure.of(
-        f"{named} {'holds' if len(blank) == 1 else 'hold'} no characters but spaces; send the business values to "
-        'look up, e.g. ["Acme Corp", "enterprise"].',
-        "InvalidInput",
-    )
 
 
 def as_list(value: object) -> object:

@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ktx_index.mcp.common import ToolSet, as_list, blank_query, blank_values, call, stripped
+from ktx_index.mcp.common import ToolSet, as_list, call, stripped
 from ktx_index.service import KtxIndex
 from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, RefKind, WikiSearchResult
 
@@ -108,8 +108,6 @@ def tools(service: KtxIndex) -> ToolSet:
         ] = None,
         limit: RefLimit = 10,
     ) -> Annotated[CallToolResult, DiscoverResult]:
-        if (blank := blank_query(query)) is not None:
-            return blank
         return await call(
             ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None, at_once=discover_at_once
         )
@@ -129,8 +127,6 @@ def tools(service: KtxIndex) -> ToolSet:
         limit: PageLimit = 10,
         connectionId: WikiConnectionArg = None,
     ) -> Annotated[CallToolResult, WikiSearchResult]:
-        if (blank := blank_query(query)) is not None:
-            return blank
         return await call(
             ctx, service.wiki_search, query, limit, on_progress=None, connection_id=connectionId, at_once=wiki_at_once
         )
@@ -154,8 +150,6 @@ def tools(service: KtxIndex) -> ToolSet:
         ctx: Context,
         connectionId: ConnectionArg = None,
     ) -> Annotated[CallToolResult, DictionarySearchResult]:
-        if (blank := blank_values(values)) is not None:
-            return blank
         return await call(ctx, service.dictionary_search, values, connectionId, on_progress=None)
 
     return tools

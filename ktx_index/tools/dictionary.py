@@ -20,7 +20,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import TableRef
 from ktx_index.analysis import english_word, fold, letters_in_order, split_identifier, squash
-from ktx_index.errors import InvalidInput, sent_back
+from ktx_index.errors import InvalidInput, require_values, sent_back
 from ktx_index.search.engine import Engine
 from ktx_index.search.spelling import edit_budget
 from ktx_index.tools.results import (
@@ -256,6 +256,7 @@ def dictionary_search(
         raise InvalidInput("values is empty", 'send 1 to 20 values, e.g. ["Acme Corp"]')
     if len(values) > MAX_VALUES:
         raise InvalidInput(f"{len(values)} values sent", f"send at most {MAX_VALUES} per call")
+    require_values(values)
     index = _index(engine)
     conns = [connection_id] if connection_id else sorted(known_connections)
     searched = [_searched(index, conn) for conn in conns]
@@ -264,7 +265,7 @@ def dictionary_search(
     for done, value in enumerate(values, 1):
         if on_progress is not None:
             on_progress("dictionary", done, len(values))
-        matches = index.match(value, set(conns)) if value.strip() else []
+        matches = index.match(value, set(conns))
         hit_conns = {m[0].connection for m in matches}
         misses = [
             DictionaryMiss(connectionId=c, reason="value_not_in_sample" if status[c] == "ready" else status[c])

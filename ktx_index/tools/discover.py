@@ -6,7 +6,7 @@ import re
 from collections import Counter
 
 from indexers.models import SEARCH_KINDS, Document
-from ktx_index.errors import InvalidInput
+from ktx_index.errors import InvalidInput, require_words
 from ktx_index.search import carried, learned
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.lexical_lane import bridges
@@ -65,8 +65,7 @@ def discover(
 ) -> DiscoverResult:
     limit = max(1, min(int(limit), MAX_LIMIT))
     wanted = normalize_kinds(kinds)
-    if not query.strip() or not wanted:
-        return DiscoverResult(refs=[])
+    require_words(query)
     snap = engine.snapshot
     q = engine.abbreviated(Query.parse(query), wanted)
     vector = engine.vector_ahead(snap, q.dense_text, wanted)

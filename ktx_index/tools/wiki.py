@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
+from ktx_index.errors import require_words
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.lexical_lane import bridges, searched_term
 from ktx_index.search.query import Query
@@ -37,8 +38,7 @@ def wiki_search(
 ) -> WikiSearchResult:
     """``explain`` adds each page's lane scores and the confidence verdict's reason (never over MCP)."""
     limit = max(1, min(int(limit), MAX_LIMIT))
-    if not query.strip():
-        return WikiSearchResult(results=[], totalFound=0)
+    require_words(query)
     q = Query.parse(query)
     ranked, verdict = matching_pages(engine, q, connection_id)
     docs = engine.documents([c.uid for c in ranked[:limit]])

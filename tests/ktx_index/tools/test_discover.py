@@ -42,7 +42,16 @@ def test_nonsense_query_returns_nothing_or_says_it_is_unsure(demo_service):
     assert found.refs == [] or found.confidence == "low"
     pages = demo_service.wiki_search("zxqv blorp frobnicate")
     assert pages.results == [] or pages.confidence == "low"
-    assert demo_service.discover_data("   ").refs == []
+
+
+@pytest.mark.parametrize("query", ["   ", "?!?"])
+def test_a_query_of_no_words_is_told_to_send_words(demo_service, query):
+    """Every door (the CLI answered ``?!?`` with an empty list, which reads as "nothing here")."""
+    for search in (demo_service.discover_data, demo_service.wiki_search):
+        with pytest.raises(InvalidInput, match=r"holds no words; send what to search for"):
+            search(query)
+    with pytest.raises(InvalidInput, match=r'values\[1\] \("  "\) holds no characters but spaces; send'):
+        demo_service.dictionary_search(["paid", "  "])
 
 
 def test_a_confident_answer_carries_no_confidence_field(demo_service):
