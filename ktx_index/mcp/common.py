@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -21,11 +23,33 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, PrivateAttr
 
 from ktx_index.errors import KtxIndexError, refused_by_system
+from ktx_index.logs import log_event, record_error
 
 #: Upstream KTX's other tools (reference/ktx-upstream-contract.md §3): the warehouse, dialect and memory ones,
 #: which ``serve --upstream`` forwards. An agent written for KTX calls them by name, so a call to one is told
 #: where it is served rather than only that it is unknown.
 KTX_TOOLS = ("sl_query", "sql_execution", "sql_dialect_notes", "memory_ingest", "memory_ingest_status", "mongo_query")
+
+log = logging.getLogger("ktx_index.mcp")
+
+
+def elapsed_ms(started: float) -> float:
+    """Milliseconds since ``started`` (time.perf_counter), as the call log writes them."""
+    return round((time.perf_counter() - started) * 1000, 2)
+
+
+def log_call(
+    started: float, errors_path: Path | None, kind: str | None = None, message: str = "", **fields: Any
+) -> None:
+    """One tool call's ``tool.call`` line (``fields``: tool, arguments, …); a failed one (``kind``) is a warning and
+    is kept for ``status`` in ``errors_path`` (None: not kept), whether this server or upstream answered it."""
+    if kind is None:
+        log_event(log, logging.INFO, "tool.call", **fields, ms=elapsed_ms(started))
+        return
+    log_event(log, logging.WARNING, "tool.call", **fields, ms=elapsed_ms(started), error_kind=kind, error=message)
+    if errors_path is not None:
+        record_error(errors_path, tool=fields["tool"], kind=kind, message=message)
+
 
 #: The longest a call that reports progress goes without a notification while its stage runs.
 HEARTBEAT_S = 1.0

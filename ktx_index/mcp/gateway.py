@@ -31,8 +31,8 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from ktx_index.logs import log_event, record_error
-from ktx_index.mcp.common import KTX_TOOLS
+from ktx_index.logs import log_event
+from ktx_index.mcp.common import KTX_TOOLS, log_call
 from ktx_index.mcp.upstream import Upstream, UpstreamSpec, UpstreamUnavailable
 
 log = logging.getLogger("ktx_index.mcp")
@@ -125,27 +125,17 @@ class Gateway:
         try:
             result = await self._forward(name, arguments, context)
         except UpstreamUnavailable as exc:
-            ms = round((time.perf_counter() - started) * 1000, 2)
-            log_event(
-                log, logging.WARNING, "tool.call", **fields, ms=ms, error_kind="UpstreamUnavailable", error=str(exc)
-            )
-            if self.errors_path is not None:
-                record_error(self.errors_path, tool=name, kind="UpstreamUnavailable", message=str(exc))
+            log_call(started, self.errors_path, "UpstreamUnavailable", str(exc), **fields)
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
         except MCPError as exc:  # upstream's own JSON-RPC error: passed through as it is, and logged like the rest
-            ms = round((time.perf_counter() - started) * 1000, 2)
-            message = f"{exc.error.code}: {exc.error.message}"
-            log_event(log, logging.WARNING, "tool.call", **fields, ms=ms, error_kind="UpstreamError", error=message)
-            if self.errors_path is not None:
-                record_error(self.errors_path, tool=name, kind="UpstreamError", message=message)
+            log_call(started, self.errors_path, "UpstreamError", f"{exc.error.code}: {exc.error.message}", **fields)
             raise
-        ms = round((time.perf_counter() - started) * 1000, 2)
         if result.get("isError"):
             content = result.get("content") or [{}]
             text = content[0].get("text", "") if isinstance(content[0], dict) else ""
-            log_event(log, logging.WARNING, "tool.call", **fields, ms=ms, error_kind="UpstreamToolError", error=text)
+            log_call(started, self.errors_path, "UpstreamToolError", text, **fields)
         else:
-            log_event(log, logging.INFO, "tool.call", **fields, ms=ms)
+            log_call(started, None, **fields)
         return result
 
     async def _forward(self, name: str, arguments: dict[str, Any], context: Context | None) -> dict[str, Any]:

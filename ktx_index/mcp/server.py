@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from pathlib import Path
@@ -18,10 +17,9 @@ from pydantic import ValidationError
 
 from ktx_index import __version__
 from ktx_index.errors import echoed
-from ktx_index.logs import log_event, record_error
 from ktx_index.mcp import read_tools, search_tools
 from ktx_index.mcp.arguments import argument_errors, key_tree, unknown_keys
-from ktx_index.mcp.common import KTX_TOOLS, ToolFailure
+from ktx_index.mcp.common import KTX_TOOLS, ToolFailure, log_call
 from ktx_index.service import KtxIndex
 
 if TYPE_CHECKING:
@@ -113,24 +111,15 @@ class KtxMCPServer(MCPServer):
             text = next((c.text for c in result.content if isinstance(c, TextContent)), "")
             self._failed(name, arguments, started, dropped, getattr(result, "kind", "") or "ToolError", text)
         else:
-            log_event(
-                log, logging.INFO, "tool.call", tool=name, arguments=arguments, **dropped, ms=_ms(started),
-                results=result_count(name, result),
-            )  # fmt: skip
+            log_call(started, None, tool=name, arguments=arguments, **dropped, results=result_count(name, result))
         return result
 
     def _failed(
         self, name: str, arguments: dict[str, Any], started: float, dropped: dict[str, Any], kind: str, message: str
     ) -> None:
-        log_event(
-            log, logging.WARNING, "tool.call", tool=name, arguments=arguments, **dropped, ms=_ms(started),
-            error_kind=kind, error=message,
-        )  # fmt: skip
-        if self.errors_path is not None:
-            record_error(self.errors_path, tool=name, kind=kind, message=message)
+        log_call(started, self.errors_path, kind, message, tool=name, arguments=arguments, **dropped)
 
 
-log = logging.getLogger("ktx_index.mcp")
 #: The longest a tool call waits for the warm-up (KtxMCPServer.ready); the engine's own lock orders what follows.
 READY_WAIT_S = 30.0
 
@@ -147,10 +136,6 @@ def unknown_tool(name: str, served: list[str], fronting: bool) -> str:
     return (
         f"Unknown tool: {echoed(name)}. Send one of: {', '.join(served)}."  # quoted short: 10,000 characters came back
     )
-
-
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 2)
 
 
 def _origin(exc: BaseException) -> BaseException:

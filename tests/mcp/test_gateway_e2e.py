@@ -62,6 +62,15 @@ async def forwarding(client: Client) -> bool:
     return not (await client.call_tool("sql_dialect_notes", {"connectionId": "warehouse"})).is_error
 
 
+def recent_errors(project: Path) -> list[tuple[str, str]]:
+    """(tool, kind) of the last tool errors ``status`` shows (from another process: the server's)."""
+    service = KtxIndex(project, embedder=None)
+    try:
+        return [(e.tool, e.kind) for e in service.status().recent_errors]
+    finally:
+        service.close()
+
+
 async def back_within_bound(client: Client) -> None:
     with anyio.fail_after(WAIT):
         while not await forwarding(client):
@@ -97,6 +106,7 @@ async def test_stdio_gateway_end_to_end(project: Path, tmp_path: Path) -> None:
                 assert stages == ["Compiling query", "Generating SQL", "Executing", "Fetched 2 rows"]
                 failed = await client.call_tool("sql_dialect_notes", {"connectionId": "nope"})
                 assert failed.is_error and "is not configured in ktx.yaml" in text(failed)
+                assert recent_errors(project)[-1] == ("sql_dialect_notes", "UpstreamToolError")
 
                 async with client.listen(tools_list_changed=True) as changes:  # upstream's list changes, relayed
                     await client.call_tool("memory_ingest", {"content": "enable mongo_query"})
@@ -120,6 +130,7 @@ async def test_stdio_gateway_end_to_end(project: Path, tmp_path: Path) -> None:
     assert collision["tools"] == ["discover_data"]
     forwarded = [line for line in lines if line["event"] == "tool.call" and line.get("upstream")]
     assert {"UpstreamUnavailable", "UpstreamToolError"} <= {line.get("error_kind") for line in forwarded}
+    assert ("sql_dialect_notes", "UpstreamUnavailable") in recent_errors(project)
 
 
 # ------------------------------------------------------------------ streamable HTTP, upstream over HTTP too
