@@ -28,11 +28,13 @@ def echoed(sent: object, limit: int = 120) -> str:
 
 
 class NotFound(KtxIndexError):
-    """An unknown connection, wiki key, source or table (the hint names the known ones)."""
+    """An unknown connection, wiki key or semantic-layer source (the hint names the known ones). A table not found is
+    no error: entity_details answers it per entity (``table_not_found``), as upstream does."""
 
 
 def unknown_connection(connection_id: str, known: list[str], pages: list[str] | None = None) -> NotFound:
-    """Upstream's template for a connection ktx.yaml does not name (its wiki_search's; used by every tool here);
+    """Upstream's template for a connection ktx.yaml does not name (its wiki_search's; the searches and
+    sl_read_source's hint use it, entity_details answers ``scan_missing`` per entity instead);
     ``pages``: the other ids wiki pages' ``connections`` name, which wiki_search accepts too."""
     hint = f"Configured connections: {', '.join(known) or '(none configured)'}."
     if pages:

@@ -6,8 +6,9 @@ search engine over the committed index), and returns typed reports; it never pri
 One writer per machine (the file lock in layout.py) and one per process: every write
 (rebuild, repair, a watcher batch, background embedding) runs under ``_write_lock``, so an
 MCP worker that finds the index damaged never repairs it while the watcher thread commits.
-Reads never write; ``refreshed_engine`` says in its name that it reloads the latest commit
-(and has a damaged index repaired, under that same lock).
+Reads never write, but for two writes made for them: a project's first build (``ensure_index``: the first call on
+a project nobody indexed) and a damaged index's repair (``refreshed_engine`` says in its name that it reloads the
+latest commit, and has a damaged index repaired), both under that same lock.
 """
 
 from __future__ import annotations

@@ -101,7 +101,8 @@ def tools(service: KtxIndex) -> ToolSet:
     @tools.tool(
         name="connection_list",
         title="Connection List",
-        description="List the project's connections (ktx.yaml, then folders present) with their connectionType; "
+        description="List the project's connections (those ktx.yaml declares and the folders present), sorted by id, "
+        "with their connectionType; "
         "a semantic-layer-only one carries queryPolicy and a hint, and _ktx_federated (last, with its members) is "
         "the cross-database SQL connection when two or more can be joined. Example: connection_list({}).",
         idempotent=True,

@@ -23,8 +23,9 @@ def connection_type(driver: str | None) -> str:
 
 
 def connection_list(connections: list[ConnectionInfo], policies: dict[str, str | None]) -> ConnectionListResult:
-    """Upstream's list: every connection sorted by id (ktx-index adds the folder-only ones, ``declared: false``),
-    a semantic-layer-only one marked, and ``_ktx_federated`` last when two or more can be attached together."""
+    """Upstream's list: every connection in the order given (status.connection_infos sorts them by id; ktx-index adds
+    the folder-only ones, ``declared: false``), a semantic-layer-only one marked, and ``_ktx_federated`` last when
+    two or more can be attached together."""
     entries = []
     for c in connections:
         restricted = policies.get(c.id) == SL_ONLY

@@ -39,8 +39,8 @@ TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4
 #: Stored values that look like codes (upper-case letters, this long) can be matched by the words they abbreviate.
 CODE_LENGTHS = range(2, 7)
 CONNECTIVES = frozenset({"and", "of", "the", "&"})
-#: Everything but digits: a fuzzy match keeps a value's digits as they are.
-DIGITS = re.compile(r"\D")
+#: Everything but digits (removed to compare two values' digits): a fuzzy match keeps a value's digits as they are.
+NON_DIGITS = re.compile(r"\D")
 #: Edits a value (separators removed) may be from a stored one: none below 4 characters, 1 from 4, 2 from 6,
 #: 3 from 13; more than a query term gets, since a whole value is longer and rarely one edit from another.
 VALUE_EDITS = (4, 6, 13)
@@ -182,11 +182,11 @@ class DictionaryIndex:
                     add((i,), "token", 0.7 + 0.1 * len(squashed) / max(1, len(self.squashed[i])))
                 pos = self.joined.find(squashed, pos + 1)
         if budget := fuzzy_budget(squashed, words):
-            digits = DIGITS.sub("", squashed)
+            digits = NON_DIGITS.sub("", squashed)
             for choice, distance, i in process.extract(
                 squashed, self.squashed, scorer=DamerauLevenshtein.distance, score_cutoff=budget, limit=200
             ):
-                if DIGITS.sub("", choice) == digits:  # a typo is in the letters: 'Fall 2025' is no 'Fall 2026'
+                if NON_DIGITS.sub("", choice) == digits:  # a typo is in the letters: 'Fall 2025' is no 'Fall 2026'
                     add((i,), "fuzzy", 0.6 - 0.1 * distance / budget)
         parts = [w for w in re.split(r"[\s,/\-]+", folded) if w and w not in CONNECTIVES]
         if parts and not (len(parts) == 1 and len(parts[0]) in CODE_LENGTHS and value.isupper()):

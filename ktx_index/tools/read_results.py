@@ -1,4 +1,5 @@
-"""Result shapes of the read tools that hydrate search refs (KTX reference §3.4–3.5, plus what KTX leaves out)."""
+"""Result shapes of the read tools that hydrate search refs (reference/ktx-upstream-contract.md §3, §4 and §5,
+plus what KTX leaves out)."""
 
 from __future__ import annotations
 

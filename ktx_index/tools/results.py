@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from ktx_index.search.lifts import STAGES
+
 if TYPE_CHECKING:
     from ktx_index.search.candidate import Candidate
 
@@ -78,8 +80,8 @@ class LaneScores(Strict):
     )
     steps: dict[str, float] = Field(
         default_factory=dict,
-        description="What each structural step (propagate, named, join_keys, shaped, namesakes, coherence, page_scope) "
-        "added to the score, in the order they ran; absent steps changed nothing.",
+        description=f"What each structural step ({', '.join(STAGES)}) and the learned order (learned) added to the "
+        "score, in the order they ran; absent steps changed nothing.",
     )
 
     @classmethod
