@@ -23,7 +23,7 @@ from ktx_index.mcp.common import KTX_TOOLS, ToolFailure, log_call
 from ktx_index.service import KtxIndex
 
 if TYPE_CHECKING:
-    from mcp.types import Tool
+    from mcp import types
 
     from ktx_index.mcp.gateway import Gateway
 
@@ -43,7 +43,7 @@ class KtxMCPServer(MCPServer):
     (``isError``, MCP 2025-11-25 / SEP-1303, as upstream KTX answers): one line per field, naming what to send.
     Unknown keys are dropped, as upstream does, and named in the call log."""
 
-    async def list_tools(self) -> list[Tool]:
+    async def list_tools(self) -> list[types.Tool]:
         """Our seven tools, then (with a gateway) upstream's tools we do not serve, as upstream lists them."""
         tools = [tool.model_copy(update={"execution": EXECUTION}) for tool in await super().list_tools()]
         return tools if self.gateway is None else self.gateway.merged(tools)

@@ -119,7 +119,7 @@ def _answer(
             if per_container.get(container, 0) >= cap:
                 continue
             per_container[container] = per_container.get(container, 0) + 1
-        if len(chosen) >= limit:
+        if len(chosen) >= limit:  # full (chosen never holds more); with twins, the rest may still merge into it
             if not dedupe:
                 break
             continue
@@ -127,7 +127,7 @@ def _answer(
             seen[key] = len(chosen)
         chosen.append((cand, doc, []))
     if dedupe:
-        twins_beyond(engine, snap, chosen[:limit], wanted)
+        twins_beyond(engine, snap, chosen, wanted)
     terms = set(q.terms)
     stale = engine.stale()
     refs = []
@@ -138,8 +138,8 @@ def _answer(
             _merge_twin(ref, twin)
         refs.append(ref)
     # the joins between the refs that matched: leads at score 0 (answer_order) joined each other into noise
-    matched = [[doc.uid, *(t.uid for t in twins)] for cand, doc, twins in chosen[:limit] if cand.score > 0]
-    return refs[:limit], joins_between(snap, matched)
+    matched = [[doc.uid, *(t.uid for t in twins)] for cand, doc, twins in chosen if cand.score > 0]
+    return refs, joins_between(snap, matched)
 
 
 def semantic_gap(engine: Engine, snap: Snapshot) -> str | None:
@@ -160,14 +160,14 @@ def joins_between(snap: Snapshot, refs: list[list[str]]) -> list[JoinOut]:
     (the source when either is returned as one), and a join both declare is listed once (the source's condition
     first)."""
 
-    def container_of(uid: str) -> str | None:
+    def parent_uid(uid: str) -> str | None:
         idx = snap.uid_index.get(uid)
         if idx is None:
             return None
         parent = int(snap.doc_parent[idx])
         return snap.doc_uids[parent] if parent >= 0 else uid
 
-    containers = {c for uids in refs for uid in uids if (c := container_of(uid)) is not None}
+    containers = {c for uids in refs for uid in uids if (c := parent_uid(uid)) is not None}
     named: dict[object, str] = {}  # a physical table → the container its end is named by (as the refs name it)
     for c in sorted(containers, key=lambda c: (not c.startswith("sl_source:"), c)):
         named.setdefault(snap.facts.table_of.get(c, c), c)

@@ -32,8 +32,8 @@ from ktx_index.tools.read_results import (
 from ktx_index.tools.reads import find_source, nearest
 from ktx_index.tools.results import TableRefOut
 
-if TYPE_CHECKING:
-    from ktx_index.snapshot.snapshot import Snapshot
+if TYPE_CHECKING:  # the index's snapshot; ``Snapshot`` here is the scan snapshot an answer names (read_results)
+    from ktx_index.snapshot.snapshot import Snapshot as IndexSnapshot
 
 DIMENSION_TYPES = set(get_args(DimensionType))
 TABLE_KINDS = set(get_args(TableKind))
@@ -106,8 +106,8 @@ def entity_details(
     connection_id: str,
     entities: list[dict[str, Any]],
     known: list[str],
-    twins: Callable[[str], frozenset[str]] = lambda _uid: frozenset(),
-    holding: Callable[[str], list[str]] = lambda _name: [],
+    twins: Callable[[str], frozenset[str]],
+    holding: Callable[[str], list[str]],
 ) -> EntityDetailsResult:
     """One item per entity, in order, in upstream's shapes and message templates. An unknown connection is not
     an error of the call (upstream does not check it either): each item says there is no scan, and which
@@ -155,8 +155,8 @@ def entity_details(
                 if owner is not None
                 else list(dict.fromkeys([*named, *held, *nearest(label, displays, 8)]))
             )
-            listed = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
-            more = f"; {len(displays) - len(listed)} more are not listed" if len(displays) > len(listed) else ""
+            offered = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
+            more = f"; {len(displays) - len(offered)} more are not listed" if len(displays) > len(offered) else ""
             holders = " (with those holding a column of that name)" if held and owner is None else ""
             message = (
                 f"Table not found in latest scan: {echoed(label)}. Send one of the candidates: the nearest tables first"
@@ -166,7 +166,7 @@ def entity_details(
                 message += f" It names a column: send {json.dumps({'table': owner.display, 'columns': [column]})}."
             else:
                 message += _source_named(store, connection_id, label)
-            out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in listed]))
+            out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in offered]))
         elif len(hits) > 1:
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
             out.append(failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=_display)]))
@@ -189,7 +189,7 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     )
 
 
-def column_holders(snap: Snapshot, connection_id: str) -> Callable[[str], list[str]]:
+def column_holders(snap: IndexSnapshot, connection_id: str) -> Callable[[str], list[str]]:
     """The tables (their display) of the connection with a column named as the last part of a name, found in the
     snapshot's index of names (``Snapshot.exact``: identifier key → uids, dotted suffixes too) and each column's
     table (``doc_parent``): a column ``geo.region`` is no ``region``."""

@@ -241,7 +241,7 @@ def check_connection_form(connection_id: str, known: list[str]) -> None:
         )
 
 
-def sl_read_source(store: DocStore, connection_id: str, source_name: str, project: Project | None = None) -> SlSource:
+def sl_read_source(store: DocStore, connection_id: str, source_name: str, project: Project) -> SlSource:
     """``connection_id`` is a known connection (the service checks it first). A source may be sent in another case,
     as the table it reads as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``), or after
     its connection as a wiki page's ``sl_refs`` name it (``warehouse.orders``). A file that has never parsed is
@@ -249,7 +249,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
     doc, names = find_source(store, connection_id, source_name)
     if doc is None:
         broken_files = _broken_files(store, connection_id)
-        for path, why in broken_files if project is not None else []:
+        for path, why in broken_files:
             if (written := _never_parsed(project, path, source_name)) is not None:
                 return SlSource(
                     sourceName=source_name,
