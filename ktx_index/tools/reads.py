@@ -203,8 +203,11 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
             raise NotFound(
                 f'Wiki page "{echoed(key)}" was not found.', f'A {other.lower()} page exists: send "{echoed(raw)}".'
             )
-    keys = sorted(set(store().docs.ids("wiki")))
-    if raw in keys:  # its file went after the index read it: search still has it, not the page's next key
+    index = _index(store)
+    keys = sorted(set(index.docs.ids("wiki"))) if index is not None else []
+    if index is None:  # a page reads before any index exists; only the known keys wait for one
+        hint = "there is no index yet to list the known keys (`ktx-index rebuild`, or any search, builds it)"
+    elif raw in keys:  # its file went after the index read it: search still has it, not the page's next key
         hint = (
             "its file is gone since the index was last brought up to date, so wiki_search still finds it until then "
             "(`ktx-index rebuild`, or `serve --watch` to follow edits)"

@@ -867,7 +867,7 @@ def busy_service(make_project) -> Iterator[KtxIndex]:
         ("dictionary_search", {"values": ["x"]}, "is being written by PID"),
         ("entity_details", {"connectionId": "warehouse", "entities": [{"table": "orders"}]}, "run `ktx-index rebuild`"),
         ("sl_read_source", {"connectionId": "warehouse", "sourceName": "orders"}, "run `ktx-index rebuild`"),
-        ("wiki_read", {"key": "missing-page"}, "run `ktx-index rebuild`"),
+        ("wiki_read", {"key": "missing-page"}, "was not found. There is no index yet to list the known keys"),
     ],
 )
 async def test_index_unavailable_is_an_in_band_error(busy_service, name, args, expected) -> None:

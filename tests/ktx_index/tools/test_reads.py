@@ -88,6 +88,9 @@ def test_a_path_shaped_key_before_any_index_gets_ktx_flat_form(make_project):
     with pytest.raises(InvalidInput, match=r'Wiki keys must be flat; use "a-b"\.$'):
         service.wiki_read("a/b")
     assert service.wiki_read("a-b").content == "Body."
+    with pytest.raises(NotFound, match=r'^Wiki page "a-c" was not found\. There is no index yet to list the known'):
+        service.wiki_read("a-c")  # said only that there was no index
+    assert not service.layout.exists()
     service.close()
 
 
