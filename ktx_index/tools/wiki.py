@@ -40,14 +40,14 @@ def wiki_search(
     limit = max(1, min(int(limit), MAX_LIMIT))
     require_words(query)
     q = Query.parse(query)
-    ranked, verdict = matching_pages(engine, q, connection_id)
+    ranked, verdict, pool = matching_pages(engine, q, connection_id)
     docs = engine.documents([c.uid for c in ranked[:limit]])
     terms = set(q.terms)
     status, reason = engine.semantic_status()
     p = engine.params
     lanes = [
         WikiLane(
-            lane=lane, status=lane_status, requestedCandidatePoolLimit=p.pool, effectiveCandidatePoolLimit=p.pool,
+            lane=lane, status=lane_status, requestedCandidatePoolLimit=p.pool, effectiveCandidatePoolLimit=pool,
             returnedCandidateCount=count, weight=weight, reason=why,
         )
         for lane, lane_status, why, count, weight in (
@@ -93,26 +93,31 @@ def wiki_search(
     )
 
 
-def matching_pages(engine: Engine, query: Query, connection_id: str | None = None) -> tuple[list[Candidate], Verdict]:
-    """Every page that scored (applicable to the connection when one is given), best first, and how sure
-    the ranking is that the wiki answers the question (signals.assess over those pages alone, calibrated on the
-    wiki's vectors): ``none`` when no page matches, or when every page that does is tagged with other
-    connections."""
+def matching_pages(
+    engine: Engine, query: Query, connection_id: str | None = None
+) -> tuple[list[Candidate], Verdict, int]:
+    """Every page that scored (applicable to the connection when one is given), best first, how sure the ranking is
+    that the wiki answers the question (signals.assess over those pages alone, calibrated on the wiki's vectors:
+    ``none`` when no page matches, or when every page that does is tagged with other connections), and the
+    candidate pool each lane was given (``Params.pool``, or every page when a lane could have filled it)."""
     snap = engine.snapshot
     pages = int(np.count_nonzero(snap.doc_kind == WIKI))
     ranked = engine.rank(query, ["wiki"])
     seen = _visible(snap, ranked, connection_id)
     if any(c.score > 0 for c in ranked) and not any(c.score > 0 for c in seen):
-        return [], Verdict("none", f"every page that matches is tagged with connections other than '{connection_id}'")
+        verdict = Verdict("none", f"every page that matches is tagged with connections other than '{connection_id}'")
+        return [], verdict, engine.params.pool
     verdict = assess(
         engine.lexical, query, seen, "wiki_search", lambda: wiki_noise(engine, snap, query), engine.params,
         bridging=bridges(["wiki"]),
     )  # fmt: skip
+    pool = engine.params.pool
     if verdict.level == "none":
-        return [], verdict
-    if pages > engine.params.pool and _pool_may_be_full(engine, snap, query):
-        seen = _visible(snap, engine.rank(query, ["wiki"], pool=pages), connection_id)
-    return [c for c in seen if c.score > 0], verdict
+        return [], verdict, pool
+    if pages > pool and _pool_may_be_full(engine, snap, query):
+        pool = pages
+        seen = _visible(snap, engine.rank(query, ["wiki"], pool=pool), connection_id)
+    return [c for c in seen if c.score > 0], verdict, pool
 
 
 def wiki_noise(engine: Engine, snap: Snapshot, query: Query) -> float | None:

@@ -111,7 +111,7 @@ def top_coverage(service: KtxIndex, q: JudgedQuery) -> tuple[str, float]:
     """The shipped confidence, and the idf-weighted share of the question's concept terms its top three hold."""
     engine, query = service.ensure_index(), Query.parse(q.text)
     if q.tool == "wiki_search":
-        ranked, verdict = matching_pages(engine, query)
+        ranked, verdict, _pool = matching_pages(engine, query)
         level = verdict.level
         uids = [c.uid for c in ranked[:3]]
     else:

@@ -18,6 +18,8 @@ def _page(i: int, word: str, connections: str = "") -> str:
 
 
 def test_total_found_counts_every_match_beyond_the_pool(make_project):
+    """A lane that could fill its pool is ranked again over every page, and the lanes say so (the effective pool was
+    reported as the requested one)."""
     files = {f"wiki/global/page-{i:03d}.md": _page(i, "glimmerquartz") for i in range(200)}
     files.update({f"wiki/global/other-{i:03d}.md": _page(i, "basalt") for i in range(30)})
     service = KtxIndex(make_project(files), embedder=HashEmbedder())
@@ -25,7 +27,13 @@ def test_total_found_counts_every_match_beyond_the_pool(make_project):
     result = service.wiki_search("glimmerquartz", limit=5)
     assert PARAMS.pool < 200 and result.totalFound == 200
     assert len(result.results) == 5 and all(r.key.startswith("page-") for r in result.results)
-    assert service.wiki_search("basalt").totalFound == 30  # under the pool: the first ranking is complete
+    lanes = result.results[0].lanes or []
+    assert {(lane.requestedCandidatePoolLimit, lane.effectiveCandidatePoolLimit) for lane in lanes} == {
+        (PARAMS.pool, 230)
+    }
+    basalt = service.wiki_search("basalt")
+    assert basalt.totalFound == 30  # under the pool: the first ranking is complete
+    assert {lane.effectiveCandidatePoolLimit for lane in basalt.results[0].lanes or []} == {PARAMS.pool}
     service.close()
 
 
