@@ -85,8 +85,8 @@ def _entity_dict(entity: EntityIn) -> dict[str, Any]:
     table = entity.table
     if isinstance(table, TableRefIn):
         ref: Any = table.model_dump()
-    elif isinstance(table, SchemaTableIn):
-        ref = {"catalog": None, "db": table.schema_, "name": table.table}
+    elif isinstance(table, SchemaTableIn):  # entities.parse_table_input reads it as catalog null, db schema
+        ref = table.model_dump(by_alias=True)
     else:
         ref = table
     out: dict[str, Any] = {"table": ref}
@@ -174,6 +174,6 @@ def tools(service: KtxIndex) -> ToolSet:
             BeforeValidator(stripped),
         ],
     ) -> Annotated[CallToolResult, SlSource]:
-        return await call(None, service.sl_read_source, connectionId, sourceName.removesuffix(".yaml"))
+        return await call(None, service.sl_read_source, connectionId, sourceName)
 
     return tools

@@ -247,8 +247,10 @@ def check_connection_form(connection_id: str, known: list[str]) -> None:
 def sl_read_source(store: DocStore, connection_id: str, source_name: str, project: Project) -> SlSource:
     """``connection_id`` is a known connection (the service checks it first). A source may be sent in another case,
     as the table it reads as a ref's ``tableRef`` shows it (``lf_analytics.dim_player`` for ``dim_player``), or after
-    its connection as a wiki page's ``sl_refs`` name it (``warehouse.orders``). A file that has never parsed is
-    read as written (``project``), as upstream registers it: its name is its ``name:`` line or its file's stem."""
+    its connection as a wiki page's ``sl_refs`` name it (``warehouse.orders``), or as its file (``orders.yaml``). A
+    file that has never parsed is read as written (``project``), as upstream registers it: its name is its ``name:``
+    line or its file's stem."""
+    source_name = source_name.removesuffix(".yaml")
     doc, names = find_source(store, connection_id, source_name)
     if doc is None:
         broken_files = _broken_files(store, connection_id)

@@ -302,6 +302,7 @@ def test_a_source_sent_as_the_table_it_reads_is_read(make_project):
     service.rebuild()
     assert service.sl_read_source("warehouse", "weekly").sourceName == "weekly"
     assert service.sl_read_source("warehouse", "WEEKLY").sourceName == "weekly"  # unquoted names ignore case
+    assert service.sl_read_source("warehouse", "weekly.yaml").sourceName == "weekly"  # as its file is named
     for sent in ("public.orders", "shop.PUBLIC.Orders", '"public"."orders"', "`public`.`orders`", "[public].[orders]"):
         assert service.sl_read_source("warehouse", sent).sourceName == "orders", sent
     for sent in ("warehouse.weekly", "warehouse.orders"):  # a wiki page's sl_refs: connection.source
