@@ -143,8 +143,9 @@ async def call(
     """Run a blocking service call off the event loop; library errors become in-band tool errors (their own
     message, nothing added).
 
-    When the caller sent a progress token, the service's progress callback is relayed as
-    ``notifications/progress`` (stage boundaries and counts). When ``at_once`` says the call will take
+    ``ctx``: the call's context when ``fn`` reports progress (it takes ``on_progress``), None when it does not. When
+    the caller sent a progress token, that progress is relayed as ``notifications/progress`` (stage boundaries and
+    counts). When ``at_once`` says the call will take
     milliseconds (a warm search: KtxIndex.answers_at_once), it runs on the event loop instead, saving the hop
     to a worker thread and back (0.1-0.4 ms of a ~9 ms MCP call on a 2-core machine, docs/benchmarks.md).
     """
@@ -152,7 +153,7 @@ async def call(
         if at_once is not None and at_once():
             result = fn(*args, **kwargs)  # no build, so no progress to relay (on_progress stays as given)
         else:
-            if ctx is not None and "on_progress" in kwargs:
+            if ctx is not None:
                 kwargs["on_progress"] = _relay(ctx)
             work = functools.partial(fn, *args, **kwargs)
             result = await anyio.to_thread.run_sync(work, limiter=_tool_threads())

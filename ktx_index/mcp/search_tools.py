@@ -108,9 +108,7 @@ def tools(service: KtxIndex) -> ToolSet:
         ] = None,
         limit: RefLimit = 10,
     ) -> Annotated[CallToolResult, DiscoverResult]:
-        return await call(
-            ctx, service.discover_data, query, connectionId, kinds, limit, on_progress=None, at_once=discover_at_once
-        )
+        return await call(ctx, service.discover_data, query, connectionId, kinds, limit, at_once=discover_at_once)
 
     @tools.tool(name="wiki_search", title="Wiki Search", description=WIKI)
     async def wiki_search(
@@ -127,9 +125,7 @@ def tools(service: KtxIndex) -> ToolSet:
         limit: PageLimit = 10,
         connectionId: WikiConnectionArg = None,
     ) -> Annotated[CallToolResult, WikiSearchResult]:
-        return await call(
-            ctx, service.wiki_search, query, limit, on_progress=None, connection_id=connectionId, at_once=wiki_at_once
-        )
+        return await call(ctx, service.wiki_search, query, limit, connection_id=connectionId, at_once=wiki_at_once)
 
     @tools.tool(name="dictionary_search", title="Dictionary Search", description=DICTIONARY)
     async def dictionary_search(
@@ -150,6 +146,6 @@ def tools(service: KtxIndex) -> ToolSet:
         ctx: Context,
         connectionId: ConnectionArg = None,
     ) -> Annotated[CallToolResult, DictionarySearchResult]:
-        return await call(ctx, service.dictionary_search, values, connectionId, on_progress=None)
+        return await call(ctx, service.dictionary_search, values, connectionId)
 
     return tools
