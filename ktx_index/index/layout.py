@@ -16,7 +16,8 @@ from ktx_index.errors import IndexBusy
 from ktx_index.index.texts import TEMPLATE_VERSION
 
 #: Bump when the store schema, document JSON or vector files change incompatibly: the index is rebuilt on
-#: mismatch (3: the vector file's key sidecar; 4: vocabulary words).
+#: mismatch (3: the vector file's key sidecar; 4: vocabulary words; 5: each word's count of the documents naming
+#: it; 6: the documents' rows hold their words).
 FORMAT_VERSION = 6
 GITIGNORE_LINE = "index/"
 #: A folder to keep every project's index in (one folder per project below it) instead of <project>/.ktx/index.

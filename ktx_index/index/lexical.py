@@ -35,7 +35,7 @@ META_UID = "__meta__"
 UID_CACHE = 200_000
 #: Document counts of terms kept per searcher (LexicalIndex.doc_freq).
 TERM_CACHE = 65_536
-#: The share of deleted documents past which a commit writes the index again (index/builder.py). tantivy counts a
+#: The share of deleted documents past which a commit writes the index again (index/commit.py). tantivy counts a
 #: deleted document in its terms' document frequencies until its segment merges, and its merge policy seldom
 #: merges the large first segment, so every edit moves idf away from a clean build's: held-out projects whose
 #: documents were all replaced once flagged 63 answerable questions of 158 `low`, against 55 built clean

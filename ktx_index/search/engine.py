@@ -270,7 +270,7 @@ class Engine:
         vector: Future[np.ndarray | None] | None = None,
     ) -> list[Candidate]:
         """Score candidates from every lane (``pool`` from each, the params' pool by default) on one scale; best
-        first, floor not applied. ``vector``: the question's embedding the caller started (``vector_ahead``)."""
+        first. ``vector``: the question's embedding the caller started (``vector_ahead``)."""
         p, q = self.params, Query.of(query)
         pool = pool or p.pool
         snap = self.snapshot  # one snapshot for the whole query: a commit may swap in a new one meanwhile

@@ -47,9 +47,10 @@ RANKER_FILE = WEIGHTS / PARAMS.ranker  # the shipped model, which train_ranker.p
 #: How many of the pipeline's best candidates the ranker re-weighs (what it was trained on).
 TOP = 60
 KINDS = ("wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column")
-#: The steps whose contributions the shipped models read: those of lifts.STAGES they were trained with. A step
-#: added since (``measure_inputs``, forty-fourth session) reaches them through the scores; retraining
-#: (tests/training/train_ranker.py) makes it a feature of its own.
+#: The steps whose contributions the models are trained on (tests/training/train_ranker.py) and read: lifts.STAGES
+#: but ``measure_inputs`` (forty-fourth session), which reaches them through the scores. The curated model trained
+#: with it as a feature of its own gained on the held-out families and lost on two it trains on, each left out
+#: (docs/benchmarks.md, forty-sixth session).
 LEARNED_STEPS = tuple(stage for stage in STAGES if stage != "measure_inputs")
 #: Words a text-to-SQL question tends to open with.
 LEADS = frozenset(

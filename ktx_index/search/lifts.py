@@ -105,7 +105,8 @@ class Lifts:
 
     def run(self, query: Query, shapes: Callable[[int], list[MemberShape]]) -> None:
         """Every step of STAGES in order, each candidate's ``steps`` recording what the step changed of its score.
-        ``shapes`` gives a table's shaped members (the engine reads them from its store: ranking reads none)."""
+        ``shapes`` gives a table's shaped members (the engine reads them from its store, once per table and
+        snapshot: the lifts themselves read none)."""
         steps = {
             "propagate": self.propagate,
             "named": lambda: self.named(query.named),
@@ -228,7 +229,7 @@ class Lifts:
         """A question naming a value ('by Ahmed Samir Farag', 'molecule TR004') needs the column holding such
         values, in a table it is about or one joined to it: per value, the column of its shape that could hold
         it (not one whose every value is known and other), in the best-scoring table and closest to the
-        question, is lifted to ``shape_share`` of that table's score, and its table with it."""
+        question, is lifted to ``shape_share`` of the score of the top table it is or joins, and its table with it."""
         if not values or self.p.shape_share <= 0:
             return
         snap, joins = self.snap, self.snap.facts.joins

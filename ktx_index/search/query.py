@@ -2,7 +2,9 @@
 
 The lanes, the structural steps and the answerability rule each used to analyse the question's text again;
 ``Query.parse`` does it once, and the engine, the lifts and the signals take the ``Query``. What depends on the
-index (a term's typo correction, the project word a term is bridged to) stays with the engine's lexical lane.
+index (a term's typo correction, the project word a term is bridged to) stays with the lexical lane
+(lexical_lane.py), but for the project's abbreviations of the question's words (``abbreviations``), which the
+engine adds once (Engine.abbreviated) so that the dense lane embeds them beside the words.
 """
 
 from __future__ import annotations

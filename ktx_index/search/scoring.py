@@ -1,7 +1,7 @@
-"""Pure scoring: every ranking constant in one frozen object, lane normalisation, fusion and the floor.
+"""Pure scoring: the ranking's constants in one frozen object, lane normalisation and fusion.
 
 Every lane is mapped to [0, 1] by a query-independent rule, so the fused score means
-the same thing from query to query and a fixed floor can drop junk:
+the same thing from query to query (the confidence rule reads it against fixed thresholds):
 - lexical: for each query term, the document's BM25 for that term over the term's idf times
   ``reference_boost`` (capped at 1), averaged over the terms weighted by idf — the share of the
   query the document matches, discounted when a term only appears in weak fields (body);
@@ -65,7 +65,8 @@ class Params:
     #: identifiers (chosen leaving one project out on the tuning families: docs/benchmarks.md). The join-key step
     #: still lifts the keys between two tables that answer.
     key_member: float = 0.85
-    #: The join-key step looks at tables and sources scoring at least this: what the question is about.
+    #: The join-key and value-shape steps look at tables and sources scoring at least this: what the question is
+    #: about (Lifts.top_containers).
     join_floor: float = 0.18
     #: A source or table scores at least this share of its best-matching measure, dimension or column (0.9 → 0.95
     #: chosen by every discover fold, families weighed equally; no held-out family loses: docs/benchmarks.md).

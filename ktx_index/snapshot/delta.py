@@ -75,7 +75,7 @@ def apply_documents(old: Snapshot, store: DocStore, generation: int, changed: se
         snap.connections.setdefault(entry.connection, len(snap.connections))  # codes only grow
     snap.kind_masks = {}
     snap.derived = {}  # the old snapshot's caches stay its own
-    # every uid the commit logged, not only searchable ones: tables, sources and dictionary values feed the facts
+    # every uid the commit logged, not only searchable ones: tables and sources feed the facts (joins, twins, inputs)
     snap.facts = update_facts(old.facts, store, changed)
 
     if gone or added:

@@ -72,7 +72,7 @@ class Snapshot:
     exact_by_length: dict[int, list[str]] = field(default_factory=dict)  # the identifier keys, by length, sorted
     kind_masks: dict[tuple, np.ndarray | None] = field(default_factory=dict)  # (kinds, connection) → embedded-doc mask
     doc_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # source/table index or -1
-    facts: Facts = field(default_factory=Facts)  # joins, usage tiers and stored values, by uid
+    facts: Facts = field(default_factory=Facts)  # joins, twins and measure inputs, by uid (facts.py)
     shadowed: set[str] = field(default_factory=set)  # global wiki uids hidden by a user page
     wiki_connections: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tagged pages → their connections
     derived: dict[str, object] = field(default_factory=dict)  # per-snapshot caches of searches (reset with vectors)
