@@ -1,31 +1,23 @@
-"""The read side: the ranking core over a loaded snapshot (snapshot/snapshot.py).
+"""The read side: the ranking core over the snapshot a reader keeps (search/reader.py).
 
-``rank`` scores candidates from every lane on one scale; ``refresh`` reloads the snapshot
-when a writer committed.
+``rank`` scores candidates from every lane on one scale; ``refresh`` (the reader's) takes in what a writer
+committed.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import itertools
-import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import TypeVar
 
 import numpy as np
-from cachetools import LRUCache
 
-from indexers.models import CONTAINER_KINDS, SEARCH_KINDS, Document
+from indexers.models import CONTAINER_KINDS, SEARCH_KINDS
 from ktx_index.analysis import is_key_name, member_name, stem
 from ktx_index.embedding.embedder import Embedder
-from ktx_index.errors import IndexUnavailable
-from ktx_index.index.layout import IndexLayout, format_stamp
-from ktx_index.index.lexical import LexicalIndex
-from ktx_index.index.store import DocStore
+from ktx_index.index.layout import IndexLayout
 from ktx_index.index.vectors import VectorFile
 from ktx_index.search import snippets
 from ktx_index.search.bridge import (
@@ -43,21 +35,15 @@ from ktx_index.search.lexical_lane import bridges, lexical_lane
 from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
 from ktx_index.search.query import Query
 from ktx_index.search.query_vectors import QueryVectors
+from ktx_index.search.reader import CACHED_DOCUMENTS, SnapshotReader
 from ktx_index.search.scope import embedded_mask, scope_mask
 from ktx_index.search.scoring import PARAMS, Params, fuse, prior, semantic_score
 from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.spelling import edit_budget
-from ktx_index.snapshot.delta import MAX_DELTA_SHARE, apply_documents, apply_vectors
-from ktx_index.snapshot.snapshot import Snapshot, load_documents, load_vectors, nearest_key
+from ktx_index.snapshot.snapshot import Snapshot, nearest_key
 
-#: Parsed documents kept per snapshot (Engine.documents), the least recently returned dropped first.
-CACHED_DOCUMENTS = 2048
 #: Texts analysed at warm-up at most: half of term_set's cache, the rest left to what queries bring.
 WARM_TEXTS = 8192
-#: While embeddings catch up, new vectors are loaded again only after this many times the last load took
-#: (when that was noticeable), so reloading, which grows with the index, stays a small share of the time.
-VECTOR_RELOAD_SPACING = 4
-T = TypeVar("T")
 #: Edits an identifier query may be from an item's name (edit_budget): none below 8 characters, 1 from 8, 2 from 12.
 IDENTIFIER_EDITS = (8, 12)
 
@@ -66,117 +52,18 @@ IDENTIFIER_EDITS = (8, 12)
 KEY_KINDS = frozenset({"column", "sl_dimension"})
 
 
-def _committed(meta: dict[str, str]) -> tuple[int, str]:
-    """The commit and vectors version the store's metadata says writers last committed."""
-    return int(meta.get("generation", "0")), meta.get("vectors_version", "")
+class Engine(SnapshotReader):
+    """Ranks against the reader's snapshot: every lane, fusion, the structural steps; and the question's vectors."""
 
-
-class Engine:
     def __init__(self, layout: IndexLayout, embedder: Embedder | None, params: Params = PARAMS) -> None:
-        self.layout = layout
-        self.embedder = embedder
         self.params = params
-        self.store = DocStore(layout.store, readonly=True)
-        written = self.store.meta.get("format")
-        if written is not None and written != format_stamp():  # its tables may lack what this code reads
-            self.store.close()
-            raise IndexUnavailable(
-                f"the index was written in another format ({written})", "run `ktx-index rebuild` to write it again"
-            )
-        self.lexical = LexicalIndex(layout.lexical, create=False)
-        self.snapshot = Snapshot()
-        self._lock = threading.Lock()
-        self._documents_lock = threading.Lock()  # a snapshot's document cache (an LRUCache keeps no lock itself)
-        self._per_generation: dict[str, tuple[int, object]] = {}  # name → (generation, value): per_generation
-        self._per_generation_lock = threading.Lock()  # one build per generation, however many threads ask
         self.vectors = QueryVectors(embedder)
-        self.vector_error: str | None = None
-        self.lexical_error: str | None = None
-        self.embedding_status = ""
-        self._next_vector_load = 0.0
-        self.last_refresh = ""  # "full" or "delta": how the latest commit was taken in
         self._bridge: tuple[tuple, Bridge] | None = None  # (the vectors it was read with, the vocabulary)
-        self.refresh()
+        super().__init__(layout, embedder)
 
     def close(self) -> None:
         self.vectors.close()
-        self.store.close()
-
-    # ------------------------------------------------------------------ loading
-
-    @property
-    def snapshot_key(self) -> tuple[int, str]:
-        """Which commit and vectors the loaded snapshot holds."""
-        return self.snapshot.generation, self.snapshot.vectors_version
-
-    def is_current(self) -> bool:
-        """Whether nothing was committed since the loaded snapshot (so refresh would load nothing): one
-        metadata read."""
-        return _committed(self.store.meta.all()) == self.snapshot_key
-
-    def refresh(self, force: bool = False) -> bool:
-        """Take in what writers committed since the last query: cheap when nothing changed, a delta
-        (snapshot/delta.py) for a commit of a few documents, a full load otherwise. The new snapshot
-        replaces the old one whole; queries already running keep ranking against the old one."""
-        meta = self.store.meta.all()
-        self.embedding_status = meta.get("embedding_status", "")
-        generation, vectors_version = _committed(meta)
-        snap = self.snapshot
-        if not force and (generation, vectors_version) == self.snapshot_key:
-            return False
-        if (
-            not force
-            and generation == snap.generation
-            and self.embedding_status == "pending"
-            and time.monotonic() < self._next_vector_load
-        ):
-            return False  # a backlog is being embedded in slices: take its new vectors at a bounded rate
-        with self._lock:
-            old = self.snapshot
-            if not force and (generation, vectors_version) == self.snapshot_key:
-                return False  # another thread took this commit in while we waited
-            changed: set[str] | None = set()
-            if force or generation != old.generation:
-                self.lexical.reload()
-                lexical_generation = self.lexical.generation()
-                if lexical_generation < generation:  # behind the store: never a state a writer commits
-                    self.lexical_error = (
-                        f"lexical index is at generation {lexical_generation}, the store at {generation}"
-                    )
-                changed = None if force or old.generation < 0 else self.store.changes.since(old.generation, meta)
-                if changed is not None and len(changed) > MAX_DELTA_SHARE * max(1, len(old.doc_uids)):
-                    changed = None
-                how = "full"
-                if changed is not None:
-                    try:
-                        snap, old_to_new = apply_documents(old, self.store, generation, changed)
-                        how = "delta"
-                    except Exception as exc:  # never serve a half-applied delta: the full load below repairs it
-                        how = f"full (delta failed: {type(exc).__name__}: {exc})"
-                        changed = None
-                    else:
-                        old.entries = {}  # handed over to the new snapshot; a later delta from `old` would be wrong
-                if changed is None:
-                    snap = load_documents(self.store, generation)
-                self.last_refresh = how
-            else:
-                snap, old_to_new = copy.copy(old), np.arange(len(old.doc_uids), dtype=np.int64)
-            snap.vectors_version = vectors_version
-            snap.words_epoch = meta.get("words_epoch", "")
-            if self.embedder is not None:
-                started = time.monotonic()
-                vectors = VectorFile(self.layout.vectors, self.embedder.dim)
-                applied = (
-                    changed is not None
-                    and self.vector_error is None
-                    and apply_vectors(old, snap, self.store, vectors, changed, old_to_new)
-                )
-                if not applied:
-                    self.vector_error = load_vectors(self.store, vectors, snap)
-                took = time.monotonic() - started
-                self._next_vector_load = started + took * (1 + VECTOR_RELOAD_SPACING) if took > 0.05 else 0.0
-            self.snapshot = snap
-        return True
+        super().close()
 
     def warm(self, should_stop: Callable[[], bool] = lambda: False) -> None:
         """Load the query model, then read and analyse documents once (wiki pages, then tables and sources,
@@ -193,48 +80,6 @@ class Engine:
             unstopped = itertools.takewhile(lambda _: not should_stop(), docs)
             if snippets.warm(unstopped, WARM_TEXTS) < len(docs) or should_stop() or room <= 0:
                 return
-
-    def documents(self, uids: list[str]) -> dict[str, Document]:
-        """The documents behind results, each read from the store once per snapshot (at most CACHED_DOCUMENTS
-        kept): questions return the same tables and pages again and again, and decompressing and parsing a
-        document is most of fetching it. Callers only read them."""
-        with self._documents_lock:
-            cache = self._document_cache()
-            found = {uid: doc for uid in uids if (doc := cache.get(uid)) is not None}
-        missing = [uid for uid in uids if uid not in found]
-        if missing:
-            fetched = self.store.docs.get_many(missing)  # outside the lock: other threads' cached reads go on
-            self._cache_documents(fetched.values())
-            found.update(fetched)
-        return {uid: found[uid] for uid in uids if uid in found}
-
-    def _cache_documents(self, docs: Iterable[Document]) -> None:
-        with self._documents_lock:
-            self._document_cache().update((doc.uid, doc) for doc in docs)
-
-    def _document_cache(self) -> LRUCache[str, Document]:
-        """This snapshot's parsed documents (callers hold _documents_lock)."""
-        derived = self.snapshot.derived
-        cache: LRUCache[str, Document] | None = derived.get("documents")  # type: ignore[assignment]
-        if cache is None:
-            cache = derived["documents"] = LRUCache(CACHED_DOCUMENTS)
-        return cache
-
-    def stale(self) -> dict[str, str]:
-        """The documents kept from a file's last good version → the file and why its latest does not parse. Refs
-        carry it, so an agent knows what it reads. Read each time (an indexed read of the few stale rows, almost
-        always none): marking a file stale, or fresh again, commits no new generation for a snapshot to key on."""
-        return self.store.docs.stale_by_uid()
-
-    def per_generation(self, name: str, build: Callable[[], T]) -> T:
-        """What a tool derives from the index at its current generation (``name`` tells them apart), built
-        by ``build`` once per generation: the dictionary's value index reads every profiled value."""
-        generation = self.snapshot.generation  # before building: a commit meanwhile makes the next call rebuild
-        with self._per_generation_lock:
-            cached = self._per_generation.get(name)
-            if cached is None or cached[0] != generation:
-                cached = self._per_generation[name] = (generation, build())
-        return cached[1]  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ ranking
 
