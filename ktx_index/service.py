@@ -307,7 +307,7 @@ class KtxIndex:
         engine = self._engine
         if engine is None or self._stop.is_set() or self._answered.get(tool) != engine.snapshot_key:
             return False
-        return self.layout.exists() and engine.is_current() and engine.vectors.quick
+        return self.layout.exists() and engine.is_current() and engine.query_vectors.quick
 
     def require_connection(self, connection_id: str | None) -> None:
         if connection_id is not None and connection_id not in self.project.connections:

@@ -135,7 +135,7 @@ def weakest(engine: Engine, snap: Snapshot, q: Query, ranked: list[Candidate]) -
     if not words:
         return None
     vector = engine.query_vector(q.dense_text)
-    without = engine.vectors.get_many(tuple(variants(q, words))) if vector is not None else None
+    without = engine.query_vectors.get_many(tuple(variants(q, words))) if vector is not None else None
     if without is None:
         return None
     return weakest_carried(snap.matrix[rows] @ np.vstack([vector, without]).T, owners)

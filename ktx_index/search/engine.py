@@ -57,12 +57,12 @@ class Engine(SnapshotReader):
 
     def __init__(self, layout: IndexLayout, embedder: Embedder | None, params: Params = PARAMS) -> None:
         self.params = params
-        self.vectors = QueryVectors(embedder)
+        self.query_vectors = QueryVectors(embedder)  # the questions' embeddings (the index's are the snapshot's)
         self._bridge: tuple[tuple, Bridge] | None = None  # (the vectors it was read with, the vocabulary)
         super().__init__(layout, embedder)
 
     def close(self) -> None:
-        self.vectors.close()
+        self.query_vectors.close()
         super().close()
 
     def warm(self, should_stop: Callable[[], bool] = lambda: False) -> None:
@@ -70,7 +70,7 @@ class Engine(SnapshotReader):
         then their members), so the first calls answer at warm speed. Stops when the document cache is full."""
         if not should_stop():
             self.query_vector("warm up")
-            self.vectors.probes()
+            self.query_vectors.probes()
         room = CACHED_DOCUMENTS
         members = [kind for kind in SEARCH_KINDS if kind not in (*CONTAINER_KINDS, "wiki")]
         for kinds in (["wiki"], list(CONTAINER_KINDS), members):
@@ -85,11 +85,11 @@ class Engine(SnapshotReader):
 
     def query_vector(self, query: str) -> np.ndarray | None:
         """The query's embedding (cached), or None when there is no model or it fails (lexical-only then)."""
-        return self.vectors.get(query)
+        return self.query_vectors.get(query)
 
     @property
     def model_error(self) -> str | None:
-        return self.vectors.error
+        return self.query_vectors.error
 
     def noise(self, snap: Snapshot, query: Query, matrix: np.ndarray | None = None, key: str = "noise") -> float | None:
         """The noise level the question must clear over ``matrix`` (all the project's vectors by default): two
@@ -100,7 +100,7 @@ class Engine(SnapshotReader):
             return None
         cached = snap.derived.get(key)
         if cached is None:
-            probes = self.vectors.probes()
+            probes = self.query_vectors.probes()
             if probes is None:
                 return None
             cached = snap.derived[key] = noise_level(matrix, probes)
@@ -188,7 +188,9 @@ class Engine(SnapshotReader):
         nothing without a model or a vocabulary."""
         if self.embedder is None or not terms:
             return {}
-        return bridged_terms(self.bridge(), self.vectors.word, lambda t: self.lexical.doc_freq(t) > 0, words, terms)
+        return bridged_terms(
+            self.bridge(), self.query_vectors.word, lambda t: self.lexical.doc_freq(t) > 0, words, terms
+        )
 
     def abbreviation(self, word: str) -> str | None:
         """The term of the project's abbreviation of a word the index also holds, searched beside it by the lexical
@@ -239,7 +241,7 @@ class Engine(SnapshotReader):
         or nothing to compare it with."""
         if self.embedder is None or snap.matrix is None or not len(snap.matrix) or not query.strip():
             return None
-        return self.vectors.ahead(query)
+        return self.query_vectors.ahead(query)
 
     def _dense(
         self,

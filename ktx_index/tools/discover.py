@@ -70,7 +70,7 @@ def discover(
     q = engine.abbreviated(Query.parse(query), wanted)
     vector = engine.vector_ahead(snap, q.dense_text, wanted)
     if vector is not None:  # behind the question's vector on the worker, while ranking runs here
-        engine.vectors.prefetch(carried.foreseen(engine.lexical, q))
+        engine.query_vectors.prefetch(carried.foreseen(engine.lexical, q))
     ranked = engine.rank(q, wanted, connection_id, vector=vector)
     p = engine.params
     # The answer is ordered and its refs built before the verdict: the carried check the verdict may ask for

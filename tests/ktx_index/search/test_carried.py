@@ -114,13 +114,13 @@ def test_discover_starts_the_foreseen_variants_before_ranking_and_embeds_them_on
     service = patients(HashEmbedder())
     engine = service.refreshed_engine()
     started: list[list[str]] = []
-    prefetch = engine.vectors.prefetch
-    engine.vectors.prefetch = lambda texts: (started.append(list(texts)), prefetch(texts))[1]  # type: ignore[method-assign]
+    prefetch = engine.query_vectors.prefetch
+    engine.query_vectors.prefetch = lambda texts: (started.append(list(texts)), prefetch(texts))[1]  # type: ignore[method-assign]
     service.discover_data("hospital ward of each patient")
     assert started == [["ward of each patient"]]  # 'hospital' is held nowhere
-    calls = engine.vectors.embedder.calls
-    engine.vectors.get_many(("ward of each patient",))  # the carried check's variant: embedded once, cached
-    assert engine.vectors.embedder.calls == calls
+    calls = engine.query_vectors.embedder.calls
+    engine.query_vectors.get_many(("ward of each patient",))  # the carried check's variant: embedded once, cached
+    assert engine.query_vectors.embedder.calls == calls
     service.close()
 
 
@@ -141,8 +141,8 @@ def test_only_the_words_the_index_lacks_a_term_of_are_embedded(make_project):
     service.rebuild()
     engine = service.refreshed_engine()
     asked: list[tuple[str, ...]] = []
-    get_many = engine.vectors.get_many
-    engine.vectors.get_many = lambda texts: (asked.append(texts), get_many(texts))[1]  # type: ignore[method-assign]
+    get_many = engine.query_vectors.get_many
+    engine.query_vectors.get_many = lambda texts: (asked.append(texts), get_many(texts))[1]  # type: ignore[method-assign]
     q = Query.parse("ward salary of each patient")
     salary = q.words[1]
     assert not set(salary.terms) <= set(engine.rank(q, normalize_kinds(None))[0].terms)  # the best answer lacks it
