@@ -163,6 +163,10 @@ class LexicalIndex:
         """Documents holding the term in their most common field (a conservative document frequency)."""
         return self._doc_freq(term)
 
+    def holds(self, term: str) -> bool:
+        """Whether any document holds the term."""
+        return self.doc_freq(term) > 0
+
     def idf(self, term: str) -> float:
         """BM25 idf over the whole index; a term in no document gets the largest idf."""
         n = max(1, self.searcher.num_docs)

@@ -135,15 +135,15 @@ def bridged_terms(
     return out
 
 
-def telling_abbreviations(bridge: Bridge, q: Query, doc_freq: Callable[[str], int]) -> tuple[tuple[str, str], ...]:
-    """(word, project abbreviation) for each of the question's words the index holds no term of (``doc_freq``)
+def telling_abbreviations(bridge: Bridge, q: Query, held: Callable[[str], bool]) -> tuple[tuple[str, str], ...]:
+    """(word, project abbreviation) for each of the question's words the index holds no term of (``held``)
     and the project abbreviates tellingly (analysis.telling), in the question's order: what ``Query.dense_text``
     embeds beside each word. The lexical lane bridges these terms, and the less telling ones, the same way."""
     found = []
     for term in q.terms:
         word = q.term_words.get(term)
-        if word and doc_freq(term) == 0:
-            short = held_abbreviation(bridge, word, lambda t: doc_freq(t) > 0)
+        if word and not held(term):
+            short = held_abbreviation(bridge, word, held)
             if short is not None and telling(short):
                 found.append((word, short))
     return tuple(found)

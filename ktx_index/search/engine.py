@@ -32,12 +32,12 @@ from ktx_index.search.calibration import noise_level
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.dense import DocCosines, doc_cosines, groups_of
 from ktx_index.search.lexical_lane import bridges, lexical_lane
-from ktx_index.search.lifts import Lifts, MemberShape, add_parents, cosine, term_context
+from ktx_index.search.lifts import Lifts, MemberShape, add_parents, set_cosine, term_context
 from ktx_index.search.query import Query
 from ktx_index.search.query_vectors import QueryVectors
 from ktx_index.search.reader import CACHED_DOCUMENTS, SnapshotReader
 from ktx_index.search.scope import embedded_mask, scope_mask
-from ktx_index.search.scoring import PARAMS, Params, fuse, prior, semantic_score
+from ktx_index.search.scoring import PARAMS, Params, fuse, prior
 from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.spelling import edit_budget
 from ktx_index.snapshot.snapshot import Snapshot, nearest_key
@@ -152,8 +152,7 @@ class Engine(SnapshotReader):
             if not keep:
                 continue
             kind = SEARCH_KINDS[snap.doc_kind[idx]]
-            cand.cosine = cosine(snap, idx, cosines)
-            cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
+            set_cosine(cand, snap, idx, cosines, p)
             key = not cand.exact and kind in KEY_KINDS and not q.asks_keys and is_key_name(member_name(cand.uid))
             cand.prior = weight = prior(kind, p, key)
             cand.score = fuse(cand.lexical, cand.semantic, cand.exact, p) * weight
@@ -188,25 +187,23 @@ class Engine(SnapshotReader):
         nothing without a model or a vocabulary."""
         if self.embedder is None or not terms:
             return {}
-        return bridged_terms(
-            self.bridge(), self.query_vectors.word, lambda t: self.lexical.doc_freq(t) > 0, words, terms
-        )
+        return bridged_terms(self.bridge(), self.query_vectors.word, self.lexical.holds, words, terms)
 
     def abbreviation(self, word: str) -> str | None:
         """The term of the project's abbreviation of a word the index also holds, searched beside it by the lexical
         lane (bridge.held_abbreviation, from MIN_EXPANSION letters); None without a model."""
         if self.embedder is None:
             return None
-        short = held_abbreviation(self.bridge(), word, lambda t: self.lexical.doc_freq(t) > 0, MIN_EXPANSION)
+        short = held_abbreviation(self.bridge(), word, self.lexical.holds, MIN_EXPANSION)
         return stem(short) if short is not None else None
 
     def abbreviated(self, q: Query, kinds: list[str]) -> Query:
         """The question with its words the project lacks but abbreviates tellingly (``Query.abbreviations``,
         bridge.telling_abbreviations), so the dense lane embeds ``Query.dense_text``. Only where a search bridges
         (lexical_lane.bridges) and with a model."""
-        if self.embedder is None or not bridges(kinds) or all(self.lexical.doc_freq(t) for t in q.terms):
+        if self.embedder is None or not bridges(kinds, self.params) or all(map(self.lexical.holds, q.terms)):
             return q  # every word held: the bridge is not even loaded
-        found = telling_abbreviations(self.bridge(), q, self.lexical.doc_freq)
+        found = telling_abbreviations(self.bridge(), q, self.lexical.holds)
         return dataclasses.replace(q, abbreviations=found) if found else q
 
     def bridge(self) -> Bridge:

@@ -39,6 +39,12 @@ def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None
     return cosines[groups[idx]]
 
 
+def set_cosine(cand: Candidate, snap: Snapshot, idx: int, cosines: DocCosines | None, p: Params) -> None:
+    """The candidate's cosine to the query and its semantic lane's score (scoring.semantic_score) from it."""
+    cand.cosine = cosine(snap, idx, cosines)
+    cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, p)
+
+
 def container_stem(snap: Snapshot, member: int) -> str | None:
     """The layer stem of a member's table or source; None when it has none indexed."""
     parent = int(snap.doc_parent[member])
@@ -134,8 +140,8 @@ class Lifts:
         uid = self.snap.doc_uids[idx]
         cand = self.by_uid.get(uid)
         if cand is None:
-            cand = self.by_uid[uid] = Candidate(uid, idx=idx, cosine=cosine(self.snap, idx, self.cosines))
-            cand.semantic = None if cand.cosine is None else semantic_score(cand.cosine, self.p)
+            cand = self.by_uid[uid] = Candidate(uid, idx=idx)
+            set_cosine(cand, self.snap, idx, self.cosines, self.p)
             self.ranked.append(cand)
         cand.score = max(cand.score, score)
         return cand

@@ -54,8 +54,8 @@ def indexed_term(lexical: LexicalIndex, term: str, word: str | None = None) -> s
     pass ``word`` only where nothing bridges the term (a wiki-only search): where the bridge (search/bridge.py)
     runs, correcting such words ranks better held out than bridging them (docs/benchmarks.md, thirty-sixth
     session)."""
-    if lexical.doc_freq(term) > 0:
+    if lexical.holds(term):
         return term
     if word is not None and english_word(word):  # only its other regional spelling is the same word
-        return next((t for t in map(stem, regional_spellings(word)) if t and lexical.doc_freq(t) > 0), None)
+        return next((t for t in map(stem, regional_spellings(word)) if t and lexical.holds(t)), None)
     return nearest_term(term, lexical.vocabulary(term[:2], VOCABULARY_FIELDS, CANDIDATES_PER_FIELD))

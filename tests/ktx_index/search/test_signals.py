@@ -211,6 +211,9 @@ class _Lexicon:
     def doc_freq(self, term: str) -> int:
         return 0
 
+    def holds(self, term: str) -> bool:
+        return self.doc_freq(term) > 0
+
     def vocabulary(self, prefix: str, fields: object, per_field: int) -> list[str]:
         return []  # nothing to correct a term to
 
