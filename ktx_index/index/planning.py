@@ -69,13 +69,13 @@ class FileStats:
 UNDECODABLE = "the file name is not valid UTF-8, so the file is not read: rename it"
 
 
-def scope_fingerprint(scope: Scope, stat: FileStats) -> str:
+def scope_fingerprint(scope: Scope, stats: FileStats) -> str:
     """Changes when any of the scope's files changes size, modification time or permissions, appears or vanishes."""
     try:
         context = _context_json(scope.context)
     except TypeError:  # an unhashable context: not cached
         context = json.dumps(scope.context, default=str)
-    parts = [scope.key, context, stat.joined(scope.files)] if scope.files else [scope.key, context]
+    parts = [scope.key, context, stats.joined(scope.files)] if scope.files else [scope.key, context]
     return hashlib.sha1("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()  # any path hashes
 
 
@@ -93,7 +93,7 @@ class ScopePlan:
     todo: list[tuple[Indexer, Scope, str]]  # those whose fingerprint differs from the committed one
     dropped: list[str]  # committed scopes that are gone
     diagnostics: list[Diagnostic]  # from listing
-    stat: FileStats
+    stats: FileStats
     files: int = 0  # distinct files the scopes read
     targeted: bool = False  # built from the changed paths alone
 
@@ -132,7 +132,7 @@ class _Listing:
     indexers: list[Indexer]
     listed: list[tuple[Indexer, Scope, str]]
     diagnostics: list[Diagnostic]
-    stat: FileStats
+    stats: FileStats
     # positions in listed by a scope's first file, and by the rest of its files: thousands of table scopes
     # share one tail (their connection's shard and profile files), so this is two lookups per scope
     heads: dict[str, list[int]] = field(default_factory=dict)
@@ -141,14 +141,14 @@ class _Listing:
 
     @classmethod
     def full(cls, project: Project, indexers: list[Indexer]) -> _Listing:
-        stat = FileStats(project.root)
+        stats = FileStats(project.root)
         listed: list[tuple[Indexer, Scope, str]] = []
         diagnostics: list[Diagnostic] = []
         project.undecodable_names.clear()  # listed again below
         for indexer in indexers:
             scopes, listing_diags = indexer.scopes(project)
             diagnostics.extend(listing_diags)
-            listed.extend((indexer, scope, scope_fingerprint(scope, stat)) for scope in scopes)
+            listed.extend((indexer, scope, scope_fingerprint(scope, stats)) for scope in scopes)
         diagnostics += [
             Diagnostic(path=path, message=UNDECODABLE, code="parse_error") for path in sorted(project.undecodable_names)
         ]
@@ -160,7 +160,7 @@ class _Listing:
                 if len(scope.files) > 1:
                     tails.setdefault(scope.files[1:], []).append(i)
         files = len(set(heads).union(*tails))
-        return cls(project.root, indexers, listed, diagnostics, stat, heads, tails, files)
+        return cls(project.root, indexers, listed, diagnostics, stats, heads, tails, files)
 
     def fits(self, project: Project, indexers: list[Indexer]) -> bool:
         return project.root == self.root and indexers is self.indexers
@@ -172,7 +172,7 @@ class _Listing:
         """This listing with the changed files re-stat'ed, or None when the change may add or remove scopes."""
         affected: set[int] = set()
         for rel in changed:
-            here = os.path.lexists(self.stat.prefix + rel)
+            here = os.path.lexists(self.stats.prefix + rel)
             scopes = self.scopes_of(rel)
             if scopes:
                 if not here:
@@ -180,13 +180,13 @@ class _Listing:
                 affected.update(scopes)
             elif here or rel not in created:
                 return None  # a new file or directory, or one gone that listing may have looked at
-        self.stat.forget(changed)
+        self.stats.forget(changed)
         listed = list(self.listed)
         for i in affected:
             indexer, scope, _ = listed[i]
-            listed[i] = (indexer, scope, scope_fingerprint(scope, self.stat))
+            listed[i] = (indexer, scope, scope_fingerprint(scope, self.stats))
         return _Listing(
-            self.root, self.indexers, listed, self.diagnostics, self.stat, self.heads, self.tails, self.files
+            self.root, self.indexers, listed, self.diagnostics, self.stats, self.heads, self.tails, self.files
         )
 
     def plan(self, stored: dict[str, str], force: bool, targeted: bool = False) -> ScopePlan:
@@ -196,7 +196,7 @@ class _Listing:
             todo=[(ix, sc, fp) for ix, sc, fp in self.listed if force or stored.get(sc.key) != fp],
             dropped=[key for key in stored if key not in live],
             diagnostics=self.diagnostics,
-            stat=self.stat,
+            stats=self.stats,
             files=self.files,
             targeted=targeted,
         )

@@ -35,7 +35,7 @@ def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) ->
     changed: set[str] = set()
     for _indexer, scope, _fingerprint in plan.todo:
         old = set(stored_files.get(scope.key, []))
-        changed.update(f for f in scope.files if f not in old or plan.stat.exists(f))
+        changed.update(f for f in scope.files if f not in old or plan.stats.exists(f))
     for key in plan.dropped:
         if key not in held:
             changed.update(stored_files.get(key, []))

@@ -224,9 +224,9 @@ def apply_vectors(
     # the old chunks that stay: not of a touched or deleted document, renumbered to the new order
     sizes = np.diff(np.r_[old.chunk_starts, len(old.chunk_rows)])
     old_docs = np.repeat(old.chunk_docs, sizes)
-    stale = np.zeros(len(old.doc_uids), dtype=bool)
-    stale[[old.uid_index[uid] for uid in touched if uid in old.uid_index]] = True
-    stay = ~stale[old_docs] & (old_to_new[old_docs] >= 0)
+    replaced = np.zeros(len(old.doc_uids), dtype=bool)
+    replaced[[old.uid_index[uid] for uid in touched if uid in old.uid_index]] = True
+    stay = ~replaced[old_docs] & (old_to_new[old_docs] >= 0)
     kept_docs, kept_rows = old_to_new[old_docs[stay]], old.chunk_rows[stay]
 
     # new vector-file rows go to the matrix's spare rows (the old snapshot's matrix never covers them)
