@@ -23,6 +23,9 @@ ALL_KINDS: tuple[str, ...] = (*SEARCH_KINDS, "dictionary_value", "snapshot")
 #: ranking lifts one by the other.
 CONTAINER_OF: dict[str, str] = {"column": "table", "sl_dimension": "sl_source", "sl_measure": "sl_source"}
 CONTAINER_KINDS: tuple[str, ...] = ("table", "sl_source")
+#: The kind every connection's search admits: wiki pages are about the project, not one warehouse (a search in one
+#: connection keeps them; wiki_search narrows them by their frontmatter's connections).
+SHARED_KIND = "wiki"
 MEMBER_KINDS: tuple[str, ...] = tuple(CONTAINER_OF)
 
 

@@ -82,9 +82,10 @@ class Commit:
         self._touch(uid)
 
     def put(self, doc: Document, scope_key: str, known: bool) -> bool:
-        """``known``: the scope held this uid before. A tantivy delete is queued only for a uid the index may
-        hold: the delete queue keeps every term until the commit (~1.2 KB each; GBs on a 1M-column build).
-        Whether the index held the uid, in this scope or another (a renamed scan file's tables)."""
+        """Write one document; returns whether the index held its uid before, in this scope or another (a renamed
+        scan file's tables). ``known``: the scope held this uid before. A tantivy delete is queued only for a uid
+        the index may hold: the delete queue keeps every term until the commit (~1.2 KB each; GBs on a 1M-column
+        build)."""
         writer = self._lexical()
         again = doc.uid in self.written  # put before in this forced commit: a table two files define
         held = known or again or (not self.force and self.store.docs.has(doc.uid))

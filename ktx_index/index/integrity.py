@@ -60,10 +60,6 @@ def open_store(layout: IndexLayout) -> tuple[DocStore, list[str]]:
         return DocStore(layout.store), [f"document store was damaged ({exc}); rebuilt from the project files"]
 
 
-def search_doc_count(store: DocStore) -> int:
-    return store.docs.count(SEARCH_KINDS)
-
-
 def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, list[str]]:
     """Open tantivy; if it cannot be read, or disagrees with the store, re-derive it from the store."""
     repairs: list[str] = []
@@ -76,7 +72,7 @@ def open_lexical(layout: IndexLayout, store: DocStore) -> tuple[LexicalIndex, li
         shutil.rmtree(layout.lexical, ignore_errors=True)
         lexical = LexicalIndex(layout.lexical)
         repairs.append(f"lexical index could not be read ({exc}); re-derived from the document store")
-    stored = search_doc_count(store)
+    stored = store.docs.count(SEARCH_KINDS)
     brand_new = stored == 0 and store.meta.generation() == 0 and lexical.num_docs() == 0
     if not brand_new and (lexical.generation() != store.meta.generation() or lexical.num_docs() != stored):
         if not repairs:

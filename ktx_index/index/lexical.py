@@ -16,7 +16,7 @@ from pathlib import Path
 
 import tantivy
 
-from indexers.models import SEARCH_KINDS, Document
+from indexers.models import SEARCH_KINDS, SHARED_KIND, Document
 from ktx_index.analysis import ANALYZER, build_analyzer, index_text
 
 #: Field → BM25 boost. Names and identifiers first, prose next, long bodies last.
@@ -214,7 +214,7 @@ class LexicalIndex:
             scoped = tantivy.Query.boolean_query(
                 [
                     (tantivy.Occur.Should, tantivy.Query.term_query(schema, "connection", connection)),
-                    (tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", "wiki")),
+                    (tantivy.Occur.Should, tantivy.Query.term_query(schema, "kind", SHARED_KIND)),
                 ]
             )
             filters.append((tantivy.Occur.Must, _const(scoped)))

@@ -2,7 +2,8 @@
 
 One rule (``admits``) for every place that filters: the lifts ask it of one document (``in_scope``), the fused
 candidates and the dense lane's embedded documents of many at once (``scope_mask``: a lookup per document, no
-Python call each), so a page, a column and its vector can never disagree about whether a search sees them.
+Python call each), so a page, a column and its vector can never disagree about whether a search sees them. The
+lexical index's own query filters by the same rule (index/lexical.py, with ``SHARED_KIND``).
 """
 
 from __future__ import annotations
@@ -11,17 +12,14 @@ from collections.abc import Container
 
 import numpy as np
 
-from indexers.models import SEARCH_KINDS
+from indexers.models import SEARCH_KINDS, SHARED_KIND
 from ktx_index.snapshot.snapshot import Snapshot
-
-#: The kind that belongs to every connection: wiki pages are about the project, not one warehouse.
-EVERY_CONNECTION = "wiki"
 
 
 def admits(kind: str, connection: int, kinds: Container[str], asked: int | None) -> bool:
     """Whether a search of ``kinds`` in connection ``asked`` (a snapshot's code, None for every connection)
     may return a document of this kind and connection code."""
-    return kind in kinds and (asked is None or kind == EVERY_CONNECTION or connection == asked)
+    return kind in kinds and (asked is None or kind == SHARED_KIND or connection == asked)
 
 
 def asked_code(snap: Snapshot, connection: str | None) -> int | None:
