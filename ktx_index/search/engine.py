@@ -20,6 +20,7 @@ from ktx_index.embedding.embedder import Embedder
 from ktx_index.index.layout import IndexLayout
 from ktx_index.index.vectors import VectorFile
 from ktx_index.search import snippets
+from ktx_index.search.admission import admitted_mask, embedded_mask
 from ktx_index.search.bridge import (
     MIN_EXPANSION,
     Bridge,
@@ -36,7 +37,6 @@ from ktx_index.search.lifts import Lifts, MemberShape, add_parents, set_cosine, 
 from ktx_index.search.query import Query
 from ktx_index.search.query_vectors import QueryVectors
 from ktx_index.search.reader import CACHED_DOCUMENTS, SnapshotReader
-from ktx_index.search.scope import embedded_mask, scope_mask
 from ktx_index.search.scoring import PARAMS, Params, fuse, prior
 from ktx_index.search.shapes import closed_values, column_shape
 from ktx_index.search.spelling import edit_budget
@@ -147,7 +147,7 @@ class Engine(SnapshotReader):
             in_groups = snap.doc_group[idx[idx >= 0]]
             cosines.exact(in_groups[in_groups >= 0])
         indexed = [(cand, cand.idx) for cand in candidates.values() if cand.idx >= 0 and cand.uid not in snap.shadowed]
-        wanted = scope_mask(snap, np.array([idx for _, idx in indexed], dtype=np.int64), kind_set, connection)
+        wanted = admitted_mask(snap, np.array([idx for _, idx in indexed], dtype=np.int64), kind_set, connection)
         for (cand, idx), keep in zip(indexed, wanted.tolist(), strict=True):
             if not keep:
                 continue

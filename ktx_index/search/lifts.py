@@ -14,10 +14,10 @@ from collections.abc import Callable, Container
 
 from indexers.models import CONTAINER_KINDS, MEMBER_KINDS, SEARCH_KINDS
 from ktx_index.analysis import identifier_key, member_name, term_set, uid_stem
+from ktx_index.search.admission import admitted
 from ktx_index.search.candidate import Candidate, position
 from ktx_index.search.dense import DocCosines
 from ktx_index.search.query import Query
-from ktx_index.search.scope import in_scope
 from ktx_index.search.scoring import PARAMS, Params, semantic_score
 from ktx_index.search.shapes import Value, fit
 from ktx_index.search.signals import coherence
@@ -133,7 +133,7 @@ class Lifts:
 
     def wanted(self, idx: int) -> bool:
         """Whether the search may return this document (its kind, its connection)."""
-        return in_scope(self.snap, idx, self.kinds, self.connection)
+        return admitted(self.snap, idx, self.kinds, self.connection)
 
     def lift(self, idx: int, score: float) -> Candidate:
         """The document's candidate (added with its semantic lane if no lane found it), at least ``score``."""

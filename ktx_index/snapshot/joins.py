@@ -150,7 +150,9 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
             alias = SELF_ALIAS if single else role_alias(column, taken, driver)
         elif references[to_display] == 1 or own_key[to_display, named]:
             alias = None
-        elif _role_base(column) == bare_name(fks[0]["toTable"]) and to_display not in unaliased:  # address_id: the address
+        elif (
+            _role_base(column) == bare_name(fks[0]["toTable"]) and to_display not in unaliased
+        ):  # address_id: the address
             alias = None
             unaliased.add(to_display)
         else:

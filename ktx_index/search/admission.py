@@ -1,7 +1,7 @@
 """Which documents a search may return: of the kinds asked for, and in the connection asked for, if any.
 
-One rule (``admits``) for every place that filters: the lifts ask it of one document (``in_scope``), the fused
-candidates and the dense lane's embedded documents of many at once (``scope_mask``: a lookup per document, no
+One rule (``admits``) for every place that filters: the lifts ask it of one document (``admitted``), the fused
+candidates and the dense lane's embedded documents of many at once (``admitted_mask``: a lookup per document, no
 Python call each), so a page, a column and its vector can never disagree about whether a search sees them. The
 lexical index's own query filters by the same rule (index/lexical.py, with ``SHARED_KIND``).
 """
@@ -28,12 +28,12 @@ def asked_code(snap: Snapshot, connection: str | None) -> int | None:
     return None if connection is None else snap.connections.get(connection, -1)
 
 
-def in_scope(snap: Snapshot, idx: int, kinds: Container[str], connection: str | None) -> bool:
+def admitted(snap: Snapshot, idx: int, kinds: Container[str], connection: str | None) -> bool:
     """``admits`` for one document of the snapshot."""
     return admits(SEARCH_KINDS[snap.doc_kind[idx]], int(snap.doc_conn[idx]), kinds, asked_code(snap, connection))
 
 
-def scope_mask(snap: Snapshot, docs: np.ndarray, kinds: Container[str], connection: str | None) -> np.ndarray:
+def admitted_mask(snap: Snapshot, docs: np.ndarray, kinds: Container[str], connection: str | None) -> np.ndarray:
     """``admits`` for each of ``docs`` (document indexes), as a boolean array: the rule is evaluated once per
     (kind, connection) pair the snapshot has, then looked up per document."""
     asked = asked_code(snap, connection)
@@ -45,12 +45,12 @@ def scope_mask(snap: Snapshot, docs: np.ndarray, kinds: Container[str], connecti
 
 
 def embedded_mask(snap: Snapshot, kinds: list[str], connection: str | None) -> np.ndarray | None:
-    """``scope_mask`` over the snapshot's embedded documents (the dense lane's), None when it admits them all;
+    """``admitted_mask`` over the snapshot's embedded documents (the dense lane's), None when it admits them all;
     kept per snapshot (kinds come in a few combinations; bounded all the same)."""
     key = (tuple(sorted(kinds)), connection)
     if key in snap.kind_masks:
         return snap.kind_masks[key]
-    mask: np.ndarray | None = scope_mask(snap, snap.chunk_docs, set(kinds), connection)
+    mask: np.ndarray | None = admitted_mask(snap, snap.chunk_docs, set(kinds), connection)
     if mask.all():
         mask = None
     if len(snap.kind_masks) < 64:

@@ -1,11 +1,11 @@
-"""The one kind/connection rule (search/scope.py), for one document and for many at once."""
+"""The one kind/connection rule (search/admission.py), for one document and for many at once."""
 
 import itertools
 
 import numpy as np
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.search.scope import admits, embedded_mask, in_scope, scope_mask
+from ktx_index.search.admission import admits, admitted, admitted_mask, embedded_mask
 from ktx_index.snapshot.snapshot import Snapshot
 
 
@@ -34,9 +34,9 @@ def test_the_mask_is_the_rule_applied_to_each_document():
     docs = np.arange(len(snap.doc_kind))
     for kinds in ({"column"}, {"wiki", "table"}, set(SEARCH_KINDS), set()):
         for connection in (None, "warehouse", "elsewhere"):
-            expected = [in_scope(snap, int(i), kinds, connection) for i in docs]
-            assert scope_mask(snap, docs, kinds, connection).tolist() == expected
-    in_warehouse = scope_mask(snap, docs, {"wiki", "column"}, "warehouse")
+            expected = [admitted(snap, int(i), kinds, connection) for i in docs]
+            assert admitted_mask(snap, docs, kinds, connection).tolist() == expected
+    in_warehouse = admitted_mask(snap, docs, {"wiki", "column"}, "warehouse")
     kept = {(SEARCH_KINDS[snap.doc_kind[i]], int(snap.doc_conn[i])) for i in docs[in_warehouse]}
     assert kept == {("wiki", 0), ("wiki", 1), ("column", 1)}
 
