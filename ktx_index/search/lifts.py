@@ -10,6 +10,7 @@ candidate's score (``Candidate.steps``, printed by ``--explain``); docs/ranking.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Container
 
 from indexers.models import CONTAINER_KINDS, MEMBER_KINDS, SEARCH_KINDS
@@ -20,7 +21,6 @@ from ktx_index.search.dense import DocCosines
 from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params, semantic_score
 from ktx_index.search.shapes import Value, fit
-from ktx_index.search.signals import coherence
 from ktx_index.snapshot.snapshot import Snapshot
 
 #: Uid prefixes of the documents that hold others (a source's measures and dimensions, a table's columns).
@@ -37,6 +37,24 @@ def cosine(snap: Snapshot, idx: int, cosines: DocCosines | None) -> float | None
     if cosines is None or groups is None or groups[idx] < 0:
         return None
     return cosines[groups[idx]]
+
+
+def coherence(snap: Snapshot, ranked: list[Candidate], p: Params = PARAMS) -> None:
+    """When one connection holds the question's best answers, items of the others lose up to ``coherence`` of
+    their score, in proportion to how much less of the top they hold (wiki pages are not affected)."""
+    if p.coherence <= 0:
+        return
+    items = [c for c in ranked if SEARCH_KINDS[snap.doc_kind[position(snap, c)]] != "wiki"]
+    top = sorted(items, key=lambda c: -c.score)[: p.coherence_top]
+    mass: dict[int, float] = defaultdict(float)
+    for cand in top:
+        mass[int(snap.doc_conn[cand.idx])] += cand.score
+    best = max(mass.values(), default=0.0)
+    if len(mass) < 2 or best <= 0:  # one connection, or nothing scored (the dense lane's nearest score 0)
+        return
+    for cand in items:
+        share = mass.get(int(snap.doc_conn[cand.idx]), 0.0) / best
+        cand.score *= 1.0 - p.coherence * (1.0 - share)
 
 
 def set_cosine(cand: Candidate, snap: Snapshot, idx: int, cosines: DocCosines | None, p: Params) -> None:

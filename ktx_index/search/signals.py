@@ -1,49 +1,28 @@
-"""Ranking signals beyond the lanes: which connection a question is about, and how sure the answer is.
+"""How sure an answer is: the question's concepts in the project's vocabulary, the verdict (``assess``), and the
+order an answer returns its candidates in.
 
 Pure functions over a loaded snapshot and the scored candidates, so each can be tested alone.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from indexers.models import SEARCH_KINDS
-from ktx_index.search.candidate import Candidate, position
+from ktx_index.search.candidate import Candidate
 from ktx_index.search.query import Query
 from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.search.spelling import indexed_term
 
 if TYPE_CHECKING:
     from ktx_index.index.lexical import LexicalIndex
-    from ktx_index.snapshot.snapshot import Snapshot
 
-WIKI = SEARCH_KINDS.index("wiki")
 #: How sure a search is that the project answers it (signals.assess).
 Confidence = Literal["high", "low", "none"]
 #: What the carried check (search/carried.py) reports when the best answers match every content word of a
 #: question by their terms.
 CARRIED = 1.0
-
-
-def coherence(snap: Snapshot, ranked: list[Candidate], p: Params = PARAMS) -> None:
-    """When one connection holds the question's best answers, items of the others lose up to ``coherence`` of
-    their score, in proportion to how much less of the top they hold (wiki pages are not affected)."""
-    if p.coherence <= 0:
-        return
-    items = [c for c in ranked if snap.doc_kind[position(snap, c)] != WIKI]
-    top = sorted(items, key=lambda c: -c.score)[: p.coherence_top]
-    mass: dict[int, float] = defaultdict(float)
-    for cand in top:
-        mass[int(snap.doc_conn[cand.idx])] += cand.score
-    best = max(mass.values(), default=0.0)
-    if len(mass) < 2 or best <= 0:  # one connection, or nothing scored (the dense lane's nearest score 0)
-        return
-    for cand in items:
-        share = mass.get(int(snap.doc_conn[cand.idx]), 0.0) / best
-        cand.score *= 1.0 - p.coherence * (1.0 - share)
 
 
 def concept_coverage(known: Callable[[str], bool], idf: Callable[[str], float], query: str | Query) -> float:

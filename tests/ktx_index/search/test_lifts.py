@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from projects import column, scan_files, with_params
 
 from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.search import scoring
+from ktx_index.search.candidate import Candidate
+from ktx_index.search.lifts import coherence
 from ktx_index.search.scoring import PARAMS
 from ktx_index.service import KtxIndex
+from ktx_index.snapshot.snapshot import Snapshot
+from ktx_index.snapshot.uids import UidIndex
 from ktx_index.tools.discover import discover
 
 CLINIC = [
@@ -201,3 +207,22 @@ def test_a_question_grouped_by_time_lifts_a_date_column_of_its_table(demo_servic
 
     assert "column:warehouse:analytics.fct_deliveries.delivered_at" in shaped("deliveries per week")
     assert not shaped("deliveries")
+
+
+def test_coherence_lowers_other_connections_in_proportion():
+    snap = Snapshot(
+        doc_uids=["a", "b", "c", "w"],
+        doc_kind=np.array([4, 4, 4, 0], dtype=np.int8),  # three tables and a wiki page
+        doc_conn=np.array([0, 0, 1, 2], dtype=np.int32),
+    )
+    snap.uid_index = UidIndex(snap.doc_uids)
+    ranked = [
+        Candidate("a", score=0.8),
+        Candidate("b", score=0.6),
+        Candidate("c", score=0.7),
+        Candidate("w", score=0.5),
+    ]
+    coherence(snap, ranked)
+    scores = {c.uid: c.score for c in ranked}
+    assert scores["a"] == 0.8 and scores["b"] == 0.6 and scores["w"] == 0.5
+    assert scores["c"] == 0.7 * (1 - scoring.PARAMS.coherence * (1 - 0.7 / 1.4))

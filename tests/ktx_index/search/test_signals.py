@@ -1,6 +1,4 @@
-"""Pure ranking signals: concept coverage, connection coherence, answerability and confidence."""
-
-import numpy as np
+"""Pure ranking signals: concept coverage, answerability and confidence."""
 
 from indexers.models import Document, make_uid
 from ktx_index.index.lexical import LexicalIndex
@@ -10,12 +8,9 @@ from ktx_index.search.signals import (
     Verdict,
     answer_order,
     assess,
-    coherence,
     concept_coverage,
     vocabulary,
 )
-from ktx_index.snapshot.snapshot import Snapshot
-from ktx_index.snapshot.uids import UidIndex
 
 
 def test_concept_coverage_weighs_known_terms_by_idf_and_ignores_data():
@@ -31,25 +26,6 @@ def test_concept_coverage_weighs_known_terms_by_idf_and_ignores_data():
     known["rvt"] = 1
     assert concept_coverage(df, idf, "What does RVT cover") == 1 / 2
     assert concept_coverage(df, idf, "do members really pay anything") == 1.0  # vague words are no concepts
-
-
-def test_coherence_lowers_other_connections_in_proportion():
-    snap = Snapshot(
-        doc_uids=["a", "b", "c", "w"],
-        doc_kind=np.array([4, 4, 4, 0], dtype=np.int8),  # three tables and a wiki page
-        doc_conn=np.array([0, 0, 1, 2], dtype=np.int32),
-    )
-    snap.uid_index = UidIndex(snap.doc_uids)
-    ranked = [
-        Candidate("a", score=0.8),
-        Candidate("b", score=0.6),
-        Candidate("c", score=0.7),
-        Candidate("w", score=0.5),
-    ]
-    coherence(snap, ranked)
-    scores = {c.uid: c.score for c in ranked}
-    assert scores["a"] == 0.8 and scores["b"] == 0.6 and scores["w"] == 0.5
-    assert scores["c"] == 0.7 * (1 - scoring.PARAMS.coherence * (1 - 0.7 / 1.4))
 
 
 def _cand(uid: str, score: float, lexical: float = 0.0, cosine: float | None = None, exact: bool = False) -> Candidate:
