@@ -39,13 +39,13 @@ from wiki_corpora import WIKI_FAMILIES, wiki_corpora  # noqa: E402
 from ktx_index.search import calibration, carried  # noqa: E402
 from ktx_index.search.engine import Engine  # noqa: E402
 from ktx_index.search.lexical_lane import bridges  # noqa: E402
+from ktx_index.search.pages import wiki_noise  # noqa: E402
 from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.search.scoring import PARAMS, Params  # noqa: E402
 from ktx_index.search.signals import assess, concept_coverage, vocabulary  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
 from ktx_index.snapshot.snapshot import curated  # noqa: E402
 from ktx_index.tools.discover import normalize_kinds  # noqa: E402
-from ktx_index.tools.wiki import wiki_noise  # noqa: E402
 
 #: per tool, the families a rule may be fitted on; every other family only reports
 TUNING = {"discover_data": ("judged", "tuning-business"), "wiki_search": ("judged", "wiki-tuning")}

@@ -34,9 +34,9 @@ from indexers.models import SEARCH_KINDS  # noqa: E402
 from ktx_index.analysis import term_set  # noqa: E402
 from ktx_index.evaluation.judged import JudgedQuery  # noqa: E402
 from ktx_index.evaluation.metrics import K, Returned, evaluate  # noqa: E402
+from ktx_index.search.pages import matching_pages  # noqa: E402
 from ktx_index.search.query import Query  # noqa: E402
 from ktx_index.service import KtxIndex  # noqa: E402
-from ktx_index.tools.wiki import matching_pages  # noqa: E402
 
 Scorer = Callable[[np.ndarray, set[int]], np.ndarray]  # query vector, kinds → one score per chunk group
 VARIANTS = {"plain": 0.0, "centred 0.5": 0.5, "centred 1": 1.0, "hub 0.25": 0.25, "hub 0.5": 0.5}
