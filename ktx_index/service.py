@@ -19,6 +19,7 @@ from pathlib import Path
 
 from indexers import Indexer, ProjectRead, default_indexers, load_project, read_project
 from indexers.project import Project
+from ktx_index.background import BackgroundThreads
 from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
 from ktx_index.errors import IndexUnavailable, NotFound, echoed, unknown_connection
@@ -79,9 +80,8 @@ class KtxIndex:
         self._builder: Builder | None = None
         self._writer_lock = WriterLock(self.layout)
         self._write_lock = threading.RLock()  # every write path in this process, see the module docstring
-        self._stop = threading.Event()  # a requested stop: writers finish their batch and return
-        self._background: list[threading.Thread] = []
-        self._background_lock = threading.Lock()  # close never misses a thread that in_background is starting
+        self._background = BackgroundThreads()  # every thread close must join, and the stop they heed
+        self._stop = self._background.stop
         self._word_table = word_table.OncePerProcess()  # ensure_word_table
         self._answered: dict[str, tuple[int, str]] = {}  # tool → the snapshot it last answered on (answers_at_once)
         #: A first build for a call (ensure_index) answers lexically and embeds in the background (serve sets it; a
@@ -103,13 +103,7 @@ class KtxIndex:
 
     def close(self, timeout: float = 60.0) -> None:
         """Stop background work at a safe point, wait for it, release the writer and the model's sessions."""
-        self._stop.set()
-        with self._background_lock:  # from here on in_background starts nothing that could touch the engine
-            threads = list(self._background)
-        for thread in threads:
-            thread.join(timeout)
-        with self._background_lock:
-            self._background = [t for t in self._background if t.is_alive()]
+        self._background.stop_and_join(timeout)
         if self._engine is not None:
             self._engine.close()
             self._engine = None
@@ -135,16 +129,8 @@ class KtxIndex:
         return self.in_background("ktx-index-embed", work)
 
     def in_background(self, name: str, work: Callable[[], None]) -> threading.Thread:
-        """Run ``work`` in a thread that ``close`` joins: a thread still inside ONNX Runtime when the
-        interpreter exits aborts the process ("terminate called without an active exception"), and one started
-        while ``close`` runs (a signal during serve's start) used the store as it closed: a segfault in SQLite."""
-        with self._background_lock:
-            if self._stop.is_set():  # closing: a thread started now could use the engine while it is closed
-                work = _noop_work
-            thread = threading.Thread(target=work, name=name, daemon=True)
-            self._background.append(thread)
-            thread.start()
-        return thread
+        """Run ``work`` in a thread that ``close`` joins (background.py says why)."""
+        return self._background.start(name, work)
 
     # ------------------------------------------------------------------ writing
 
@@ -412,7 +398,3 @@ class KtxIndex:
             self.params.ranker if engine is None else learned.ranker_name(engine.snapshot, self.params)
         )
         return report
-
-
-def _noop_work() -> None:
-    """What a background thread asked for while the service closes does instead."""
