@@ -40,7 +40,7 @@ from ktx_index.search import learned
 from ktx_index.search.engine import Engine
 from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.tools import entities as entity_reads
-from ktx_index.tools import reads
+from ktx_index.tools import reads, table_names
 from ktx_index.tools.connections import connection_list
 from ktx_index.tools.dictionary import dictionary_search
 from ktx_index.tools.discover import discover
@@ -334,7 +334,7 @@ class KtxIndex:
         known, connection_id = self.project.connection_ids, self.project.declared_id(connection_id)
         engine = self.refreshed_engine()
         snap = engine.snapshot
-        holding = entity_reads.column_holders(snap, connection_id)
+        holding = table_names.column_holders(snap, connection_id)
         return entity_reads.entity_details(engine.store, connection_id, entities, known, snap.facts.twins, holding)
 
     def connection_list(self) -> ConnectionListResult:

@@ -1,7 +1,7 @@
 """entity_details: the scanned tables a discover ref names, in upstream's shapes and message templates.
 
 Every table reference from a tool input is resolved against the scanned tables the store holds before anything
-is read, so no input can name a path outside the project.
+is read (table_names.py), so no input can name a path outside the project.
 """
 
 from __future__ import annotations
@@ -9,14 +9,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, get_args
 
 from indexers.base import first_few
 from indexers.models import Document, make_uid
-from ktx_index.analysis import identifier_key
 from ktx_index.errors import InvalidInput, echoed, sent_back
 from ktx_index.index.store import DocStore
-from ktx_index.snapshot.joins import QUOTES, bare_name
+from ktx_index.snapshot.joins import bare_name
 from ktx_index.tools.read_results import (
     ColumnDetails,
     DimensionType,
@@ -31,69 +30,13 @@ from ktx_index.tools.read_results import (
 )
 from ktx_index.tools.reads import find_source, nearest
 from ktx_index.tools.results import TableRefOut
-
-if TYPE_CHECKING:  # the index's snapshot; ``Snapshot`` here is the scan snapshot an answer names (read_results)
-    from ktx_index.snapshot.snapshot import Snapshot as IndexSnapshot
+from ktx_index.tools.table_names import TableName, column_id, parse_table_input, resolve, scanned_tables
 
 DIMENSION_TYPES = set(get_args(DimensionType))
 TABLE_KINDS = set(get_args(TableKind))
 MAX_ENTITIES = 20
 #: ``table_not_found`` lists the nearest tables, then the rest by name (upstream: every table by name), up to this.
 MAX_CANDIDATES = 200
-
-
-def _strip(part: str) -> str:
-    return part.strip().strip(QUOTES).strip()
-
-
-def parse_table_input(table: Any) -> tuple[str | None, str | None, str] | str:
-    """(catalog, db, name) from an object, or the display string as given."""
-    if isinstance(table, str):
-        if not table.strip():
-            raise InvalidInput("empty table name", 'send a name like "orders", "public.orders" or an object')
-        return table.strip()
-    if isinstance(table, dict):
-        if "name" in table:
-            return table.get("catalog"), table.get("db"), str(table["name"])
-        if "table" in table:  # {schema, table} → catalog null, db schema
-            return table.get("catalog"), table.get("schema") or table.get("db"), str(table["table"])
-    raise InvalidInput(
-        f"cannot read table reference {json.dumps(table)[:100]}",
-        'send {"catalog": null, "db": "public", "name": "orders"}, {"schema": "public", "table": "orders"} or "public.orders"',
-    )
-
-
-class TableName:
-    """A scanned table as (uid, catalog, db, name), enough to resolve a reference without loading it."""
-
-    def __init__(self, uid: str, catalog: str | None, db: str | None, name: str) -> None:
-        self.uid, self.catalog, self.db, self.name = uid, catalog, db, name
-        self.display = ".".join(p for p in (catalog, db, name) if p)
-
-
-def _resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str] | str) -> list[TableName]:
-    fold = str.casefold
-    if isinstance(wanted, tuple):
-        catalog, db, name = wanted
-        hits = [
-            t
-            for t in tables
-            if fold(t.name) == fold(name)
-            and (db is None or fold(t.db or "") == fold(db))
-            and (catalog is None or fold(t.catalog or "") == fold(catalog))
-        ]
-        exact = [t for t in hits if t.catalog == catalog and t.db == db]
-        if exact or hits:
-            return exact or hits
-        # {schema: "Sales", table: "SalesOrderHeader"} where the scan's table is named "Sales.SalesOrderHeader"
-        # (in db main): read as the string "Sales.SalesOrderHeader", which resolves
-        return _resolve(tables, ".".join(p for p in wanted if p))
-    text = ".".join(_strip(p) for p in wanted.split("."))
-    by_display = [t for t in tables if fold(t.display) == fold(text)]
-    if by_display:
-        return by_display
-    suffix = [t for t in tables if fold(t.display).endswith("." + fold(text))]
-    return suffix or [t for t in tables if fold(t.name) == fold(_strip(wanted))]
 
 
 def check_entity_count(entities: list[Any]) -> None:
@@ -115,12 +58,12 @@ def entity_details(
     over a table (Facts.twins), whose descriptions (a user's first) resolve the table's and its columns'.
     ``holding`` names the tables (their display) with a column of a name: a table sent by a column's name
     (*region*) lists those first among its candidates."""
-    tables = _scanned_tables(store, connection_id)
+    tables = scanned_tables(store, connection_id)
     snapshot_doc = store.docs.get(make_uid("snapshot", connection_id, connection_id)) if tables else None
     latest = _snapshot(snapshot_doc.attrs) if snapshot_doc is not None else None
     # A known connection with no scan: the other connections' scans, read once for every entity's next step.
     elsewhere = (
-        {c: _scanned_tables(store, c) for c in known if c != connection_id}
+        {c: scanned_tables(store, c) for c in known if c != connection_id}
         if not tables and connection_id in known
         else {}
     )
@@ -142,11 +85,11 @@ def entity_details(
             wanted = parse_table_input(table)
         except InvalidInput:
             wanted = str(table)
-        hits = _resolve(tables, wanted)
+        hits = resolve(tables, wanted)
         label = wanted if isinstance(wanted, str) else ".".join(p for p in wanted if p)
         if not hits:
             displays = [t.display for t in tables]
-            owner, column = _column_id(store, tables, label)
+            owner, column = column_id(store, tables, label)
             named = [t.display for t in tables if bare_name(t.name) == bare_name(label)]  # in another schema or dataset
             by_display = {t.display: t for t in tables}
             held = [d for d in holding(label) if d in by_display]  # the latest scan's tables with such a column
@@ -189,39 +132,6 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     )
 
 
-def column_holders(snap: IndexSnapshot, connection_id: str) -> Callable[[str], list[str]]:
-    """The tables (their display) of the connection with a column named as the last part of a name, found in the
-    snapshot's index of names (``Snapshot.exact``: identifier key → uids, dotted suffixes too) and each column's
-    table (``doc_parent``): a column ``geo.region`` is no ``region``."""
-    columns, tables = f"column:{connection_id}:", f"table:{connection_id}:"
-
-    def holding(name: str) -> list[str]:
-        key = identifier_key(name.rsplit(".", 1)[-1].strip(QUOTES))
-        out = set()
-        for uid in snap.exact.get(key, ()):
-            i = snap.uid_index.get(uid) if uid.startswith(columns) else None
-            table = snap.doc_uids[int(snap.doc_parent[i])] if i is not None and snap.doc_parent[i] >= 0 else ""
-            if not table.startswith(tables):
-                continue
-            display = table[len(tables) :]
-            if identifier_key(uid[len(columns) + len(display) + 1 :]) == key:  # its own name, not a dotted suffix of it
-                out.add(display)
-        return sorted(out)
-
-    return holding
-
-
-def _column_id(store: DocStore, tables: list[TableName], label: str) -> tuple[TableName | None, str]:
-    """The one table ``label`` names with one of its columns after it (``edw.fact_shpmt.delivered_ts``, a column
-    ref's id), and that column as the table spells it; (None, "") when it is no such id."""
-    head, _, column = label.rpartition(".")
-    hits = _resolve(tables, head) if head and column else []
-    if len(hits) != 1 or (doc := store.docs.get(hits[0].uid)) is None:
-        return None, ""
-    spelled = next((c for c in doc.attrs.get("columns", []) if str(c).casefold() == column.casefold()), None)
-    return (hits[0], str(spelled)) if spelled is not None else (None, "")
-
-
 def listed(names: list[str], most: int = 10) -> str:
     """Names sent, as a message lists them: each as ``echoed`` quotes it, the first ``most`` of them."""
     return first_few([echoed(name) for name in names], most)
@@ -234,10 +144,6 @@ def nearest_first(missing: list[str], names: list[str]) -> list[str]:
     return list(dict.fromkeys([*close, *names]))
 
 
-def _scanned_tables(store: DocStore, connection_id: str) -> list[TableName]:
-    return [TableName(*row) for row in store.docs.table_refs(connection_id)]
-
-
 def _read_elsewhere(store: DocStore, connection_id: str, table: Any, elsewhere: dict[str, list[TableName]]) -> str:
     """Where a table of a connection with no scan (a dbt project, say: dictionary_search names its enum values)
     can be read instead: the connections whose scan (``elsewhere``) holds it, and this connection's semantic-layer
@@ -246,7 +152,7 @@ def _read_elsewhere(store: DocStore, connection_id: str, table: Any, elsewhere: 
         wanted = parse_table_input(table)
     except InvalidInput:
         return ""
-    scanned = [c for c, tables in elsewhere.items() if _resolve(tables, wanted)]
+    scanned = [c for c, tables in elsewhere.items() if resolve(tables, wanted)]
     name = wanted if isinstance(wanted, str) else wanted[2]
     source = store.docs.get(make_uid("sl_source", connection_id, name.rsplit(".", 1)[-1]))
     quoted = " or ".join(f'"{c}"' for c in scanned)

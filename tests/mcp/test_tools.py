@@ -32,7 +32,7 @@ from ktx_index.mcp import build_server
 from ktx_index.mcp.common import HEARTBEAT_S
 from ktx_index.mcp.server import TOOL_NAMES, KtxMCPServer, result_count
 from ktx_index.service import KtxIndex
-from ktx_index.tools import entities
+from ktx_index.tools import entities, table_names
 
 pytestmark = pytest.mark.anyio
 
@@ -485,7 +485,7 @@ async def test_entity_details_unknown_table_lists_every_table_nearest_first(clie
     """As upstream, every scanned table is a candidate (up to MAX_CANDIDATES): the nearest first, then by name."""
     (item,) = (await call_ok(client, tools, "entity_details", entity_args({"table": "raw.ordrs"})))["results"]
     listed = [c["display"] for c in item["error"]["candidates"]]
-    scanned = {t.display for t in entities._scanned_tables(demo_service.refreshed_engine().store, "warehouse")}
+    scanned = {t.display for t in table_names.scanned_tables(demo_service.refreshed_engine().store, "warehouse")}
     assert listed[0] == "raw.orders" and set(listed) == scanned and len(listed) == len(scanned)
     close = len(entities.nearest("raw.ordrs", sorted(scanned), 8))
     assert listed[close:] == sorted(listed[close:])

@@ -1,24 +1,12 @@
 """entity_details (tools/entities.py): a table reference in any of upstream's forms, and a table read from its
 last good scan when its file breaks."""
 
-import pytest
 from projects import column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.errors import InvalidInput
 from ktx_index.service import KtxIndex
-from ktx_index.tools.entities import nearest_first, parse_table_input
+from ktx_index.tools.entities import nearest_first
 from ktx_index.tools.reads import nearest
-
-
-def test_a_table_reference_is_read_in_each_of_upstreams_forms():
-    assert parse_table_input({"catalog": None, "db": "raw", "name": "orders"}) == (None, "raw", "orders")
-    assert parse_table_input({"schema": "raw", "table": "orders"}) == (None, "raw", "orders")
-    assert parse_table_input("  raw.orders ") == "raw.orders"
-    for bad in ("  ", {"columns": ["id"]}, 5):
-        with pytest.raises(InvalidInput) as caught:
-            parse_table_input(bad)
-        assert "send" in str(caught.value)
 
 
 def test_a_table_whose_scan_file_breaks_is_read_as_its_last_good_version_and_says_so(make_project):
