@@ -82,6 +82,28 @@ def column(name: str, native: str = "text", dim: str = "string", comment: str | 
     }  # fmt: skip
 
 
+def scan_table(name: str, columns: list[dict], fks: list[dict] | None = None) -> dict[str, Any]:
+    """A scanned table of schema ``main`` (a scan's table file), with its foreign keys."""
+    return {"catalog": None, "db": "main", "name": name, "kind": "table", "columns": columns, "foreignKeys": fks or []}
+
+
+def foreign_key(src: str, to: str, dst: str, constraint: str | None = None) -> dict[str, Any]:
+    """A scan's foreign key from column ``src`` to ``to``.``dst`` (schema ``main``)."""
+    return {
+        "fromColumn": src, "toCatalog": None, "toDb": "main", "toTable": to, "toColumn": dst,
+        "constraintName": constraint,
+    }  # fmt: skip
+
+
+def sqlite_indexed(make_project: Any, tables: list[dict[str, Any]], connection: str = "f1") -> tuple[KtxIndex, Any]:
+    """A SQLite connection scanned with these tables, indexed with the fake embedder: the service and its snapshot."""
+    files = scan_files(connection, "2026-01-01-000000-local-a", tables)
+    root = make_project(files, config=f"connections:\n  {connection}:\n    driver: sqlite\n")
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    return service, service.refreshed_engine().snapshot
+
+
 def profile_entry(db: str, table: str, col: str, values: list[str], distinct: int = 3) -> dict[str, Any]:
     return {
         "table": {"catalog": None, "db": db, "name": table}, "column": col, "nativeType": "text",

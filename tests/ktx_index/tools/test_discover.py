@@ -167,7 +167,7 @@ def test_a_chosen_table_gets_its_source_even_from_below_the_candidates_read(demo
 def test_a_table_in_many_roles_comes_with_the_roles_the_refs_hold():
     """A match's 22 player slots buried its one join to the teams: past four roles, those whose key column is a
     ref come (or the first two), and a pair of tables in few roles keeps every one."""
-    from ktx_index.tools.discover import fewest_roles
+    from ktx_index.tools.answer_joins import fewest_roles
     from ktx_index.tools.results import JoinOut
 
     slots = [f"home_player_{i}" for i in range(1, 12)]
