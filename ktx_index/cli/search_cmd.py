@@ -8,7 +8,7 @@ import click
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.cli.common import given, json_option, open_service, project_option, user_errors
-from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, LaneScores, WikiSearchResult
+from ktx_index.tools.results import MAX_RESULTS, DictionarySearchResult, DiscoverResult, LaneScores, WikiSearchResult
 
 
 def render_stale(stale: str | None) -> None:
@@ -122,7 +122,7 @@ def render_dictionary(result: DictionarySearchResult) -> None:
 )
 @click.option(
     "--limit",
-    type=click.IntRange(1, 50),
+    type=click.IntRange(1, MAX_RESULTS),
     default=10,
     show_default=True,
     help="Results to return (not dictionary_search).",

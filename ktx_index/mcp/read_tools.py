@@ -10,7 +10,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ktx_index.mcp.common import ToolSet, as_list, call, stripped
 from ktx_index.service import KtxIndex
-from ktx_index.tools.read_results import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
+from ktx_index.tools.read_results import MAX_ENTITIES, ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
 
 ConnectionId = Annotated[
     str, Field(description="Connection id (see connection_list).", min_length=1), BeforeValidator(stripped)
@@ -143,10 +143,11 @@ def tools(service: KtxIndex) -> ToolSet:
         entities: Annotated[
             list[Annotated[EntityIn, BeforeValidator(entity_shape)]],
             Field(
-                description="Tables to read (1 to 20). Beyond upstream, an entity may also be sent as its table "
+                description=f"Tables to read (1 to {MAX_ENTITIES}). Beyond upstream, an entity may also be sent as its "
+                "table "
                 'alone ("public.orders"), as a discover_data ref (its tableRef is read) or as {schema, table}.',
                 min_length=1,
-                max_length=20,
+                max_length=MAX_ENTITIES,
             ),
         ],
     ) -> Annotated[CallToolResult, EntityDetailsResult]:

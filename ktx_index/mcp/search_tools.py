@@ -11,8 +11,16 @@ from pydantic import BeforeValidator, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from ktx_index.mcp.common import ToolSet, as_list, call, stripped
+from ktx_index.search.query import MAX_QUESTION_CHARS
 from ktx_index.service import KtxIndex
-from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, RefKind, WikiSearchResult
+from ktx_index.tools.results import (
+    MAX_RESULTS,
+    MAX_VALUES,
+    DictionarySearchResult,
+    DiscoverResult,
+    RefKind,
+    WikiSearchResult,
+)
 
 
 def _kinds(value: object) -> object:
@@ -28,10 +36,12 @@ def _integral(value: object) -> object:
 
 
 RefLimit = Annotated[
-    int, Field(description="Maximum refs to return.", ge=1, le=50, strict=True), BeforeValidator(_integral)
+    int, Field(description="Maximum refs to return.", ge=1, le=MAX_RESULTS, strict=True), BeforeValidator(_integral)
 ]
 PageLimit = Annotated[
-    int, Field(description="Maximum wiki pages to return.", ge=1, le=50, strict=True), BeforeValidator(_integral)
+    int,
+    Field(description="Maximum wiki pages to return.", ge=1, le=MAX_RESULTS, strict=True),
+    BeforeValidator(_integral),
 ]
 
 
@@ -89,7 +99,7 @@ def tools(service: KtxIndex) -> ToolSet:
             str,
             Field(
                 description='Natural-language discovery query, e.g. "monthly orders by customer" (read up to its '
-                "first 2,000 characters).",
+                f"first {MAX_QUESTION_CHARS:,} characters).",
                 min_length=1,
             ),
             BeforeValidator(stripped),
@@ -116,7 +126,7 @@ def tools(service: KtxIndex) -> ToolSet:
             str,
             Field(
                 description='Natural-language wiki search query, e.g. "revenue recognition policy" (read up to its '
-                "first 2,000 characters).",
+                f"first {MAX_QUESTION_CHARS:,} characters).",
                 min_length=1,
             ),
             BeforeValidator(stripped),
@@ -140,7 +150,7 @@ def tools(service: KtxIndex) -> ToolSet:
                 description="Values to search for in sampled warehouse dictionaries (a single string is read as "
                 "a list of one).",
                 min_length=1,
-                max_length=20,
+                max_length=MAX_VALUES,
             ),
         ],
         ctx: Context,

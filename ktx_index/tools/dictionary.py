@@ -24,6 +24,7 @@ from ktx_index.errors import InvalidInput, require_values, sent_back
 from ktx_index.search.engine import Engine
 from ktx_index.search.spelling import edit_budget
 from ktx_index.tools.results import (
+    MAX_VALUES,
     Coverage,
     DictionaryMatch,
     DictionaryMiss,
@@ -33,7 +34,6 @@ from ktx_index.tools.results import (
     ValueResult,
 )
 
-MAX_VALUES = 20
 MAX_MATCHES = 50
 TIER_ORDER = {"exact": 0, "folded": 1, "token": 2, "fuzzy": 3, "abbreviation": 4}
 #: Stored values that look like codes (upper-case letters, this long) can be matched by the words they abbreviate.
@@ -253,7 +253,7 @@ def dictionary_search(
     """``connection_id``: None (every one of ``known_connections``) or one of them (the service checks it before a
     first build)."""
     if not values:
-        raise InvalidInput("values is empty", 'send 1 to 20 values, e.g. ["Acme Corp"]')
+        raise InvalidInput("values is empty", f'send 1 to {MAX_VALUES} values, e.g. ["Acme Corp"]')
     if len(values) > MAX_VALUES:
         raise InvalidInput(f"{len(values)} values sent", f"send at most {MAX_VALUES} per call")
     require_values(values)

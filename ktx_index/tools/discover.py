@@ -12,9 +12,8 @@ from ktx_index.search.signals import answer_order, assess
 from ktx_index.search.snippets import matched_on, snippet
 from ktx_index.snapshot.snapshot import Snapshot, curated
 from ktx_index.tools.answer_joins import joins_between
-from ktx_index.tools.results import DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
+from ktx_index.tools.results import MAX_RESULTS, DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
 
-MAX_LIMIT = 50
 #: A semantic-layer kind and the scan kind it duplicates when both describe one physical object.
 TWINS = {"sl_source": "table", "sl_dimension": "column"}
 
@@ -60,7 +59,7 @@ def discover(
     limit: int = 10,
     explain: bool = False,
 ) -> DiscoverResult:
-    limit = max(1, min(int(limit), MAX_LIMIT))
+    limit = max(1, min(int(limit), MAX_RESULTS))
     wanted = normalize_kinds(kinds)
     require_words(query)
     snap = engine.snapshot

@@ -17,6 +17,7 @@ from ktx_index.errors import InvalidInput, echoed, sent_back
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import bare_name
 from ktx_index.tools.read_results import (
+    MAX_ENTITIES,
     ColumnDetails,
     DimensionType,
     EntityDetailsResult,
@@ -34,7 +35,6 @@ from ktx_index.tools.table_names import TableName, column_id, parse_table_input,
 
 DIMENSION_TYPES = set(get_args(DimensionType))
 TABLE_KINDS = set(get_args(TableKind))
-MAX_ENTITIES = 20
 #: ``table_not_found`` lists the nearest tables, then the rest by name (upstream: every table by name), up to this.
 MAX_CANDIDATES = 200
 

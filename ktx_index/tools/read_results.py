@@ -10,6 +10,9 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ktx_index.tools.results import STALE, Strict, TableRefOut, left_out_if_none
 
+#: The most tables one entity_details reads (upstream's).
+MAX_ENTITIES = 20
+
 
 class WikiPage(Strict):
     key: str = Field(description="Flat page key.")

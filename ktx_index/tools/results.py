@@ -18,6 +18,11 @@ from ktx_index.search.lifts import STAGES
 if TYPE_CHECKING:
     from ktx_index.search.candidate import Candidate
 
+#: The most refs discover_data, or pages wiki_search, returns (upstream's limit); the CLI's --limit too.
+MAX_RESULTS = 50
+#: The most values one dictionary_search looks up (upstream's).
+MAX_VALUES = 20
+
 RefKind = Literal["wiki", "sl_source", "sl_measure", "sl_dimension", "table", "column"]
 MatchedOn = Literal["name", "display", "description", "comment", "expr", "sample_value", "body"]
 

@@ -19,9 +19,8 @@ from ktx_index.search.engine import Engine
 from ktx_index.search.pages import matching_pages
 from ktx_index.search.query import Query
 from ktx_index.search.snippets import snippet
-from ktx_index.tools.results import LaneScores, WikiLane, WikiResult, WikiSearchResult
+from ktx_index.tools.results import MAX_RESULTS, LaneScores, WikiLane, WikiResult, WikiSearchResult
 
-MAX_LIMIT = 50
 WIKI = SEARCH_KINDS.index("wiki")
 
 
@@ -29,7 +28,7 @@ def wiki_search(
     engine: Engine, query: str, limit: int = 10, connection_id: str | None = None, explain: bool = False
 ) -> WikiSearchResult:
     """``explain`` adds each page's lane scores and the confidence verdict's reason (never over MCP)."""
-    limit = max(1, min(int(limit), MAX_LIMIT))
+    limit = max(1, min(int(limit), MAX_RESULTS))
     require_words(query)
     q = Query.parse(query)
     ranked, verdict, pool = matching_pages(engine, q, connection_id)
