@@ -39,6 +39,16 @@ from ktx_index.reports import Progress, RebuildReport, StaleFile, no_progress
 REPAIR_EMBED_S = 60.0
 
 
+def broken_files(result: ScopeResult) -> dict[str, str]:
+    """Each file of a scope that does not parse (a parse error, or an artifact kept from its last good version:
+    ``ScopeResult.kept``) → why, reasons for one file joined."""
+    broken = dict(result.kept)
+    for diag in result.diagnostics:
+        if diag.code == "parse_error":
+            broken[diag.path] = f"{broken[diag.path]}; {diag.message}" if diag.path in broken else diag.message
+    return broken
+
+
 class Builder:
     """Owns the write side of one project's index while it holds the writer lock."""
 
@@ -204,16 +214,13 @@ class Builder:
         it still can (``ScopeResult.fallback``), stale too. Documents another scope holds are left to it
         (index/ownership.py): True when there were some."""
         old = self.store.docs.in_scope(scope.key)
-        broken = dict(result.kept)
-        for diag in result.diagnostics:
-            if diag.code == "parse_error":
-                broken[diag.path] = f"{broken[diag.path]}; {diag.message}" if diag.path in broken else diag.message
+        broken = broken_files(result)
         unlisted = unlisted_folders(result.diagnostics)
         new = {d.uid: d for d in result.documents}
         whole: dict[str, Document] = {}
         if result.fallback:  # a file that never parsed: what it still gives, flagged stale, over an earlier such read
-            held = {path.split("#", 1)[0] for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
-            whole = {d.uid: d for d in result.fallback if d.path not in held and d.path in broken}
+            parsed = {path.split("#", 1)[0] for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
+            whole = {d.uid: d for d in result.fallback if d.path not in parsed and d.path in broken}
             new.update(whole)
         elsewhere = held_elsewhere(self.store.docs, scope.key, [uid for uid in new if uid not in old], dropped)
         theirs, taken = first_by_key(scope.key, scope.files[0], elsewhere)
@@ -237,16 +244,7 @@ class Builder:
         for uid in self._composed_without(old, new, broken):
             if kept_for(old[uid].path) is not None:  # as the documents of its file are: recomposed otherwise
                 del new[uid]
-        completed: dict[str, str] = {}  # uid → why what its file took from another comes from its last good version
-        for uid in [u for u, doc in new.items() if u in old and old[u].hash != doc.content_hash] if result.kept else ():
-            file = old[uid].path.split("#", 1)[0]
-            prior = self.store.docs.get(uid) if file in result.kept else None
-            if prior is not None:  # its file lost part of itself to one that does not parse (a table's samples)
-                new[uid] = with_what_it_lost(prior, new[uid])
-                if new[uid].content_hash == prior.content_hash:
-                    del new[uid]  # nothing else changed: the last good version stays, stale (below)
-                else:  # the file changed too (a column renamed): the new version, with what it lost
-                    completed[uid] = result.kept[file]
+        completed = self._complete_from_last_good(old, new, result.kept)
         fresh_again: list[str] = []  # kept stale, and read again unchanged: only the flag goes
         for uid, doc in new.items():
             if uid in old and old[uid].hash == doc.content_hash:
@@ -274,6 +272,25 @@ class Builder:
                 commit.delete(uid)
                 report.deleted += 1
         return bool(theirs)
+
+    def _complete_from_last_good(
+        self, old: dict[str, ScopeDoc], new: dict[str, Document], kept: dict[str, str]
+    ) -> dict[str, str]:
+        """The changed documents of a file that lost part of itself to one that does not parse (a table's sample
+        values to its profile, ``kept``: such a file → why) get what they lost back from their last good version, in
+        ``new``; one that changed in nothing else is dropped from ``new`` (its last good version stays, stale).
+        Returns uid → why for those that changed otherwise too (a column renamed): written, and marked stale."""
+        completed: dict[str, str] = {}
+        for uid in [u for u, doc in new.items() if u in old and old[u].hash != doc.content_hash] if kept else ():
+            file = old[uid].path.split("#", 1)[0]
+            prior = self.store.docs.get(uid) if file in kept else None
+            if prior is not None:
+                new[uid] = with_what_it_lost(prior, new[uid])
+                if new[uid].content_hash == prior.content_hash:
+                    del new[uid]
+                else:
+                    completed[uid] = kept[file]
+        return completed
 
     def _composed_without(
         self, old: dict[str, ScopeDoc], new: dict[str, Document], broken: dict[str, str]

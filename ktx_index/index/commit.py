@@ -88,13 +88,13 @@ class Commit:
         build)."""
         writer = self._lexical()
         again = doc.uid in self.written  # put before in this forced commit: a table two files define
-        held = known or again or (not self.force and self.store.docs.has(doc.uid))
-        if held and (again or not self.force) and doc.kind in SEARCH_KINDS:
+        existed = known or again or (not self.force and self.store.docs.has(doc.uid))
+        if existed and (again or not self.force) and doc.kind in SEARCH_KINDS:
             self.lexical.delete(writer, doc.uid)
             self.deletes += 1
         words = vocabulary_words(doc)
         if not self.force:  # a forced commit counts the stored documents' words at its end instead
-            if held:
+            if existed:
                 self.word_change.subtract(self.store.docs.words_of(doc.uid))
             self.word_change.update(words)
         self.store.docs.put(doc, scope_key, words=words)
@@ -104,7 +104,7 @@ class Commit:
         self.store.chunks.put(doc.uid, [vector_key(self.fingerprint, t) for t in embedding_texts(doc)])
         self._touch(doc.uid)
         self.writes += 1
-        return held
+        return existed
 
     def finish(self, dropped_scopes: bool) -> None:
         """Commit: a new generation when a document changed (or scopes vanished, or forced), else scope rows only."""
