@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from indexers.models import SEARCH_KINDS, Document
+from indexers.models import CONTAINER_OF, SEARCH_KINDS, Document
 from ktx_index.errors import InvalidInput, require_words
 from ktx_index.search import carried, learned
 from ktx_index.search.engine import Candidate, Engine
@@ -16,6 +16,8 @@ from ktx_index.tools.results import MAX_RESULTS, DiscoverRef, DiscoverResult, Jo
 
 #: A semantic-layer kind and the scan kind it duplicates when both describe one physical object.
 TWINS = {"sl_source": "table", "sl_dimension": "column"}
+#: A container kind → the kind of its members that may have a twin (a scanned column, a semantic-layer dimension).
+MEMBER_KIND = {CONTAINER_OF[kind]: kind for kind in (*TWINS, *TWINS.values()) if kind in CONTAINER_OF}
 
 
 def normalize_kinds(kinds: list[str] | None) -> list[str]:
@@ -35,9 +37,9 @@ def physical_key(doc: Document) -> tuple[str, ...] | None:
     if ref is None or doc.connection_id is None:
         return None
     table = ref.display.casefold()
-    if doc.kind in ("sl_source", "table"):
+    if doc.kind in MEMBER_KIND:  # a table or a source
         return ("table", doc.connection_id, table)
-    if doc.kind in ("sl_dimension", "column") and doc.column_name:
+    if doc.kind in MEMBER_KIND.values() and doc.column_name:  # a column or a dimension
         return ("column", doc.connection_id, table, doc.column_name.casefold())
     return None
 
@@ -148,10 +150,6 @@ def semantic_gap(engine: Engine, snap: Snapshot) -> str | None:
     return why if status in ("partial", "failed") or (status == "skipped" and engine.embedder is not None) else None
 
 
-#: A container kind → the kind of its members that may have a twin (a scanned column, a semantic-layer dimension).
-MEMBER_KIND = {"table": "column", "sl_source": "sl_dimension"}
-
-
 def twins_beyond(
     engine: Engine, snap: Snapshot, chosen: list[tuple[Candidate, Document, list[Document]]], wanted: list[str]
 ) -> None:
@@ -215,7 +213,7 @@ def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> Disc
         snippet=snippet(doc, matched, terms),
         matchedOn=matched,  # type: ignore[arg-type]
         connectionId=doc.connection_id,
-        columnName=doc.column_name if doc.kind in ("column", "sl_dimension") else None,
+        columnName=doc.column_name if doc.kind in MEMBER_KIND.values() else None,
     )
     if doc.table_ref is not None:  # a semantic-layer item's: the table its source reads, whatever kinds were asked
         ref.tableRef = TableRefOut(**doc.table_ref.model_dump())
