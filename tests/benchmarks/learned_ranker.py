@@ -27,7 +27,7 @@ and a user's question on orbit, say), between leave one project out and in-sampl
 
 ``--curated`` scores the model of curated projects (``Params.curated_ranker``, train_ranker.py ``--curated``) as
 quality.py does: each project it trains on (demo, orbit, the helper-written KTX projects) with the curated recipe
-and the shipped recipe both trained without it, and the families neither trains on (ktx-style-2, -4 and -5),
+and the shipped recipe both trained without it, and the families neither trains on (ktx-style-2, -4, -5 and -6),
 against the pipeline's order alone.
 
 ``--held-out`` scores the families no ranker trains on (heldout-sql, heldout-business, validation-business) as
@@ -194,7 +194,7 @@ def held_out(
 
 
 #: The families of curated projects no model trains on: the curated model's held-out check.
-CURATED_HELD_OUT = ("ktx-style-2", "ktx-style-4", "ktx-style-5")
+CURATED_HELD_OUT = ("ktx-style-2", "ktx-style-4", "ktx-style-5", "ktx-style-6")
 
 
 def curated(work: Path, names: list[str], seeds: list[int]) -> dict[str, dict[str, list[float]]]:

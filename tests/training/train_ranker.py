@@ -16,8 +16,8 @@ a fixed seed, the same file byte for byte.
 
 ``--curated`` trains the model of projects with a hand-written semantic layer (``Params.curated_ranker``) on the same
 bird-dev and tuning-business questions and two families of such projects: the judged ones (demo, orbit) and the
-helper-written ones of ``CURATED_FAMILIES``, four families weighed equally (``CURATED_TUNING``). ktx-style-2, -4
-and -5 never enter; ``learned_ranker.py --curated`` scores it.
+helper-written ones of ``CURATED_FAMILIES``, four families weighed equally (``CURATED_TUNING``). ktx-style-2, -4,
+-5 and -6 never enter; ``learned_ranker.py --curated`` scores it.
 """
 
 from __future__ import annotations
