@@ -58,18 +58,6 @@ def require_words(query: str) -> None:
         )
 
 
-def require_values(values: list[str]) -> None:
-    """Values of spaces alone: an error naming them, as ``require_words`` does for a query, rather than a miss that
-    reads as "not in the data"."""
-    blank = [i for i, value in enumerate(values) if not value.strip()]
-    if blank:
-        named = ", ".join(f'values[{i}] ("{echoed(values[i])}")' for i in blank)
-        raise InvalidInput(
-            f"{named} {'holds' if len(blank) == 1 else 'hold'} no characters but spaces",
-            'send the business values to look up, e.g. ["Acme Corp", "enterprise"].',
-        )
-
-
 class IndexBusy(KtxIndexError):
     """Another process holds the index writer."""
 

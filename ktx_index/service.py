@@ -22,7 +22,7 @@ from indexers.project import Project
 from ktx_index.background import BackgroundThreads
 from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
-from ktx_index.errors import IndexUnavailable, NotFound, echoed, unknown_connection
+from ktx_index.errors import IndexUnavailable, NotFound, echoed, require_words, unknown_connection
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status, connection_infos
@@ -42,7 +42,7 @@ from ktx_index.search.scoring import PARAMS, Params
 from ktx_index.tools import entities as entity_reads
 from ktx_index.tools import reads, table_names
 from ktx_index.tools.connections import connection_list
-from ktx_index.tools.dictionary import dictionary_search
+from ktx_index.tools.dictionary import check_values, dictionary_search
 from ktx_index.tools.discover import discover
 from ktx_index.tools.read_results import ConnectionListResult, EntityDetailsResult, SlSource, WikiPage
 from ktx_index.tools.results import DictionarySearchResult, DiscoverResult, WikiSearchResult
@@ -308,6 +308,7 @@ class KtxIndex:
         explain: bool = False,
         on_progress: Progress | None = None,
     ) -> DiscoverResult:
+        require_words(query)  # before a first build, as every argument check here
         connection_id = self.project.declared_id(connection_id)
         self.require_connection(connection_id)
         engine = self.ensure_index(on_progress)
@@ -350,6 +351,7 @@ class KtxIndex:
         explain: bool = False,
     ) -> WikiSearchResult:
         """Pages for a query; with connection_id, pages tagged with no connection or with this one (KTX's rule)."""
+        require_words(query)
         engine = self.ensure_index(on_progress)
         connection_id = self.project.declared_id(connection_id)
         if connection_id is not None and connection_id not in self.project.connections:
@@ -365,6 +367,7 @@ class KtxIndex:
     def dictionary_search(
         self, values: list[str], connection_id: str | None = None, on_progress: Progress | None = None
     ) -> DictionarySearchResult:
+        check_values(values)
         connection_id = self.project.declared_id(connection_id)
         self.require_connection(connection_id)  # before a first build: an unknown id builds nothing
         engine = self.ensure_index(on_progress)

@@ -20,7 +20,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from indexers.models import TableRef
 from ktx_index.analysis import english_word, fold, letters_in_order, split_identifier, squash
-from ktx_index.errors import InvalidInput, require_values, sent_back
+from ktx_index.errors import InvalidInput, echoed, sent_back
 from ktx_index.search.engine import Engine
 from ktx_index.search.spelling import edit_budget
 from ktx_index.tools.results import (
@@ -243,6 +243,22 @@ def _index(engine: Engine) -> DictionaryIndex:
     return engine.per_generation("dictionary", lambda: DictionaryIndex.load(engine))
 
 
+def check_values(values: list[str]) -> None:
+    """1 to MAX_VALUES values, none of spaces alone (a miss would read as "not in the data"): each error says what
+    to send."""
+    if not values:
+        raise InvalidInput("values is empty", f'send 1 to {MAX_VALUES} values, e.g. ["Acme Corp"]')
+    if len(values) > MAX_VALUES:
+        raise InvalidInput(f"{len(values)} values sent", f"send at most {MAX_VALUES} per call")
+    blank = [i for i, value in enumerate(values) if not value.strip()]
+    if blank:
+        named = ", ".join(f'values[{i}] ("{echoed(values[i])}")' for i in blank)
+        raise InvalidInput(
+            f"{named} {'holds' if len(blank) == 1 else 'hold'} no characters but spaces",
+            'send the business values to look up, e.g. ["Acme Corp", "enterprise"].',
+        )
+
+
 def dictionary_search(
     engine: Engine,
     values: list[str],
@@ -250,13 +266,8 @@ def dictionary_search(
     known_connections: list[str],
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> DictionarySearchResult:
-    """``connection_id``: None (every one of ``known_connections``) or one of them (the service checks it before a
-    first build)."""
-    if not values:
-        raise InvalidInput("values is empty", f'send 1 to {MAX_VALUES} values, e.g. ["Acme Corp"]')
-    if len(values) > MAX_VALUES:
-        raise InvalidInput(f"{len(values)} values sent", f"send at most {MAX_VALUES} per call")
-    require_values(values)
+    """``values`` as ``check_values`` admits them, ``connection_id`` None (every one of ``known_connections``) or one
+    of them: the service checks both before a first build."""
     index = _index(engine)
     conns = [connection_id] if connection_id else sorted(known_connections)
     searched = [_searched(index, conn) for conn in conns]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from indexers.models import CONTAINER_OF, SEARCH_KINDS, Document
-from ktx_index.errors import InvalidInput, require_words
+from ktx_index.errors import InvalidInput
 from ktx_index.search import carried, learned
 from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.lexical_lane import bridges
@@ -63,7 +63,6 @@ def discover(
 ) -> DiscoverResult:
     limit = max(1, min(int(limit), MAX_RESULTS))
     wanted = normalize_kinds(kinds)
-    require_words(query)
     snap = engine.snapshot
     q = engine.abbreviated(Query.parse(query), wanted)
     vector = engine.vector_ahead(snap, q.dense_text, wanted)

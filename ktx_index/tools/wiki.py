@@ -14,7 +14,6 @@ plus pages that list this one.
 from __future__ import annotations
 
 from indexers.models import SEARCH_KINDS
-from ktx_index.errors import require_words
 from ktx_index.search.engine import Engine
 from ktx_index.search.pages import matching_pages
 from ktx_index.search.query import Query
@@ -29,7 +28,6 @@ def wiki_search(
 ) -> WikiSearchResult:
     """``explain`` adds each page's lane scores and the confidence verdict's reason (never over MCP)."""
     limit = max(1, min(int(limit), MAX_RESULTS))
-    require_words(query)
     q = Query.parse(query)
     ranked, verdict, pool = matching_pages(engine, q, connection_id)
     docs = engine.documents([c.uid for c in ranked[:limit]])

@@ -54,6 +54,25 @@ def test_a_query_of_no_words_is_told_to_send_words(demo_service, query):
         demo_service.dictionary_search(["paid", "  "])
 
 
+def test_a_search_of_no_words_is_refused_before_a_first_build(make_project):
+    """Refused before the index a first call builds: the refusal moved from the MCP layer to the tools, after the
+    build, for a while (a second read of the change found it)."""
+    table = {"catalog": None, "db": "ops", "name": "orders", "columns": [column("status")]}
+    service = KtxIndex(
+        make_project(scan_files("warehouse", "2026-01-01-000000-local-a", [table])), embedder=HashEmbedder()
+    )
+    for refused in (
+        lambda: service.discover_data("?!?"),
+        lambda: service.wiki_search("   "),
+        lambda: service.dictionary_search(["  "]),
+        lambda: service.dictionary_search([]),
+    ):
+        with pytest.raises(InvalidInput):
+            refused()
+    assert not service.layout.exists()
+    service.close()
+
+
 def test_a_confident_answer_carries_no_confidence_field(demo_service):
     found = demo_service.discover_data("delivery status")
     assert found.refs and found.confidence is None
