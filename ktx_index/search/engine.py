@@ -201,7 +201,7 @@ class Engine(SnapshotReader):
         """The question with its words the project lacks but abbreviates tellingly (``Query.abbreviations``,
         bridge.telling_abbreviations), so the dense lane embeds ``Query.dense_text``. Only where a search bridges
         (lexical_lane.bridges) and with a model."""
-        if self.embedder is None or not bridges(kinds, self.params) or all(map(self.lexical.holds, q.terms)):
+        if self.embedder is None or not bridges(kinds) or all(map(self.lexical.holds, q.terms)):
             return q  # every word held: the bridge is not even loaded
         found = telling_abbreviations(self.bridge(), q, self.lexical.holds)
         return dataclasses.replace(q, abbreviations=found) if found else q

@@ -15,7 +15,7 @@ from typing import Any
 from ktx_index.index.lexical import LexicalIndex
 from ktx_index.search.candidate import Candidate
 from ktx_index.search.query import Query
-from ktx_index.search.scoring import PARAMS, Params, term_score
+from ktx_index.search.scoring import Params, term_score
 from ktx_index.search.spelling import indexed_term
 
 #: The word each question term came from and its unknown terms → per term, the nearest project term and the two
@@ -25,13 +25,13 @@ Bridged = Callable[[Mapping[str, str], list[str]], dict[str, tuple[str, float]]]
 Abbreviation = Callable[[str], str | None]
 
 
-def bridges(kinds: Collection[str], p: Params = PARAMS) -> bool:
+def bridges(kinds: Collection[str]) -> bool:
     """Whether a search over ``kinds`` bridges the words the index lacks, and so may take an English word for a
-    typo (the bridge would otherwise meet it): not a wiki-only one, nor any with the bridge off (``bridged_term``
-    0). Pages are matched on their whole text by the dense lane; a bridge moved no judged wiki_search question and
-    costs an embedding per word. The lane, the engine's abbreviations and the vocabulary rule (signals.assess) all
-    read it."""
-    return p.bridged_term > 0 and set(kinds) != {"wiki"}
+    typo (the bridge would otherwise meet it): not a wiki-only one. Pages are matched on their whole text by the
+    dense lane; a bridge moved no judged wiki_search question and costs an embedding per word. The lane, the
+    engine's abbreviations and the vocabulary rule (signals.assess) all read it; ``bridged_term`` 0 switches off
+    the lane's bridge alone (the ablation of tests/benchmarks/stages.py)."""
+    return set(kinds) != {"wiki"}
 
 
 def searched_term(lexical: LexicalIndex, query: Query, term: str, bridging: bool) -> str | None:
@@ -61,7 +61,7 @@ def lexical_lane(
     a bridged term would, under the abbreviation's term."""
     weighted: list[tuple[str, float, float, float]] = []  # (indexed term, weight, factor, its own idf)
     unknown: list[str] = []
-    bridging = bridges(kinds, p)
+    bridging = p.bridged_term > 0 and bridges(kinds)
     for term in query.terms:
         fixed = searched_term(lexical, query, term, bridging)
         if fixed is None:

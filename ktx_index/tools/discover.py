@@ -78,7 +78,7 @@ def discover(
     refs, joins = _answer(engine, snap, q, ordered, wanted, limit, explain)
     verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,
-        lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted, p),
+        lambda: carried.weakest(engine, snap, q, ranked), bridging=bridges(wanted),
         curated=vector is not None and curated(snap),  # the floor was chosen, and its drop is measured, with vectors
     )  # fmt: skip
     reason = verdict.reason if explain else None
