@@ -66,6 +66,10 @@ class IndexUnavailable(KtxIndexError):
     """The index cannot be opened (and could not be rebuilt)."""
 
 
+class NoIndexYet(IndexUnavailable):
+    """No index was ever built for the project (a read that needs none answers all the same)."""
+
+
 class Stopped(KtxIndexError):
     """A stop was requested (a signal, the end of stdin) before the work could be committed: nothing was."""
 

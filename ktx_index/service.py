@@ -22,7 +22,7 @@ from indexers.project import Project
 from ktx_index.background import BackgroundThreads
 from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import EmbedBackend, Embedder, MiniLMEmbedder
-from ktx_index.errors import IndexUnavailable, NotFound, echoed, require_words, unknown_connection
+from ktx_index.errors import IndexUnavailable, NoIndexYet, NotFound, echoed, require_words, unknown_connection
 from ktx_index.index.builder import Builder
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.status import build_status, connection_infos
@@ -223,7 +223,7 @@ class KtxIndex:
             with self._engine_lock:
                 if self._engine is None:
                     if not self.layout.exists():
-                        raise IndexUnavailable(
+                        raise NoIndexYet(
                             f"no index at {self.layout.dir}", "run `ktx-index rebuild` (or start `ktx-index serve`)"
                         )
                     self._engine = self._open_engine()

@@ -20,7 +20,7 @@ from indexers.project import Project
 from indexers.sl_records import broken_source_name, safe_source_name
 from indexers.wiki import EMPTY_PAGE, page_uid, split_frontmatter, suggest_key
 from ktx_index.analysis import abbreviates, split_identifier
-from ktx_index.errors import InvalidInput, KtxIndexError, NotFound, echoed
+from ktx_index.errors import InvalidInput, KtxIndexError, NoIndexYet, NotFound, echoed
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import QUOTES
 from ktx_index.tools.read_results import SlSource, WikiPage
@@ -203,7 +203,10 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
             raise NotFound(
                 f'Wiki page "{echoed(key)}" was not found.', f'A {other.lower()} page exists: send "{echoed(raw)}".'
             )
-    index = _index(store)
+    try:  # an index that exists but cannot be opened says why, as at every other read
+        index: DocStore | None = store()
+    except NoIndexYet:
+        index = None
     keys = sorted(set(index.docs.ids("wiki"))) if index is not None else []
     if index is None:  # a page reads before any index exists; only the known keys wait for one
         hint = "there is no index yet to list the known keys (`ktx-index rebuild`, or any search, builds it)"

@@ -6,7 +6,9 @@ import pytest
 from projects import SL_OVERLAY, SL_SHARD, column, scan_files
 
 from ktx_index.embedding.embedder import HashEmbedder
-from ktx_index.errors import InvalidInput, NotFound
+from ktx_index.errors import IndexUnavailable, InvalidInput, NotFound
+from ktx_index.index.layout import IndexLayout, WriterLock
+from ktx_index.index.store import DocStore
 from ktx_index.service import KtxIndex
 
 
@@ -342,3 +344,25 @@ def test_a_missing_source_blames_only_a_broken_file_of_its_own_name(make_project
     with pytest.raises(NotFound, match=r"that file does not parse \(semantic-layer/warehouse/refunds_daily\.yaml"):
         service.sl_read_source("warehouse", "public.REFUNDS_DAILY")
     service.close()
+
+
+def test_a_missing_page_of_an_index_that_cannot_be_opened_says_why(make_project):
+    """Only a project never indexed is told "no index yet"; an index that exists but cannot be opened now (written in
+    another format while another writer holds it) says so, as every read does."""
+    root = make_project({"wiki/global/ok.md": "---\nsummary: fine\n---\nbody\n"})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    service.close()
+    store = DocStore(IndexLayout(root).store)
+    store.meta.set({"format": "format=0;analysis=0"})
+    store.close()
+    writer = WriterLock(IndexLayout(root))
+    writer.acquire()  # another writer, building or repairing it
+    service = KtxIndex(root, embedder=HashEmbedder())
+    try:
+        assert service.wiki_read("ok").summary == "fine"  # the page itself needs no index
+        with pytest.raises(IndexUnavailable, match=r"is building or repairing it; retry shortly"):
+            service.wiki_read("missing-page")
+    finally:
+        service.close()
+        writer.release()
