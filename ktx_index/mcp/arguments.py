@@ -12,7 +12,7 @@ them for the call log.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -147,20 +147,6 @@ class KeyTree:
     known: frozenset[str] = frozenset()
     shapes: tuple[tuple[frozenset[str], dict[str, KeyTree]], ...] = ()
     items: KeyTree | None = None
-
-    def accepting(self, field: str, keys: frozenset[str]) -> KeyTree:
-        """This tree with ``keys`` known too on what ``field`` holds (each item of a list): keys a tool's own
-        validator reads before the schema does (read_tools.entity_shape), which are not dropped."""
-
-        def widen(tree: KeyTree) -> KeyTree:
-            if tree.items is not None:
-                return replace(tree, items=widen(tree.items))
-            return replace(tree, known=tree.known | keys)
-
-        shapes = tuple(
-            (required, {k: widen(v) if k == field else v for k, v in p.items()}) for required, p in self.shapes
-        )
-        return replace(self, shapes=shapes)
 
 
 def key_tree(schema: dict[str, Any]) -> KeyTree:

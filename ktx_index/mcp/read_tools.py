@@ -53,28 +53,38 @@ class EntityIn(BaseModel):
     ] = None
 
 
-#: The keys of an entity that ``entity_shape`` reads beyond ``EntityIn``'s (the call log does not call them ignored).
-ENTITY_SHAPE_KEYS = frozenset({"schema", "tableRef", "catalog", "db", "name"})
-#: (tool, argument) → the keys its items may carry beyond the inputSchema, read by a validator of the tool's own.
-READ_BEYOND_SCHEMA = {("entity_details", "entities"): ENTITY_SHAPE_KEYS}
-
-
 def entity_shape(value: object) -> object:
     """The shapes models drift into for one entity, read as ``{table, columns}``: the table alone (a display string
     or a table object), a discover_data ref or its ``tableRef`` (``{tableRef: {...}}``), and ``{schema, table}``
     at the entity's own level (``{schema: "raw", table: "orders"}``)."""
+    return _shaped(value)[0]
+
+
+def _shaped(value: object) -> tuple[object, tuple[str, ...]]:
+    """``entity_shape``'s reading, and the keys of ``value`` it read beyond ``EntityIn``'s."""
     if isinstance(value, str):
-        return {"table": value}
+        return {"table": value}, ()
     if not isinstance(value, dict) or isinstance(value.get("table"), dict):
-        return value
+        return value, ()
     if "table" not in value:
         if isinstance(value.get("tableRef"), dict):
-            return {**value, "table": value["tableRef"]}
+            return {**value, "table": value["tableRef"]}, ("tableRef",)
         if "name" in value:  # {catalog, db, name} sent as the entity
-            return {"table": {k: value[k] for k in ("catalog", "db", "name") if k in value}, **_columns(value)}
+            read = tuple(k for k in ("catalog", "db", "name") if k in value)
+            return {"table": {k: value[k] for k in read}, **_columns(value)}, read
     elif isinstance(value.get("schema"), str):
-        return {"table": {"schema": value["schema"], "table": value["table"]}, **_columns(value)}
-    return value
+        return {"table": {"schema": value["schema"], "table": value["table"]}, **_columns(value)}, ("schema",)
+    return value, ()
+
+
+def read_beyond_schema(tool: str, arguments: dict[str, Any]) -> set[str]:
+    """Dotted paths of the keys a call's own validators read beyond the tool's inputSchema (entity_details' entity
+    shapes, ``entity_shape``): the call log does not call them ignored. Only the keys actually read: a ``schema``
+    beside a table object is still dropped, and said so."""
+    entities = arguments.get("entities") if tool == "entity_details" else None
+    if not isinstance(entities, list):
+        return set()
+    return {f"entities.{i}.{key}" for i, entity in enumerate(entities) for key in _shaped(entity)[1]}
 
 
 def _columns(value: dict[str, Any]) -> dict[str, Any]:

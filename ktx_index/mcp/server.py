@@ -64,9 +64,6 @@ class KtxMCPServer(MCPServer):
         #: The tools this server defines, by name (the SDK's tool manager is not reached into).
         self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools or []}
         self._keys = {tool.name: key_tree(tool.parameters) for tool in tools or []}
-        for (name, field), keys in read_tools.READ_BEYOND_SCHEMA.items():
-            if name in self._keys:
-                self._keys[name] = self._keys[name].accepting(field, keys)
         #: Set once ``serve``'s warm-up is done (None: nothing to wait for). A call arriving before waits for it:
         #: the warm-up holds the GIL for ~0.5 s, and the first questions answered beside it paid it in their p95.
         self.ready: threading.Event | None = None
@@ -94,7 +91,11 @@ class KtxMCPServer(MCPServer):
             self._failed(name, arguments, started, {}, "UnknownTool", message)
             return ToolFailure.of(message, "UnknownTool")
         keys = self._keys.get(name)
-        dropped = {"ignored": ignored} if keys is not None and (ignored := unknown_keys(keys, arguments)) else {}
+        ignored = [] if keys is None else unknown_keys(keys, arguments)
+        if ignored:
+            read = read_tools.read_beyond_schema(name, arguments)
+            ignored = [key for key in ignored if key not in read]
+        dropped = {"ignored": ignored} if ignored else {}
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:

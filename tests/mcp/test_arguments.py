@@ -45,18 +45,25 @@ def test_unknown_keys_are_found_at_every_depth() -> None:
 
 def test_keys_a_tools_own_validator_reads_are_not_called_ignored() -> None:
     """entity_details reads ``{schema, table}``, a ref's ``tableRef`` and ``{catalog, db, name}`` at the entity's own
-    level (read_tools.entity_shape): the call log named ``schema`` ignored while it was used. A ref's other keys are
-    still dropped."""
-    ((tool, field), keys), *_ = read_tools.READ_BEYOND_SCHEMA.items()
-    assert tool == "entity_details"
-    tree = key_tree(entity_schema()).accepting(field, keys)
+    level (read_tools.entity_shape): the call log named ``schema`` ignored while it was used. A ref's other keys,
+    and those beside a table object that no shape reads, are still dropped and named."""
     args = {
         "connectionId": "w",
         "entities": [
             {"schema": "fin", "table": "job_ln"},
             {"id": "raw.orders", "kind": "table", "tableRef": {"catalog": None, "db": "raw", "name": "orders"}},
             {"catalog": None, "db": "raw", "name": "orders", "limit": 3},
+            {"table": {"catalog": None, "db": "raw", "name": "orders"}, "schema": "x", "tableRef": {}},
         ],
     }
-    assert unknown_keys(tree, args) == ["entities.1.id", "entities.1.kind", "entities.2.limit"]
-    assert unknown_keys(key_tree(entity_schema()), args)[:1] == ["entities.0.schema"]  # what the schema alone says
+    unknown = unknown_keys(key_tree(entity_schema()), args)
+    read = read_tools.read_beyond_schema("entity_details", args)
+    assert [key for key in unknown if key not in read] == [
+        "entities.1.id",
+        "entities.1.kind",
+        "entities.2.limit",
+        "entities.3.schema",
+        "entities.3.tableRef",
+    ]
+    assert "entities.0.schema" in unknown  # what the schema alone says
+    assert read_tools.read_beyond_schema("discover_data", {"entities": [{"schema": "x"}]}) == set()
