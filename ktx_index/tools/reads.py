@@ -336,18 +336,15 @@ def source_meant(store: DocStore, connection_id: str, sent: str, names: list[str
     parts of the two names agreeing, quotes and case aside (``analytics.fct_x``, ``"Analytics"."FCT_X"`` for a
     source ``fct_x`` reading ``db.analytics.fct_x``). ``names``: the connection's source names, which the error
     that follows a miss lists too."""
-    sent_parts = _parts(sent)
+    sent_parts = _sent_parts(sent, connection_id)
     if not sent_parts:
         return None
-    if len(sent_parts) == 2 and sent_parts[0] == connection_id.casefold():
-        sent_parts = sent_parts[1:]
     found = []
     for name in names:
         if name.casefold() != sent_parts[-1] or (doc := store.docs.get(f"sl_source:{connection_id}:{name}")) is None:
             continue
         reads = _parts(str(doc.attrs.get("table") or ""))  # none for a source written as SQL
-        shared = min(len(reads), len(sent_parts))
-        if len(sent_parts) == 1 or (reads and reads[-shared:] == sent_parts[-shared:]):
+        if len(sent_parts) == 1 or _ends_alike(reads, sent_parts):
             found.append(doc)
     return found[0] if len(found) == 1 else None
 
@@ -356,16 +353,27 @@ def sources_over(store: DocStore, connection_id: str, sent: str, names: list[str
     """(name, table) of each source, named otherwise, that reads the table ``sent`` names (``jobs`` over
     ``tms.job_ln``), the trailing parts of the two names agreeing, quotes and case aside: what an agent that copied
     a table's name should send instead."""
-    sent_parts = _parts(sent)
+    sent_parts = _sent_parts(sent, connection_id)
     found = []
     for name in names:
         doc = store.docs.get(f"sl_source:{connection_id}:{name}")
         table = str(doc.attrs.get("table") or "") if doc is not None else ""
-        reads = _parts(table)
-        shared = min(len(reads), len(sent_parts))
-        if shared and reads[-shared:] == sent_parts[-shared:]:
+        if _ends_alike(_parts(table), sent_parts):
             found.append((name, table))
     return sorted(found)
+
+
+def _sent_parts(sent: str, connection_id: str) -> list[str]:
+    """A name sent as ``_parts`` splits it, without its connection's id before it (a wiki page's ``sl_refs``)."""
+    parts = _parts(sent)
+    return parts[1:] if len(parts) == 2 and parts[0] == connection_id.casefold() else parts
+
+
+def _ends_alike(reads: list[str], sent: list[str]) -> bool:
+    """Whether a table's parts and a name sent agree on the parts both have, from the end (``fct_x`` and
+    ``analytics.fct_x`` for ``db.analytics.fct_x``); never for an empty one."""
+    shared = min(len(reads), len(sent))
+    return shared > 0 and reads[-shared:] == sent[-shared:]
 
 
 def _parts(name: str) -> list[str]:

@@ -320,7 +320,7 @@ def test_a_table_read_by_a_source_named_otherwise_names_that_source(make_project
     told which name to send; upstream answers "not found" alone."""
     jobs = "name: jobs\ntable: tms.job_ln\ngrain: [id]\ncolumns:\n  - {name: id, type: string}\n"
     service = semantic_layer_of(make_project, "jobs.yaml", jobs)
-    for sent in ("tms.job_ln", "JOB_LN", '"tms"."job_ln"'):
+    for sent in ("tms.job_ln", "JOB_LN", '"tms"."job_ln"', "warehouse.job_ln"):
         with pytest.raises(NotFound, match=r"source jobs reads table tms\.job_ln; send its name"):
             service.sl_read_source("warehouse", sent)
     with pytest.raises(NotFound, match=r"known: jobs"):  # another schema's table is not the one it reads
