@@ -95,7 +95,7 @@ def _entity_dict(entity: EntityIn) -> dict[str, Any]:
     table = entity.table
     if isinstance(table, TableRefIn):
         ref: Any = table.model_dump()
-    elif isinstance(table, SchemaTableIn):  # entities.parse_table_input reads it as catalog null, db schema
+    elif isinstance(table, SchemaTableIn):  # table_names.parse_table_input reads it as catalog null, db schema
         ref = table.model_dump(by_alias=True)
     else:
         ref = table

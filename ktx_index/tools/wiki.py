@@ -13,14 +13,11 @@ plus pages that list this one.
 
 from __future__ import annotations
 
-from indexers.models import SEARCH_KINDS
 from ktx_index.search.engine import Engine
 from ktx_index.search.pages import matching_pages
 from ktx_index.search.query import Query
 from ktx_index.search.snippets import snippet
 from ktx_index.tools.results import MAX_RESULTS, LaneScores, WikiLane, WikiResult, WikiSearchResult
-
-WIKI = SEARCH_KINDS.index("wiki")
 
 
 def wiki_search(
