@@ -29,6 +29,11 @@ SHARED_KIND = "wiki"
 MEMBER_KINDS: tuple[str, ...] = tuple(CONTAINER_OF)
 
 
+def display_name(catalog: str | None, db: str | None, name: str) -> str:
+    """A table as agents and entity_details write it: its catalog, schema and name, those it has, joined by dots."""
+    return ".".join(part for part in (catalog, db, name) if part)
+
+
 class TableRef(BaseModel):
     catalog: str | None = None
     db: str | None = None
@@ -36,7 +41,7 @@ class TableRef(BaseModel):
 
     @property
     def display(self) -> str:
-        return ".".join(part for part in (self.catalog, self.db, self.name) if part)
+        return display_name(self.catalog, self.db, self.name)
 
 
 class Diagnostic(BaseModel):

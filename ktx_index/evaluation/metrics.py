@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from indexers.models import TableRef
+from indexers.models import TableRef, display_name
 from ktx_index.evaluation.judged import JudgedQuery
 from ktx_index.index.store import DocStore
 from ktx_index.service import KtxIndex
@@ -137,7 +137,7 @@ def metrics(returned: Sequence[Iterable[str]], relevant: dict[str, int], k: int 
 
 
 def table_display(table: TableRefOut) -> str:
-    return ".".join(p for p in (table.catalog, table.db, table.name) if p)
+    return display_name(table.catalog, table.db, table.name)
 
 
 def ref_ids(ref: DiscoverRef) -> list[str]:

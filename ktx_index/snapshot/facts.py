@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from indexers.models import CONTAINER_KINDS, make_uid
+from indexers.models import CONTAINER_KINDS, display_name, make_uid
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import Edge, JoinEdge, join_graph, scan_edges, self_joins, source_edges
 
@@ -42,7 +42,7 @@ def _read(facts: Facts, uid: str, kind: str, conn: str | None, fields: dict) -> 
         facts.itself[uid] = own
     ref = fields.get("table_ref") or {}
     if conn is not None and ref.get("name"):
-        table = ".".join(part for part in (ref.get("catalog"), ref.get("db"), ref.get("name")) if part)
+        table = display_name(ref.get("catalog"), ref.get("db"), ref["name"])
         facts.table_of[uid] = (conn, table.casefold())
 
 

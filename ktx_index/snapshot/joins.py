@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from indexers.models import display_name
+
 #: ``orders.customer_id = customers.id`` → (orders, customer_id), (customers, id)
 QUALIFIED = re.compile(r"([\w$]+)\.([\w$]+)")
 #: What a self-join's condition calls the referenced row (``employees.reports_to = parent.employee_id``), so it
@@ -108,10 +110,6 @@ class Edge(NamedTuple):
     alias: str | None = None  # the name ``on`` gives ``other`` (a role, or a self-join's ``parent``)
 
 
-def _display(catalog: str | None, db: str | None, name: str) -> str:
-    return ".".join(p for p in (catalog, db, name) if p)
-
-
 def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
     """A scanned table's declared foreign keys as joins: the columns of one constraint as one join (``a.x = b.x and
     a.y = b.y``). A table referenced by several keys is joined once per role, each condition naming it by an alias
@@ -125,14 +123,14 @@ def scan_edges(uid: str, conn: str | None, fields: dict) -> list[Edge]:
     name = ref.get("name") or fields.get("name") or ""
     attrs = fields.get("attrs") or {}
     driver = attrs.get("driver") if isinstance(attrs.get("driver"), str) else None
-    display = fields.get("display") or _display(ref.get("catalog"), ref.get("db"), name)
+    display = fields.get("display") or display_name(ref.get("catalog"), ref.get("db"), name)
     constraints: dict[tuple[str, str], list[dict]] = {}  # (other table's display, constraint) → its column pairs
     for fk in attrs.get("foreignKeys") or []:
         if not all(isinstance(fk.get(k), str) for k in ("toTable", "fromColumn", "toColumn")):
             continue
         constraint = fk.get("constraintName")
         named = constraint if isinstance(constraint, str) and constraint else fk["fromColumn"]
-        constraints.setdefault((_display(fk.get("toCatalog"), fk.get("toDb"), fk["toTable"]), named), []).append(fk)
+        constraints.setdefault((display_name(fk.get("toCatalog"), fk.get("toDb"), fk["toTable"]), named), []).append(fk)
     references = Counter(to_display for to_display, _named in constraints)
     # names an alias must not take: this table's, every table it references, ``parent``
     taken = {bare_name(name), SELF_ALIAS, *(bare_name(fks[0]["toTable"]) for fks in constraints.values())}

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from indexers.models import display_name
 from ktx_index.analysis import identifier_key
 from ktx_index.errors import InvalidInput
 from ktx_index.index.store import DocStore
@@ -46,7 +47,7 @@ class TableName:
 
     def __init__(self, uid: str, catalog: str | None, db: str | None, name: str) -> None:
         self.uid, self.catalog, self.db, self.name = uid, catalog, db, name
-        self.display = ".".join(p for p in (catalog, db, name) if p)
+        self.display = display_name(catalog, db, name)
 
 
 def resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str] | str) -> list[TableName]:
