@@ -112,7 +112,9 @@ def entity_details(
             out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in offered]))
         elif len(hits) > 1:
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
-            out.append(failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=lambda t: t.display)]))
+            out.append(
+                failed("ambiguous_table", message, [_candidate(t) for t in sorted(hits, key=lambda t: t.display)])
+            )
         else:
             out.append(_details(store, store.docs.get(hits[0].uid), entity, connection_id, echo, twins(hits[0].uid)))
     return EntityDetailsResult(results=out)

@@ -66,7 +66,11 @@ def resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str] 
             return exact or hits
         # {schema: "Sales", table: "SalesOrderHeader"} where the scan's table is named "Sales.SalesOrderHeader"
         # (in db main): read as the string "Sales.SalesOrderHeader", which resolves
-        return resolve(tables, ".".join(p for p in wanted if p))
+        joined = resolve(tables, ".".join(p for p in wanted if p))
+        if joined or "." not in name or (db is not None and not fold(name).startswith(fold(db) + ".")):
+            return joined
+        # the schema sent twice ({schema: "raw", table: "raw.orders"}): the name says it all
+        return resolve(tables, name)
     text = ".".join(_strip(p) for p in wanted.split("."))
     by_display = [t for t in tables if fold(t.display) == fold(text)]
     if by_display:

@@ -3,7 +3,7 @@
 import pytest
 
 from ktx_index.errors import InvalidInput
-from ktx_index.tools.table_names import parse_table_input
+from ktx_index.tools.table_names import TableName, parse_table_input, resolve
 
 
 def test_a_table_reference_is_read_in_each_of_upstreams_forms():
@@ -14,3 +14,17 @@ def test_a_table_reference_is_read_in_each_of_upstreams_forms():
         with pytest.raises(InvalidInput) as caught:
             parse_table_input(bad)
         assert "send" in str(caught.value)
+
+
+def test_a_schema_sent_again_in_the_tables_name_is_read_once():
+    """``{schema: "raw", table: "raw.orders"}`` looked for ``raw.raw.orders``; a name under another schema than the
+    one sent is not guessed at."""
+    tables = [
+        TableName("table:w:raw.orders", None, "raw", "orders"),
+        TableName("table:w:mart.orders", None, "mart", "orders"),
+    ]
+    assert [t.display for t in resolve(tables, parse_table_input({"schema": "raw", "table": "raw.orders"}))] == [
+        "raw.orders"
+    ]
+    assert [t.display for t in resolve(tables, (None, None, "mart.orders"))] == ["mart.orders"]
+    assert resolve(tables, parse_table_input({"schema": "mart", "table": "raw.orders"})) == []
