@@ -180,8 +180,10 @@ def _unknown(tree: KeyTree, value: Any, prefix: str, found: list[str]) -> None:
         return
     if not isinstance(value, dict) or not tree.shapes:
         return
-    found.extend(f"{prefix}{k}" for k in value if k not in tree.known)
+    # the keys of the shape it fits (the first whose required keys it has): another shape's are dropped all the same
     fitting = next((props for required, props in tree.shapes if required <= value.keys()), None)
+    known = tree.known if fitting is None else fitting.keys()
+    found.extend(f"{prefix}{k}" for k in value if k not in known)
     if fitting is not None:
         for key, child in fitting.items():
             if key in value:

@@ -41,6 +41,15 @@ def test_unknown_keys_are_found_at_every_depth() -> None:
     }
     assert unknown_keys(tree, args) == ["userId", "entities.0.limit", "entities.0.table.alias", "entities.1.table.x"]
     assert unknown_keys(tree, {"connectionId": "w", "entities": "not a list"}) == []
+    # a key of another shape of the same object is dropped too: {db, name} takes no schema, {schema, table} no catalog
+    shapes = {
+        "connectionId": "w",
+        "entities": [
+            {"table": {"db": "raw", "name": "o", "schema": "x"}},
+            {"table": {"schema": "raw", "table": "o", "catalog": None}},
+        ],
+    }
+    assert unknown_keys(tree, shapes) == ["entities.0.table.schema", "entities.1.table.catalog"]
 
 
 def test_keys_a_tools_own_validator_reads_are_not_called_ignored() -> None:
