@@ -240,14 +240,14 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
         paths = connection_files(project, connection_id)
     except UnlistedFolder as exc:  # listed a moment ago: the builder keeps what the connection held
         return ConnectionRead({}, exc.holding(f"semantic-layer/{connection_id}", "the semantic layer"), {})
-    unread: list[str] = []  # files outside _schema that cannot be read or parsed: perhaps overlays of others
+    unread: list[tuple[str, str]] = []  # files outside _schema that cannot be read or parsed, and why
     for rel in paths:
         try:
             text, decoded = read_hand_edited(project, rel)
         except SourceError as exc:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
             if not rel.startswith(prefix):
-                unread.append(rel)
+                unread.append((rel, str(exc)))
             continue
         if decoded:
             diagnostics.append(Diagnostic(path=rel, message=decoded, code="warning"))
@@ -256,7 +256,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
         except SourceError as exc:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
             if not rel.startswith(prefix):
-                unread.append(rel)
+                unread.append((rel, str(exc)))
                 name = broken_source_name(rel, text)
                 records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
             continue
@@ -281,7 +281,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             got = "the file is empty" if data is None else f"got {type(data).__name__}"
             message = f"source file must be a YAML mapping ({got})"
             diagnostics.append(Diagnostic(path=rel, message=message, code="parse_error"))
-            unread.append(rel)
+            unread.append((rel, message))
             name = broken_source_name(rel, text)
             records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
             continue
@@ -345,10 +345,10 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
     held = {}
     if unread:  # what an unread overlay added to a source elsewhere (its measures, say) is kept, stale
         folder = f"semantic-layer/{connection_id}"
-        names = ", ".join(rel.removeprefix(f"{folder}/") for rel in unread[:3]) + (" ..." if len(unread) > 3 else "")
-        held[folder] = (
-            f"{names} does not parse or cannot be read, and may add to this source (`ktx-index status` says why)"
-        )
+        files = "; ".join(f"{rel.removeprefix(f'{folder}/')} ({why})" for rel, why in unread[:3])
+        more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
+        verb = "does" if len(unread) == 1 else "do"
+        held[folder] = f"{files}{more} {verb} not parse or cannot be read, and may add to this source"
     return ConnectionRead(dict(sorted(records.items())), diagnostics, held)
 
 
