@@ -51,6 +51,8 @@ def render_rebuild(report: RebuildReport) -> None:
         f"added={report.added} updated={report.updated} deleted={report.deleted} unchanged={report.unchanged}  "
         f"embedded={report.embedded}  diagnostics={len(report.diagnostics)}  {report.duration_ms / 1000:.2f}s"
     )
+    if not (report.scopes_read or report.deleted or report.force):  # 'unchanged=0' read as an empty index
+        click.echo("index    up to date: no file changed since the last rebuild (`ktx-index status` counts it)")
     if report.words_embedded:
         click.echo(f"words    embedded {report.words_embedded} common words for the bridge (once on this machine)")
     if report.lexical_rewritten:

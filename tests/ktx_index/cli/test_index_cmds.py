@@ -17,6 +17,8 @@ def test_rebuild_json_then_noop(project):
     assert (second["added"], second["updated"], second["scopes_read"]) == (0, 0, 0)
     text = run_cli("rebuild", "--project", project).output
     assert "embeddings: off (index.embeddings: false in ktx.yaml)" in text and "until this is fixed" not in text
+    assert "index    up to date: no file changed since the last rebuild" in text  # 'unchanged=0' alone read as empty
+    assert "up to date" not in run_cli("rebuild", "--project", project, "--force").output
 
 
 def test_status_reports_changed_files(project):
