@@ -101,9 +101,9 @@ def entity_details(
             offered = [*close, *sorted(set(displays) - set(close))][:MAX_CANDIDATES]
             more = f"; {len(displays) - len(offered)} more are not listed" if len(displays) > len(offered) else ""
             holders = " (with those holding a column of that name)" if held and owner is None else ""
+            sent = f"Table not found in latest scan: {echoed(label)}." if label.strip() else "The table sent is blank."
             message = (
-                f"Table not found in latest scan: {echoed(label)}. Send one of the candidates: the nearest tables first"
-                f"{holders}, then the others by name{more}."
+                f"{sent} Send one of the candidates: the nearest tables first{holders}, then the others by name{more}."
             )
             if owner is not None:  # a column's id, as discover_data returns it
                 message += f" It names a column: send {json.dumps({'table': owner.display, 'columns': [column]})}."

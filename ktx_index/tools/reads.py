@@ -126,6 +126,8 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
     beside it. A page whose frontmatter no longer parses, that was emptied, or that cannot be read now (not text, no
     permission, a folder that cannot be listed) is read as search serves it: its last good version, ``stale``."""
     raw, forced = key.strip(), None
+    if not raw:
+        raise InvalidInput("the wiki key is blank", 'send a key wiki_search returned, e.g. "revenue"')
     user = project.settings.user
     for prefix, scope in (
         ("wiki/global/", "GLOBAL"),
@@ -253,7 +255,9 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
     its connection as a wiki page's ``sl_refs`` name it (``warehouse.orders``), or as its file (``orders.yaml``). A
     file that has never parsed is read as written (``project``), as upstream registers it: its name is its ``name:``
     line or its file's stem."""
-    source_name = source_name.removesuffix(".yaml")
+    source_name = source_name.strip().removesuffix(".yaml")
+    if not source_name:
+        raise InvalidInput("the source name is blank", "send a source's name, as a discover_data sl_source ref's id")
     doc, names = find_source(store, connection_id, source_name)
     if doc is None:
         broken_files = _broken_files(store, connection_id)

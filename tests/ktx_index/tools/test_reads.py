@@ -366,3 +366,13 @@ def test_a_missing_page_of_an_index_that_cannot_be_opened_says_why(make_project)
     finally:
         service.close()
         writer.release()
+
+
+def test_a_blank_key_or_source_name_is_told_what_to_send(demo_service):
+    """Spaces alone were told "Wiki keys must be flat" and "source not found" (an outside pass)."""
+    with pytest.raises(InvalidInput, match=r"^the wiki key is blank; send a key wiki_search returned"):
+        demo_service.wiki_read("   ")
+    with pytest.raises(InvalidInput, match=r"^the source name is blank; send a source's name"):
+        demo_service.sl_read_source("warehouse", "  ")
+    (item,) = demo_service.entity_details("warehouse", [{"table": "   "}]).results
+    assert not item.ok and item.error.message.startswith("The table sent is blank. Send one of the candidates")
