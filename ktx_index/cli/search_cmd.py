@@ -145,13 +145,15 @@ def search_command(
     explain: bool,
 ) -> None:
     """Search the index. --json prints exactly the object the MCP tool returns."""
-    if not "".join(words).strip():
+    searched = "".join(words)
+    if not searched.strip() or (tool != "dictionary_search" and not any(ch.isalnum() for ch in searched)):
         example = (
             "--tool dictionary_search PAID 'North America'"
             if tool == "dictionary_search"
             else "monthly orders by customer"
         )
-        raise click.BadParameter(f"the question is empty; e.g. ktx-index search {example}", param_hint="WORDS")
+        empty = "is empty" if not searched.strip() else "holds no words"
+        raise click.BadParameter(f"the question {empty}; e.g. ktx-index search {example}", param_hint="WORDS")
     if kinds and tool != "discover_data":
         raise click.BadParameter(f"--kinds filters discover_data only; drop it for {tool}", param_hint="--kinds")
     if tool == "dictionary_search" and (explain or given("limit")):
