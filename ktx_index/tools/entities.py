@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
 from indexers.base import first_few
-from indexers.models import Document, make_uid
+from indexers.models import Document, display_name, make_uid
 from ktx_index.errors import InvalidInput, echoed, sent_back
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import bare_name
@@ -86,7 +86,7 @@ def entity_details(
         except InvalidInput:
             wanted = str(table)
         hits = resolve(tables, wanted)
-        label = wanted if isinstance(wanted, str) else ".".join(p for p in wanted if p)
+        label = wanted if isinstance(wanted, str) else display_name(*wanted)
         if not hits:
             displays = [t.display for t in tables]
             owner, column = column_id(store, tables, label)

@@ -66,7 +66,7 @@ def resolve(tables: list[TableName], wanted: tuple[str | None, str | None, str] 
             return exact or hits
         # {schema: "Sales", table: "SalesOrderHeader"} where the scan's table is named "Sales.SalesOrderHeader"
         # (in db main): read as the string "Sales.SalesOrderHeader", which resolves
-        joined = resolve(tables, ".".join(p for p in wanted if p))
+        joined = resolve(tables, display_name(*wanted))
         if joined or "." not in name or (db is not None and not fold(name).startswith(fold(db) + ".")):
             return joined
         # the schema sent twice ({schema: "raw", table: "raw.orders"}): the name says it all
