@@ -48,11 +48,16 @@ class InvalidInput(KtxIndexError):
     """An argument that cannot be used as given."""
 
 
+def has_words(query: str) -> bool:
+    """Whether a query holds a letter or a digit (in any script): spaces alone or ``?!?`` search for nothing."""
+    return any(ch.isalnum() for ch in query)
+
+
 def require_words(query: str) -> None:
-    """A query with no letter or digit (spaces alone, ``?!?``): an error saying what to send, for the CLI and every
-    tool alike (the inputSchema admits it, as upstream's does), rather than an empty answer a model would take for
+    """A query with no letter or digit (``has_words``): an error saying what to send, for the CLI and every tool
+    alike (the inputSchema admits it, as upstream's does), rather than an empty answer a model would take for
     "nothing here"."""
-    if not any(ch.isalnum() for ch in query):
+    if not has_words(query):
         raise InvalidInput(
             f'The query "{echoed(query)}" holds no words', 'send what to search for, e.g. "monthly orders by customer".'
         )

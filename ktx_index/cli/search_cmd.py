@@ -8,6 +8,7 @@ import click
 
 from indexers.models import SEARCH_KINDS
 from ktx_index.cli.common import given, json_option, open_service, project_option, user_errors
+from ktx_index.errors import has_words
 from ktx_index.tools.results import MAX_RESULTS, DictionarySearchResult, DiscoverResult, LaneScores, WikiSearchResult
 
 
@@ -146,7 +147,7 @@ def search_command(
 ) -> None:
     """Search the index. --json prints exactly the object the MCP tool returns."""
     searched = "".join(words)
-    if not searched.strip() or (tool != "dictionary_search" and not any(ch.isalnum() for ch in searched)):
+    if not searched.strip() or (tool != "dictionary_search" and not has_words(searched)):
         example = (
             "--tool dictionary_search PAID 'North America'"
             if tool == "dictionary_search"
