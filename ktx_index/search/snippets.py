@@ -43,13 +43,36 @@ def matched_field(doc: Document, terms: set[str]) -> str | None:
     return best
 
 
+#: The fields KTX explains each kind by (reference §2.5), and a dimension's values, which it does not index.
+KTX_FIELDS = {
+    "wiki": ("name", "description", "body"),
+    "sl_source": ("name", "description", "display"),
+    "sl_measure": ("name", "description", "expr"),
+    "sl_dimension": ("name", "display", "description", "expr", "sample_value"),
+    "table": ("name", "display", "description", "comment"),
+    "column": ("name", "display", "description", "comment", "sample_value"),
+}
+
+
+def as_ktx_field(kind: str, matched: str) -> str:
+    """``matched`` as one of the fields KTX gives ``kind``: a table's column names (``body``: its snippet lists
+    them) and a measure's or page's display (``source.measure``, the key spaced) as its name; a source's usage
+    notes, and the scan's comment on a table or column merged into its semantic-layer twin, as its description."""
+    if matched in KTX_FIELDS[kind]:
+        return matched
+    if matched == "display" or (kind, matched) == ("table", "body"):
+        return "name"
+    return "description"
+
+
 def matched_on(doc: Document, terms: set[str]) -> str:
+    """KTX's ``matchedOn`` for a hit: the best-matching field, as one of those KTX gives the kind."""
     field = matched_field(doc, terms)
     if field is not None:
-        return MATCHED_ON[field]
+        return as_ktx_field(doc.kind, MATCHED_ON[field])
     if doc.kind == "wiki":
         return "body"
-    return "description" if doc.description else ("comment" if doc.comment else "name")
+    return as_ktx_field(doc.kind, "description" if doc.description else ("comment" if doc.comment else "name"))
 
 
 _SPACES = re.compile(r"\s+")
@@ -153,7 +176,10 @@ def snippet(doc: Document, matched: str, terms: set[str]) -> str | None:
     if doc.kind == "table":
         if matched in ("description", "comment"):
             return snippet_around(doc.description or doc.comment, terms)
-        return highlight(cap(", ".join(doc.body.split()[:5])) or "", terms) or None
+        columns = doc.body.split()
+        matching = [c for c in columns if not terms.isdisjoint(term_set(c))]
+        shown = (matching + [c for c in columns if c not in matching])[:5]  # the columns that matched first
+        return highlight(cap(", ".join(shown)) or "", terms) or None
     if doc.kind == "column":
         native = attrs.get("nativeType") or ""
         if matched == "sample_value" and doc.sample_values:

@@ -9,7 +9,7 @@ from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.lexical_lane import bridges
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, assess
-from ktx_index.search.snippets import matched_on, snippet
+from ktx_index.search.snippets import as_ktx_field, matched_on, snippet
 from ktx_index.snapshot.snapshot import Snapshot, curated
 from ktx_index.tools.answer_joins import joins_between
 from ktx_index.tools.results import MAX_RESULTS, DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
@@ -195,6 +195,7 @@ def _merge_twin(kept: DiscoverRef, twin: Document) -> None:
     if twin.kind in TWINS and kept.kind == TWINS[twin.kind]:
         kept.kind = twin.kind  # type: ignore[assignment]
         kept.id = twin.id
+        kept.matchedOn = as_ktx_field(twin.kind, kept.matchedOn)  # type: ignore[assignment]
         kept.summary = twin.summary or kept.summary  # the layer's description, a user's first, as alone
     else:
         kept.summary = kept.summary or twin.summary

@@ -108,7 +108,10 @@ class DiscoverRef(Strict):
     score: float = Field(description="Relevance in [0, 1], comparable across queries and kinds.")
     summary: str | None = Field(description="One-line description of the item, when it has one.")
     snippet: str | None = Field(description="Matched words in context (<mark>…</mark>), at most 200 characters.")
-    matchedOn: MatchedOn = Field(description="The field that contributed most to the match.")
+    matchedOn: MatchedOn = Field(
+        description="The field that contributed most to the match (a table matched by its column names: `name`; "
+        "`body` for wiki pages only)."
+    )
     connectionId: str | SkipJsonSchema[None] = left_out_if_none("Connection of semantic-layer and warehouse refs.")
     tableRef: TableRefOut | SkipJsonSchema[None] = left_out_if_none(
         "The physical table: a table's or column's, the one a semantic-layer source (and its dimensions "

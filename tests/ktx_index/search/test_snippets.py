@@ -64,12 +64,26 @@ def test_matched_on_without_a_matching_term_falls_back_by_kind_and_what_the_docu
     assert matched_on(doc("table"), nothing) == "name"
 
 
+def test_matched_on_is_one_of_the_fields_ktx_gives_the_kind():
+    """A table's column names and a source's usage notes are our fields, not KTX's: explained as the field KTX shows
+    them under, never ``body`` (KTX's discover test: a table is matched on name, description, comment or display)."""
+    table = doc("table", name="orders", description="Customer orders", body="id status depot_id")
+    assert matched_on(table, term_set("depot")) == "name"
+    assert matched_on(table, term_set("customer")) == "description"
+    source = doc("sl_source", name="orders", body="Filter on paid orders; group by region")
+    assert matched_on(source, term_set("region")) == "description"
+    assert matched_on(doc("wiki", body="Regions are sales areas"), term_set("region")) == "body"
+    measure = doc("sl_measure", name="total", display="refunds.total")  # KTX gives a measure no display
+    assert matched_on(measure, term_set("refunds")) == "name"
+
+
 def test_snippets_per_kind():
     column = doc("column", name="status", sample_values=["refunded", "paid"], attrs={"nativeType": "text"})
     assert snippet(column, "sample_value", term_set("refunded")) == "text - samples: <mark>refunded</mark>, paid"
     assert snippet(column, "name", term_set("status")) == "text"  # a name match shows the type
     table = doc("table", name="orders", body="id status amount created_at courier_id depot_id")
-    assert snippet(table, "name", term_set("status")) == "id, <mark>status</mark>, amount, created_at, courier_id"
+    assert snippet(table, "name", term_set("status")) == "<mark>status</mark>, id, amount, created_at, courier_id"
+    assert snippet(table, "name", term_set("depot")) == "<mark>depot_id</mark>, id, status, amount, created_at"
     measure = doc("sl_measure", name="refund_total", expr="sum(refund_amount)")
     assert snippet(measure, "expr", term_set("refund")) == "sum(<mark>refund_amount</mark>)"
     source = doc("sl_source", name="orders", attrs={"measures": ["order_count"], "columns": ["status", "id", "x"]})
