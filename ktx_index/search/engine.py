@@ -252,19 +252,57 @@ class Engine(SnapshotReader):
         vector = pending.result() if pending is not None else None
         if vector is None:
             return None
+        cosines, top = self._doc_cosines(snap, vector, kinds, connection, pool, self.params.cos_low, 0)
+        for i in top:
+            doc = int(snap.chunk_docs[i])
+            out.setdefault(snap.doc_uids[doc], Candidate(snap.doc_uids[doc], idx=doc))
+        return cosines
+
+    def _doc_cosines(
+        self, snap: Snapshot, vector: np.ndarray, kinds: list[str], connection: str | None, pool: int, floor: float,
+        nearest: int,
+    ) -> tuple[DocCosines, np.ndarray]:  # fmt: skip
+        """dense.doc_cosines over the snapshot's admitted documents, keeping the ``dense_nearest`` (at least
+        ``nearest``) best whatever their cosine."""
         groups = snap.derived.get("groups")
         if groups is None:
             groups = snap.derived["groups"] = groups_of(snap.chunk_rows, snap.chunk_starts)
         allowed = embedded_mask(snap, kinds, connection)
         p = self.params
-        cosines, top = doc_cosines(
-            snap.matrix, snap.coarse, groups, snap.chunk_rows, snap.chunk_starts, vector, allowed, pool, p.cos_low,
-            p.second_chunk, p.dense_nearest,
+        return doc_cosines(
+            snap.matrix, snap.coarse, groups, snap.chunk_rows, snap.chunk_starts, vector, allowed, pool, floor,
+            p.second_chunk, max(p.dense_nearest, nearest),
         )  # fmt: skip
-        for i in top:
-            doc = int(snap.chunk_docs[i])
-            out.setdefault(snap.doc_uids[doc], Candidate(snap.doc_uids[doc], idx=doc))
-        return cosines
+
+    def nearest(
+        self,
+        snap: Snapshot,
+        pending: Future[np.ndarray | None] | None,
+        kinds: list[str],
+        connection: str | None,
+        count: int,
+        taken: set[str],
+    ) -> list[Candidate]:
+        """Up to ``count`` documents nearest the question by meaning beyond those ``taken``, nearest first, at
+        score 0: what fills an answer asked longer than ranking's candidates (the dense lane keeps its
+        ``dense_nearest`` best whatever their cosine; a limit of 50 found 10 of a project's 21 tables). Kept out
+        of ranking, so a longer answer begins as a shorter one does."""
+        vector = pending.result() if pending is not None else None
+        if vector is None or count <= 0:
+            return []
+        reach = count + len(taken)
+        cosines, top = self._doc_cosines(snap, vector, kinds, connection, reach, np.inf, reach)
+        docs = [int(snap.chunk_docs[i]) for i in top]
+        docs = [d for d in docs if snap.doc_uids[d] not in taken and snap.doc_uids[d] not in snap.shadowed]
+        keep = admitted_mask(snap, np.array(docs, dtype=np.int64), set(kinds), connection).tolist()
+        out = []
+        for doc, kept in zip(docs, keep, strict=True):
+            if kept:
+                cand = Candidate(snap.doc_uids[doc], idx=doc)
+                set_cosine(cand, snap, doc, cosines, self.params)
+                out.append(cand)
+        out.sort(key=lambda c: (-(c.cosine or 0.0), c.uid))
+        return out[:count]
 
     def semantic_status(self, snap: Snapshot | None = None) -> tuple[str, str | None]:
         """How the semantic lane stands on ``snap`` (the current snapshot by default) and why, when not available."""

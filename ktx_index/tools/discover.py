@@ -75,6 +75,8 @@ def discover(
     # only when the verdict is "none".
     ranker = learned.model(learned.ranker_name(snap, p))  # curated projects have a model of their own
     ordered = answer_order(learned.learned_order(q, ranked, ranker, p.ranker_weight))
+    if limit > p.dense_nearest:  # the lanes' candidates may not fill a longer answer
+        ordered += engine.nearest(snap, vector, wanted, connection_id, limit * 2, {c.uid for c in ordered})
     refs, joins = _answer(engine, snap, q, ordered, wanted, limit, explain)
     verdict = assess(
         engine.lexical, q, ranked, "discover_data", lambda: engine.noise(snap, q), p,

@@ -2,7 +2,7 @@
 short snippets, the confidence field, one ref per physical table, the filters and typo tolerance."""
 
 import pytest
-from projects import column, scan_files
+from projects import column, scan_files, scan_table, sqlite_indexed
 
 from indexers.models import Document, TableRef
 from ktx_index.embedding.embedder import HashEmbedder
@@ -53,6 +53,21 @@ def test_every_ref_is_matched_on_a_field_ktx_gives_its_kind(demo_service, query)
     session's list of what was left)."""
     for ref in demo_service.discover_data(query, limit=50).refs:
         assert ref.matchedOn in KTX_FIELDS[ref.kind], (query, ref.kind, ref.id, ref.matchedOn)
+
+
+def test_a_longer_limit_is_filled_with_the_nearest_items_and_begins_as_the_default_answer(make_project):
+    """The dense lane keeps its ``dense_nearest`` best whatever their cosine, so a limit of 50 returned 10 of a
+    project's 21 tables (an outside pass); the answer now fills up to the limit, nearest first, at score 0."""
+    words = "meter reservoir hydrant invoice crew valve pump sample outage tariff leak main pipe account premise"
+    tables = [scan_table(f"{word}_{i}", [column("id"), column(f"{word}_note")]) for i, word in
+              enumerate(words.split() * 2)]  # fmt: skip
+    service, _snap = sqlite_indexed(make_project, tables)
+    short = service.discover_data("meter", None, ["table"], 10).refs
+    full = service.discover_data("meter", None, ["table"], 50).refs
+    assert len(full) == len(tables) and len({r.id for r in full}) == len(tables)
+    assert [r.id for r in full[: len(short)]] == [r.id for r in short]
+    assert [r.score for r in full] == sorted((r.score for r in full), reverse=True)
+    service.close()
 
 
 def test_nonsense_query_returns_nothing_or_says_it_is_unsure(demo_service):
