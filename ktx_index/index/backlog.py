@@ -70,12 +70,16 @@ class Backlog:
         deadline = None if budget_s is None else time.perf_counter() + budget_s
         backend = self.backend or LocalEmbedding(self.embedder)
         batches = backend.embed(self._text_groups(missing, fingerprint), step)
+        moved = False
         try:
             while True:
                 if (deadline is not None and done and time.perf_counter() > deadline) or self.should_stop():
                     return done, "pending"  # every batch embedded so far is committed; the rest waits
                 result = next(batches, None)
                 if result is None:
+                    break
+                if self.fingerprint() != fingerprint:  # the model fell back to another form as it loaded
+                    moved = True
                     break
                 batch, matrix = result
                 vectors.write(next_row, np.asarray(matrix, dtype=np.float32), batch)  # with their keys
@@ -91,6 +95,8 @@ class Backlog:
             return done, f"unavailable: {type(exc).__name__}: {exc}"
         finally:
             batches.close()  # a pool drops the batches still in flight (their texts stay missing: embedded later)
+        if moved:  # int8 → float32 happens once: its vectors are keyed under the form that made them
+            return self.embed(on_progress, limit, budget_s)
         if more:
             return done, "pending"
         self.store.meta.set({"vectors_complete": complete})

@@ -11,6 +11,7 @@ from projects import EMBEDDING_TEXTS
 
 from ktx_index.embedding import onnx_model
 from ktx_index.embedding.embedder import HashEmbedder, MiniLMEmbedder
+from ktx_index.errors import InvalidInput
 from ktx_index.service import KtxIndex
 
 
@@ -23,6 +24,15 @@ def test_hash_embedder_is_deterministic_and_normalised() -> None:
 def test_unknown_runtime_names_the_choices() -> None:
     with pytest.raises(ValueError, match="use one of: onnx, torch"):
         MiniLMEmbedder(runtime="tensorflow")
+
+
+def test_the_runtime_variable_is_read_in_any_case_and_a_wrong_one_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bad value crashed every command with a ValueError traceback that did not say where it came from."""
+    monkeypatch.setenv("KTX_INDEX_EMBED_RUNTIME", "Torch")
+    assert MiniLMEmbedder().runtime == "torch"
+    monkeypatch.setenv("KTX_INDEX_EMBED_RUNTIME", "tensorflow")
+    with pytest.raises(InvalidInput, match=r"KTX_INDEX_EMBED_RUNTIME='tensorflow' is not an embedding runtime; set"):
+        MiniLMEmbedder()
 
 
 def test_precision_names_its_vector_space() -> None:
@@ -44,6 +54,20 @@ def test_unwritable_cache_falls_back_to_pytorch(tmp_path: Path, monkeypatch: pyt
     assert embedder.fallback_reason and "using PyTorch" in embedder.fallback_reason
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert onnx_model.cache_dir() == blocker
+
+
+@pytest.mark.model
+def test_int8_unavailable_runs_float32_under_float32s_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fingerprint kept ``+int8`` after the fallback: float vectors stored under int8's name for good."""
+
+    def unavailable(path: Path) -> Path:
+        raise ImportError("onnxruntime.quantization is not installed")
+
+    monkeypatch.setattr(onnx_model, "quantized", unavailable)
+    embedder = MiniLMEmbedder()
+    embedder.encode(EMBEDDING_TEXTS[:1])
+    assert embedder.precision == "float32" and "int8 model unavailable" in (embedder.fallback_reason or "")
+    assert embedder.fingerprint == MiniLMEmbedder(precision="float32").fingerprint
 
 
 @pytest.mark.model

@@ -98,13 +98,23 @@ def test_an_empty_or_mismatched_table_is_ignored_and_built_again(cache: Path, ma
         service.close()
 
 
-def test_a_fallback_model_builds_no_table(cache: Path, make_project):
-    embedder = HashEmbedder(words=WORDS)
-    embedder.fallback_reason = "int8 model unavailable; using float32"  # its vectors are not the fingerprint's
+class FallingBack(HashEmbedder):
+    """Its int8 form fails as it loads, on the first encode: it then writes float32's vector space."""
+
+    def encode(self, texts):
+        self.fingerprint = "hash-float32"
+        return super().encode(texts)
+
+
+def test_a_model_that_falls_back_keeps_its_table_under_the_form_it_runs(cache: Path, make_project):
+    """Built under the fingerprint read before the model loaded, a fallback's table would be another form's for
+    the whole machine; the service refused to build one at all, even when only the fine-tuned delta was missing."""
+    embedder = FallingBack(words=WORDS)
+    embedder.fingerprint = "hash-int8"
     service = KtxIndex(make_project({}), embedder=embedder)
     try:
-        assert service.ensure_word_table() == 0
-        assert word_table.load(embedder.fingerprint) is None
+        assert service.ensure_word_table() == len(WORDS)
+        assert word_table.load("hash-int8") is None and word_table.load("hash-float32") is not None
     finally:
         service.close()
 

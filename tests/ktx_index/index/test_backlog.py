@@ -132,3 +132,33 @@ def test_a_failed_rechunk_leaves_no_transaction_open(project, monkeypatch):
     assert service.wiki_search("late boxes").results[0].key == "new"
     service.release_writer()
     service.close()
+
+
+class FallingBack(HashEmbedder):
+    """An embedder whose faster form fails as it loads, on its first encode (as int8 falls back to float32):
+    from then on it writes another vector space, under another fingerprint."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fingerprint = "hash-int8"
+
+    def encode(self, texts):
+        if self.fingerprint == "hash-int8":
+            self.fingerprint = "hash-float32"
+        return super().encode(texts)
+
+
+def test_vectors_are_keyed_under_the_form_the_model_fell_back_to(project):
+    """The fingerprint was read before the model loaded: float vectors were kept under int8's name for good
+    (a code review found it), so a later process running int8 would reuse them for its unchanged texts."""
+    service = service_for(project, FallingBack())
+    first = service.rebuild()
+    status = service.status()
+    assert first.embedding_status == "ready" and status.chunks_embedded == status.chunks > 0
+    assert status.model == "hash-float32"
+    service.close()
+    running = HashEmbedder()
+    running.fingerprint = "hash-int8"  # a later process whose int8 loads: none of those vectors are its own
+    service = service_for(project, running)
+    assert service.rebuild().embedded == first.embedded
+    service.close()
