@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from indexers import Indexer, ProjectRead, default_indexers, load_project, read_project
+from indexers import Indexer, default_indexers, load_project, read_project
 from indexers.project import Project
 from ktx_index.background import BackgroundThreads
 from ktx_index.embedding import word_table
@@ -376,21 +376,21 @@ class KtxIndex:
     # ------------------------------------------------------------------ reports
 
     def inspect(self) -> InspectReport:
-        """Read the whole project (no index involved): what the index will see."""
-        return self._inspect_report(read_project(self.project))
-
-    def _inspect_report(self, read: ProjectRead) -> InspectReport:
+        """Read the whole project: what the index will see. The index is never opened (opening it repaired or
+        rebuilt a damaged one, and failed beside a writer: a code review found both)."""
+        read = read_project(self.project)
+        snapshots = {d.connection_id: d.attrs for d in read.documents if d.kind == "snapshot"}
         by_conn = read.counts_by_connection()
         return InspectReport(
             project=str(self.root),
             counts=read.counts(),
-            connections=self.connections(by_conn),
+            connections=connection_infos(self.project, None, by_conn, snapshots),
             wiki_counts=by_conn.get("(wiki)", {}),
             diagnostics=[*read.diagnostics, *embedding_warnings(read.documents)],
         )
 
-    def connections(self, by_conn: dict[str, dict[str, int]] | None = None) -> list[ConnectionInfo]:
-        return connection_infos(self.project, self.refreshed_engine().store if self.layout.exists() else None, by_conn)
+    def connections(self) -> list[ConnectionInfo]:
+        return connection_infos(self.project, self.refreshed_engine().store if self.layout.exists() else None)
 
     def status(self) -> StatusReport:
         engine = self.refreshed_engine() if self.layout.exists() else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ktx_index.cli.common import echo_json, json_option, open_service, project_option
+from ktx_index.cli.common import echo_json, json_option, open_service, project_option, user_errors
 from ktx_index.reports import InspectReport
 
 
@@ -29,9 +29,14 @@ def render_inspect(report: InspectReport) -> None:
 @click.command("inspect")
 @project_option
 @json_option
+@user_errors
 def inspect_command(project_dir: str | None, as_json: bool) -> None:
     """Read the project and print what the index will see: counts per kind and connection, and diagnostics."""
-    report = open_service(project_dir).inspect()
+    service = open_service(project_dir)
+    try:
+        report = service.inspect()
+    finally:
+        service.close()
     if as_json:
         echo_json(report)
     else:

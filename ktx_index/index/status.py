@@ -151,15 +151,20 @@ def build_status(
 
 
 def connection_infos(
-    project: Project, store: DocStore | None, by_conn: dict[str, dict[str, int]] | None = None
+    project: Project,
+    store: DocStore | None,
+    by_conn: dict[str, dict[str, int]] | None = None,
+    snapshots: dict[str | None, dict] | None = None,
 ) -> list[ConnectionInfo]:
     """Each configured connection with its driver (as declared, else as its scan says) and its documents per
-    kind: ``by_conn`` when given (a project just read), else the index's counts (none without an index)."""
+    kind: ``by_conn`` and ``snapshots`` (each scan snapshot's attributes) when given (a project just read), else
+    the index's (none without an index)."""
     if by_conn is None:
         by_conn = {}
         for kind, conn, n in store.docs.counts() if store is not None else ():
             by_conn.setdefault(conn or "(wiki)", {})[kind] = n
-    snapshots = store.docs.snapshot_attrs() if store is not None else {}
+    if snapshots is None:
+        snapshots = store.docs.snapshot_attrs() if store is not None else {}
     drivers = {conn: attrs["driver"] for conn, attrs in snapshots.items() if attrs.get("driver")}
     return [
         ConnectionInfo(id=c.id, driver=c.driver or drivers.get(c.id), declared=c.declared, counts=by_conn.get(c.id, {}))
