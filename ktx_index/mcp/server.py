@@ -81,9 +81,9 @@ class KtxMCPServer(MCPServer):
         with a gateway, a tool this server does not define is upstream's and is forwarded as it is."""
         if self.gateway is not None and self.gateway.forwards(name):
             return await self.gateway.call(name, arguments, context)
+        started = time.perf_counter()  # before the warm-up wait: the log's ms is what the client waited
         if self.ready is not None and not self.ready.is_set():
             await anyio.to_thread.run_sync(self.ready.wait, READY_WAIT_S)
-        started = time.perf_counter()
         tool = self.own_tools.get(name)
         if tool is None:  # neither ours nor (with a gateway) upstream's
             served = [listed.name for listed in await self.list_tools()]
