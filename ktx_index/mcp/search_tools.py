@@ -24,9 +24,13 @@ from ktx_index.tools.results import (
 
 
 def _kinds(value: object) -> object:
-    """Kinds as a list (``as_list``), each in the enum's lower case: models write ``"Table"``."""
+    """Kinds as a list (``as_list``), each in the enum's lower case (models write ``"Table"``), a string of
+    comma-separated kinds as each of them (``"table,column"``, as entity_details reads ``columns``)."""
     items = as_list(value)
-    return [item.lower() if isinstance(item, str) else item for item in items] if isinstance(items, list) else items
+    if not isinstance(items, list):
+        return items
+    split = [part for item in items for part in (item.split(",") if isinstance(item, str) else [item])]
+    return [part.strip().lower() if isinstance(part, str) else part for part in split if part != ""]
 
 
 def _integral(value: object) -> object:
@@ -110,8 +114,8 @@ def tools(service: KtxIndex) -> ToolSet:
             list[Annotated[RefKind, Field(description="Reference kind to include.")]] | SkipJsonSchema[None],
             BeforeValidator(_kinds),
             Field(
-                description="Optional kind filter (a single kind string is read as a list of one, an empty list as "
-                "every kind). With both kinds "
+                description="Optional kind filter (a single kind string is read as a list of one, comma-separated "
+                "kinds as a list, an empty list as every kind). With both kinds "
                 "asked (or none), a table and the semantic-layer source over it are one ref, the source's (its "
                 "tableRef names the table); so are a column and its dimension."
             ),

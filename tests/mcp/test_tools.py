@@ -177,6 +177,9 @@ async def test_discover_data_kinds_as_single_string(client, tools) -> None:
     refs = (await call_ok(client, tools, "discover_data", {"query": "orders", "kinds": "table", "limit": 3}))["refs"]
     assert refs and {r["kind"] for r in refs} == {"table"}
     assert refs[0]["id"] == "raw.orders" and refs[0]["tableRef"] == RAW_ORDERS
+    for sent in ("table, sl_source", ["Table,sl_source"]):  # as entity_details reads comma-separated columns
+        refs = (await call_ok(client, tools, "discover_data", {"query": "orders", "kinds": sent}))["refs"]
+        assert refs and {r["kind"] for r in refs} <= {"table", "sl_source"}, sent
 
 
 async def test_discover_data_empty_kinds_is_every_kind(client, tools) -> None:
