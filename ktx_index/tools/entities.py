@@ -122,7 +122,15 @@ def entity_details(
 
 def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     """What to send when a table no scan holds is a semantic-layer source's name (a ref of kind sl_source): the table
-    it reads, or for one written as SQL (no table, and so no ``tableRef`` on its refs), sl_read_source."""
+    it reads, or for one written as SQL (no table, and so no ``tableRef`` on its refs), sl_read_source. A
+    measure's or dimension's id, or a wiki page's, is told its tool too (each got a bare "not found": an outside
+    pass)."""
+    if label.casefold().startswith("wiki:"):
+        key = label.split(":")[-1].strip()
+        return f' "{label}" is a wiki page\'s ref: read it with wiki_read {{key: {json.dumps(key)}}}.'
+    member = _member_named(store, connection_id, label)
+    if member:
+        return member
     source, _names = find_source(store, connection_id, label)  # as sl_read_source finds it
     if source is None:
         return ""
@@ -132,6 +140,23 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     return (
         f' "{source.id}" is a semantic-layer source: send the table it reads, "{source.table_ref.display}", or {read}.'
     )
+
+
+def _member_named(store: DocStore, connection_id: str, label: str) -> str:
+    """What to send for a measure's or a dimension's id (``source.member``): its source's table (with the
+    dimension's column), or the source through sl_read_source."""
+    for kind, what in (("sl_measure", "a measure"), ("sl_dimension", "a dimension")):
+        if store.docs.get(f"{kind}:{connection_id}:{label}") is None:
+            continue
+        owner, member = label.rsplit(".", 1)
+        source = store.docs.get(f"sl_source:{connection_id}:{owner}")
+        read = f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{owner}"}}'
+        if source is None or source.table_ref is None:
+            return f' "{label}" is {what} of semantic-layer source "{owner}": read it with {read}.'
+        table = source.table_ref.display
+        send = {"table": table, "columns": [member]} if kind == "sl_dimension" else {"table": table}
+        return f' "{label}" is {what} of semantic-layer source "{owner}": send {json.dumps(send)}, or {read}.'
+    return ""
 
 
 def listed(names: list[str], most: int = 10) -> str:

@@ -188,6 +188,33 @@ def test_a_semantic_layer_sources_name_sent_as_a_table_says_what_to_send(make_pr
     service.close()
 
 
+def test_a_measures_dimensions_or_pages_ref_sent_as_a_table_says_which_tool_reads_it(make_project):
+    """An agent hydrating discover_data's refs sends each to entity_details: a measure's, a dimension's or a wiki
+    page's got a bare "not found" (an outside pass)."""
+    table = {"catalog": None, "db": "cis", "name": "bill", "columns": [column("id", "int"), column("amt", "int")]}
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    files["semantic-layer/warehouse/bills.yaml"] = (
+        "name: bills\ntable: cis.bill\ngrain: [id]\ncolumns:\n  - {name: id, type: number}\n  - {name: amt, type: number}\n"
+        "measures:\n  - {name: billed, expr: sum(amt)}\n"
+    )
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    sent = [{"table": "bills.billed"}, {"table": "bills.amt"}, {"table": "wiki:leak-response-sla"}]
+    measure, dimension, page = service.entity_details("warehouse", sent).results
+    read = 'sl_read_source {connectionId: "warehouse", sourceName: "bills"}'
+    assert measure.error.message.endswith(
+        f'"bills.billed" is a measure of semantic-layer source "bills": send {{"table": "cis.bill"}}, or {read}.'
+    )
+    assert dimension.error.message.endswith(
+        f'"bills.amt" is a dimension of semantic-layer source "bills": send {{"table": "cis.bill", "columns": '
+        f'["amt"]}}, or {read}.'
+    )
+    assert page.error.message.endswith(
+        '"wiki:leak-response-sla" is a wiki page\'s ref: read it with wiki_read {key: "leak-response-sla"}.'
+    )
+    service.close()
+
+
 def test_a_table_sent_by_a_columns_name_lists_the_tables_holding_it_first(make_project):
     """An agent sends the attribute it wants (*region*) where a table is asked: the tables with such a column come
     first among the candidates, not the tables whose names merely share its letters (*mart_retention_saves*)."""
