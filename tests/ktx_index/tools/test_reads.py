@@ -328,6 +328,21 @@ def test_a_table_read_by_a_source_named_otherwise_names_that_source(make_project
     service.close()
 
 
+def test_a_scanned_table_no_source_reads_is_sent_to_entity_details(make_project):
+    """``sl_read_source "cis.mtr"`` listed the known sources without saying the table is scanned, and read by
+    entity_details (an outside pass)."""
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [{"catalog": None, "db": "cis", "name": "mtr",
+                                                                   "columns": [column("id")]}])  # fmt: skip
+    files["semantic-layer/warehouse/jobs.yaml"] = "name: jobs\nsql: select 1 as id\ncolumns:\n  - {name: id}\n"
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    for sent in ("cis.mtr", "MTR"):
+        with pytest.raises(NotFound, match=r'no source reads the scanned table cis\.mtr; read it with entity_details '
+                           r'\{connectionId: "warehouse", entities: \[\{table: "cis\.mtr"\}\]\}'):  # fmt: skip
+            service.sl_read_source("warehouse", sent)
+    service.close()
+
+
 def test_a_missing_source_blames_only_a_broken_file_of_its_own_name(make_project):
     """A broken file is named when the source sent has its name, not when the name is any part of its path (``a``,
     ``ware`` and ``daily`` all blamed ``refunds_daily.yaml``)."""
