@@ -64,21 +64,23 @@ log = logging.getLogger("ktx_index.watcher")  # the logger keeps the name the do
 
 def relevant(root: Path, path: str, index: Path | None = None) -> bool:
     """Events worth a rebuild: project sources, not dotfiles, editor temp files or the index itself (``index``: its
-    folder, wherever KTX_INDEX_HOME put it: inside ``wiki/`` its own writes woke the watcher ten times a second)."""
-    real = _real(Path(path))
-    if index is not None and real.is_relative_to(_real(index)):
+    folder, wherever KTX_INDEX_HOME put it: inside ``wiki/`` its own writes woke the watcher ten times a second).
+
+    The tree is told from the path as the event names it, as ``_relative`` tells it: resolved, an edit under a tree
+    that is a symlink (``wiki -> docs/wiki``) read as one under ``docs/`` and was dropped, though rebuild indexes it.
+    Only the index check resolves, so an index reached through a symlink is still known."""
+    if index is not None and _real(Path(path)).is_relative_to(_real(index)):
         return False
-    try:
-        rel = real.relative_to(_real(root))
-    except ValueError:
-        rel = Path(path)
-    parts = rel.parts
+    rel = _relative(root, path)
+    if rel is None:
+        return False
+    parts = Path(rel).parts
     if not parts or any(p.startswith(".") for p in parts):
         return False
     name = parts[-1]
     if name.endswith(TEMP_SUFFIXES) or name.startswith("#") or name.isdigit():  # vim's 4913 probe, emacs #x#
         return False
-    return parts[0] in PROJECT_TREES or rel.as_posix() == CONFIG_FILE
+    return parts[0] in PROJECT_TREES or rel == CONFIG_FILE
 
 
 def _relative(root: Path, path: str) -> str | None:

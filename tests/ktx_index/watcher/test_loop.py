@@ -225,6 +225,20 @@ def test_rename_is_delete_plus_add_in_one_commit(watched: Watch) -> None:
     assert any(r.added == 1 and r.deleted == 1 for r in reports), reports  # both halves in one commit
 
 
+def test_an_edit_inside_a_wiki_that_is_a_symlink_is_committed(make_project, start_watch) -> None:
+    """``wiki -> docs/wiki``: rebuild indexes its pages. (Until this test the watcher dropped their events: it read
+    the tree from the resolved path, ``docs/``, so an edit waited for the idle plan two minutes later.)"""
+    files = {(f"docs/{rel}" if rel.startswith("wiki/") else rel): text for rel, text in BASE.items()}
+    root = make_project(files, config=CONFIG)
+    os.symlink(root / "docs/wiki", root / "wiki")
+    watch = start_watch(root)
+    assert watch.keys("zorblat") == ["revenue"]  # the catch-up read the pages through the link
+    before = watch.commits
+    atomic_write(root / "wiki/global/revenue.md", page("Revenue v2", "Gross revenue, see snorkelwig."))
+    watch.wait_key("snorkelwig", "revenue")
+    assert watch.next_commit(before, "the edit through the link").updated == 1
+
+
 def test_delete_page(watched: Watch) -> None:
     os.remove(watched.root / "wiki/global/churn.md")
     wait_for(lambda: watched.indexed("wiki:global:churn") is None, "the deleted page to leave the index")

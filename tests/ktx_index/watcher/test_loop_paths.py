@@ -27,3 +27,18 @@ def test_the_index_folder_is_never_relevant_wherever_it_lives(tmp_path):
     assert relevant(tmp_path, str(index / "store.sqlite"))  # a folder of the wiki like any other, unless told
     assert not relevant(tmp_path, str(index / "store.sqlite"), index)
     assert relevant(tmp_path, str(tmp_path / "wiki" / "global" / "page.md"), index)
+
+
+def test_an_edit_inside_a_tree_that_is_a_symlink_is_relevant(tmp_path):
+    """``wiki -> docs/wiki`` and a connection folder linked from elsewhere in the project: rebuild indexes their
+    files, and the watcher dropped every event under them (the resolved path's first part is ``docs``)."""
+    (tmp_path / "docs" / "wiki" / "global").mkdir(parents=True)
+    (tmp_path / "shared" / "wh").mkdir(parents=True)
+    (tmp_path / "semantic-layer").mkdir()
+    os.symlink(tmp_path / "docs" / "wiki", tmp_path / "wiki")
+    os.symlink(tmp_path / "shared" / "wh", tmp_path / "semantic-layer" / "wh")
+    assert relevant(tmp_path, str(tmp_path / "wiki" / "global" / "a.md"))
+    assert relevant(tmp_path, str(tmp_path / "semantic-layer" / "wh" / "orders.yaml"))
+    assert not relevant(tmp_path, str(tmp_path / "wiki" / "global" / ".a.md.swp"))
+    index = tmp_path / "docs" / "wiki" / "idx"  # the index reached through the link is still the index
+    assert not relevant(tmp_path, str(tmp_path / "wiki" / "idx" / "store.sqlite"), index)
