@@ -46,7 +46,20 @@ def watch_command(project_dir: str | None, quiet: bool) -> None:
             watcher.run()
     except KeyboardInterrupt:  # a second signal: stop now
         pass
+    except Exception as exc:
+        if watcher.error is not exc:
+            raise
+        raise gave_up(watcher) from exc  # recorded (state: failed) by the watcher; stopping below keeps the verdict
     finally:
         watcher.stop()
         service.close()
     click.echo("ktx-index: stopped", err=True)  # as serve says it: the last batch committed or discarded whole
+
+
+def gave_up(watcher: Watcher) -> click.ClickException:
+    """A watcher whose watch kept failing, told as an error with the next step rather than a traceback: watchfiles
+    raises RuntimeErrors ("OS file watch limit reached."), which no user-error rule knows."""
+    return click.ClickException(
+        f"the watch kept failing ({watcher.state.last_error}); edits are no longer indexed: fix that and run "
+        "`ktx-index watch` again (`ktx-index status` lists its last errors)"
+    )

@@ -148,8 +148,9 @@ class Watcher:
     def _run_guarded(self) -> None:
         try:
             self.run()
-        except BaseException as exc:  # whatever ends the thread is recorded, never lost
-            self._fail(exc)
+        except BaseException as exc:  # whatever ends the thread is recorded, never lost (once: run records its own)
+            if self.error is not exc:
+                self._fail(exc)
 
     @property
     def alive(self) -> bool:
@@ -187,7 +188,8 @@ class Watcher:
 
         The catch-up commit runs once watching has started (on the first wake-up), so an edit made while it runs
         is an event, not a loss. A failure of the watch itself restarts it (with a catch-up) after a backoff,
-        MAX_WATCH_RESTARTS times."""
+        MAX_WATCH_RESTARTS times; the next one is recorded (state: failed, ``error``) and raised, so both callers,
+        ``serve --watch``'s thread and ``ktx-index watch`` in the foreground, leave the same verdict for ``status``."""
         self.service.acquire_writer()
         self.state.state = "running"
         self._write_state()
@@ -200,6 +202,7 @@ class Watcher:
             except Exception as exc:
                 restarts = 1 if time.monotonic() - started >= HEALTHY_WATCH_S else restarts + 1
                 if restarts > MAX_WATCH_RESTARTS:
+                    self._fail(exc)
                     raise
                 self._record_failure("watch", exc)
                 self._stop.wait(self._retry_at - time.monotonic())
