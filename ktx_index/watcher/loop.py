@@ -357,6 +357,9 @@ class Watcher:
         self._changed = set()
         if changed is None:
             self._full_plan_at = time.monotonic()
+            if self._found_nothing(report):
+                log_event(log, logging.DEBUG, "watcher.full_plan", generation=report.generation, ms=report.duration_ms)
+                return Outcome.DONE
         self.state.last_commit = _now()
         self.state.pending = 0
         self.state.last_report = BatchSummary(
@@ -371,6 +374,16 @@ class Watcher:
         if self.on_batch is not None:
             self.on_batch(report)
         return Outcome.DONE
+
+    def _found_nothing(self, report: RebuildReport) -> bool:
+        """Whether a full plan the watcher made of its own accord (no event or ``ktx.yaml`` change pending: the idle
+        safety net every 120 s, a restarted watch's catch-up) found nothing to change since the last commit: then it
+        is no commit (``watch`` printed 'commit 1: +0 ~0 -0' every two minutes, and status's last commit moved with
+        nothing committed). The first commit is one all the same: it says the watcher has caught up; and a plan
+        something the user did asked for is one, so a save is answered even when it changed nothing."""
+        last = self.state.last_report
+        changes = report.added or report.updated or report.deleted or report.kept_stale
+        return last is not None and not self.state.pending and report.generation == last.generation and not changes
 
     def _config_stat(self) -> tuple[int, int] | None:
         try:

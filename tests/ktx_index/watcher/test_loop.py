@@ -468,6 +468,19 @@ def test_a_change_no_event_reports_is_found_by_the_idle_plan_and_embedded(make_p
     assert watch.state()["last_event"] == last_event  # no event reported it: the idle plan did
 
 
+def test_an_idle_plan_that_finds_nothing_is_no_commit(make_project, start_watch) -> None:
+    """(Until this test each idle plan was reported as a commit: ``watch`` printed 'commit 1: +0 ~0 -0' every two
+    minutes, and status's last commit moved with nothing committed.) An edit after it is a commit as ever."""
+    watch = start_watch(make_project(BASE, config=CONFIG), idle_plan_s=0.2)
+    last_commit = watch.state()["last_commit"]
+    full_plans = watch.watcher._full_plan_at
+    wait_for(lambda: watch.watcher._full_plan_at > full_plans + 0.4, "two idle plans")
+    assert watch.commits == 1 and watch.state()["last_commit"] == last_commit
+    (watch.root / "wiki/global/refunds.md").write_text(page("Refunds", "How refunds work: grommetine."))
+    watch.wait_key("grommetine", "refunds")
+    assert watch.next_commit(1, "the new page").added == 1
+
+
 def test_paths_noted_with_a_config_change_still_plan_in_full(make_project) -> None:
     """A batch holding a ktx.yaml change (or the catch-up) plans in full whatever file paths came with it."""
     root = make_project(BASE, config=CONFIG)
