@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     "--no-build",
     is_flag=True,
     help="Do not bring the index up to date at start (with no index yet, the first call builds it, answers "
-    "lexically and embeds in the background).",
+    "lexically and embeds in the background). Not with --watch, whose watcher always does.",
 )
 @click.option(
     "--watch",
@@ -98,6 +98,10 @@ def serve_command(
         raise click.UsageError(
             f"refusing to serve on non-loopback address {host} without a token; pass --token (or set KTX_INDEX_TOKEN) "
             "or bind to 127.0.0.1"
+        )
+    if watch and no_build:  # refused, not ignored: the watcher's catch-up would index what --no-build said not to
+        raise click.UsageError(
+            "--no-build does not apply with --watch: the watcher brings the index up to date at start; drop one of them"
         )
     if upstream_headers and upstream is None:
         raise click.UsageError("--upstream-header needs --upstream URL")

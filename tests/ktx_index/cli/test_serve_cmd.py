@@ -1,4 +1,5 @@
-"""``serve``'s options are checked before any work: HTTP-only options with stdio, an unsafe bind."""
+"""``serve``'s options are checked before any work: HTTP-only options with stdio, --no-build with --watch, an
+unsafe bind."""
 
 from projects import run_cli
 
@@ -7,6 +8,14 @@ def test_http_options_with_stdio_are_refused_not_ignored(project):
     result = run_cli("serve", "--project", project, "--port", "9999", "--host", "0.0.0.0")
     assert result.exit_code == 2
     assert "--host/--port apply to HTTP only; add --transport http" in result.output
+
+
+def test_no_build_with_watch_is_refused_not_ignored(project):
+    """The watcher catches up at start whatever --no-build says (until this test, silently)."""
+    result = run_cli("serve", "--project", project, "--watch", "--no-build")
+    assert result.exit_code == 2
+    assert "--no-build does not apply with --watch" in result.output and "drop one of them" in result.output
+    assert not (project / ".ktx").exists()  # refused before any work
 
 
 def test_a_token_of_spaces_does_not_open_a_public_bind(project, monkeypatch):
