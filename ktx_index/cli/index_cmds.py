@@ -51,7 +51,7 @@ def render_rebuild(report: RebuildReport) -> None:
         f"added={report.added} updated={report.updated} deleted={report.deleted} unchanged={report.unchanged}  "
         f"embedded={report.embedded}  diagnostics={len(report.diagnostics)}  {report.duration_ms / 1000:.2f}s"
     )
-    if not (report.scopes_read or report.deleted or report.force):  # 'unchanged=0' read as an empty index
+    if up_to_date(report):
         click.echo("index    up to date: no file changed since the last rebuild (`ktx-index status` counts it)")
     if report.words_embedded:
         click.echo(f"words    embedded {report.words_embedded} common words for the bridge (once on this machine)")
@@ -63,6 +63,13 @@ def render_rebuild(report: RebuildReport) -> None:
         click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}", err=True)
     for stale in report.stale:
         click.echo(f"  stale       {stale.path}: last good version kept ({stale.reason})", err=True)
+
+
+def up_to_date(report: RebuildReport) -> bool:
+    """Whether a rebuild found nothing to do, said in words since 'unchanged=0' alone read as an empty index; not
+    when texts are still to embed (a stop during embedding, which the embeddings line says) or cannot be."""
+    nothing_read = not (report.scopes_read or report.deleted or report.force)
+    return nothing_read and report.embedding_status in ("ready", "disabled")
 
 
 @click.command("rebuild")
@@ -111,9 +118,14 @@ def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: 
                     f"node(s) ({by_node or 'none'}); {pool.lost} worker(s) lost, {pool.retried} batch(es) retried",
                     err=True,
                 )
-    if report.embedding_status == "pending":
-        click.echo("ktx-index: stopped while embedding; the rest is embedded by the next rebuild or serve", err=True)
-    echo_json(report) if as_json else render_rebuild(report)
+    if not as_json:
+        render_rebuild(report)
+    else:
+        echo_json(report)
+        if report.embedding_status == "pending":  # what render_rebuild's embeddings line says
+            click.echo(
+                "ktx-index: stopped while embedding; the rest is embedded by the next rebuild or serve", err=True
+            )
 
 
 def start_ray_pool(service: KtxIndex, address: str, quiet: bool) -> RayEmbedding | None:

@@ -8,6 +8,7 @@ from projects import run_cli
 
 from ktx_index.search import learned
 from ktx_index.search.scoring import PARAMS
+from ktx_index.service import KtxIndex
 
 
 def test_rebuild_json_then_noop(project):
@@ -58,3 +59,22 @@ def test_status_counts_the_files_kept_stale_beside_the_diagnostics(project):
     text = run_cli("status", "--project", project).output
     assert "diagnostics  1, 1 file(s) kept at their last good version" in text
     assert f"  stale       wiki/global/{page.name}: last good version kept" in text
+
+
+def test_rebuild_stopped_while_embedding_says_so_once_and_not_up_to_date(project, monkeypatch):
+    """(Until this test: 'stopped while embedding' twice in other words, and 'index up to date' between them.)"""
+    run_cli("rebuild", "--project", project)
+    real_rebuild = KtxIndex.rebuild
+
+    def stopped_while_embedding(self, *args, **kwargs):
+        report = real_rebuild(self, *args, **kwargs)
+        report.embedding_status = "pending"  # what a stop during the embedding stage leaves
+        return report
+
+    monkeypatch.setattr(KtxIndex, "rebuild", stopped_while_embedding)
+    text = run_cli("rebuild", "--project", project).output
+    assert text.count("stopped") == 1 and "embeddings: not all texts embedded yet (stopped early)" in text
+    assert "up to date" not in text
+    as_json = run_cli("rebuild", "--project", project, "--json")
+    assert json.loads(as_json.stdout)["embedding_status"] == "pending"
+    assert "ktx-index: stopped while embedding" in as_json.stderr  # stdout is the report alone
