@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 import click
 
 from ktx_index.cli.common import given, log_options, open_service, project_option, stop_on_signals, user_errors
-from ktx_index.cli.index_cmds import terminal_progress
+from ktx_index.cli.index_cmds import EMBEDDING_NOTES, terminal_progress
 from ktx_index.errors import IndexBusy, Stopped
+from ktx_index.reports import RebuildReport
 from ktx_index.service import KtxIndex
 
 if TYPE_CHECKING:
@@ -276,13 +277,24 @@ def _catch_up(service: KtxIndex) -> bool:
         finish()
     click.echo(
         f"ktx-index: index up to date: {report.added} added, {report.updated} updated, {report.deleted} deleted "
-        f"in {report.duration_ms / 1000:.1f}s; {len(report.diagnostics)} diagnostic(s); embedding new texts in the background",
+        f"in {report.duration_ms / 1000:.1f}s; {len(report.diagnostics)} diagnostic(s){_embedding_tail(service, report)}",
         err=True,
     )
 
     def done(count: int, status: str) -> None:
+        if status == "disabled" or (status == "ready" and not count):  # the line above said all there is
+            return
         stopped = " (stopped: the rest is embedded on the next start)" if service.stopping else ""
         click.echo(f"ktx-index: embeddings {status} ({count} texts embedded){stopped}", err=True)
 
-    service.embed_in_background(done)
+    service.embed_in_background(done)  # texts a stop left without vectors too; releases the writer when done
     return True
+
+
+def _embedding_tail(service: KtxIndex, report: RebuildReport) -> str:
+    """What serve's start line says of embeddings: that they are off, or that this commit's new texts are embedded
+    in the background, or nothing when it has none (it announced that embedding in every case). Texts an earlier stop
+    left without vectors are embedded all the same, and said once done."""
+    if service.embedder is None:
+        return f"; embeddings {EMBEDDING_NOTES['disabled']}"
+    return "; embedding new texts in the background" if report.added or report.updated else ""
