@@ -147,7 +147,8 @@ def start_ray_pool(service: KtxIndex, address: str, quiet: bool) -> RayEmbedding
 
 
 def cluster_progress(update: Callable[[str, int, int], None], quiet: bool) -> Callable[[str, int, int], None]:
-    """Beside the bar (a terminal only), a line every 10 s on stderr: texts embedded across the cluster."""
+    """Off a terminal (where there is no bar: a log, CI), a line every 10 s on stderr in its place: texts embedded
+    across the cluster. On a terminal the bar alone, unchanged."""
     if quiet or sys.stderr.isatty():
         return update
     last = [0.0]
