@@ -76,6 +76,11 @@ class RebuildReport(BaseModel):
     added: int = 0
     updated: int = 0
     deleted: int = 0
+    deleted_paths: list[str] = Field(
+        default_factory=list,
+        description="The files whose documents were deleted (``deleted`` counts the documents), sorted: files "
+        "removed, and files that no longer give some of theirs (a measure dropped from a source).",
+    )
     unchanged: int = 0
     kept_stale: int = Field(0, description="Documents kept from the last good parse of a file that broke.")
     lexical_rewritten: bool = Field(

@@ -45,12 +45,27 @@ def terminal_progress(quiet: bool) -> tuple[Callable[[str, int, int], None], Cal
     return update, finish
 
 
+#: Files rebuild and status list by name (the count covers them all).
+SHOWN_PATHS = 20
+
+
+def echo_paths(paths: list[str], total: int) -> None:
+    """The first SHOWN_PATHS of ``paths``, one a line, then how many more of the ``total`` there are."""
+    for path in paths[:SHOWN_PATHS]:
+        click.echo(f"  {path}")
+    if total > SHOWN_PATHS:
+        click.echo(f"  … and {total - SHOWN_PATHS} more")
+
+
 def render_rebuild(report: RebuildReport) -> None:
     click.echo(
         f"rebuild  scanned={report.files} files ({report.scopes_read}/{report.scopes} scopes read)  "
         f"added={report.added} updated={report.updated} deleted={report.deleted} unchanged={report.unchanged}  "
         f"embedded={report.embedded}  diagnostics={len(report.diagnostics)}  {report.duration_ms / 1000:.2f}s"
     )
+    if report.deleted_paths:
+        click.echo(f"deleted  {report.deleted} document(s) of {len(report.deleted_paths)} file(s):")
+        echo_paths(report.deleted_paths, len(report.deleted_paths))
     if up_to_date(report):
         click.echo("index    up to date: no file changed since the last rebuild (`ktx-index status` counts it)")
     if report.words_embedded:
@@ -174,10 +189,6 @@ def embedding_note(status: str) -> str:
     return EMBEDDING_NOTES.get(status) or f"{status} — search is lexical only until this is fixed"
 
 
-#: Changed files status lists by name (the count covers them all).
-SHOWN_PATHS = 20
-
-
 def render_status(report: StatusReport) -> None:
     click.echo(f"project      {report.project}")
     click.echo(f"index        {report.index_path}{'' if report.exists else '  (missing: run `ktx-index rebuild`)'}")
@@ -207,10 +218,7 @@ def render_status(report: StatusReport) -> None:
         )
     else:
         click.echo("changed      0 file(s): the index is up to date with the project")
-    for path in report.changed_paths[:SHOWN_PATHS]:
-        click.echo(f"  {path}")
-    if report.changed_files > SHOWN_PATHS:
-        click.echo(f"  … and {report.changed_files - SHOWN_PATHS} more")
+    echo_paths(report.changed_paths, report.changed_files)
     if report.writer_pid:
         click.echo(f"writer       PID {report.writer_pid}")
     watcher = report.watcher

@@ -49,6 +49,11 @@ def broken_files(result: ScopeResult) -> dict[str, str]:
     return broken
 
 
+def file_of(path: str) -> str:
+    """The file a document's path names: a manifest entry's is '<file>#<name>'."""
+    return path.split("#", 1)[0]
+
+
 class Builder:
     """Owns the write side of one project's index while it holds the writer lock."""
 
@@ -167,6 +172,7 @@ class Builder:
         ``held``: scopes out of sight in a folder that cannot be listed, kept stale with the reason."""
         commit = Commit(self.store, self.lexical, self.backlog.fingerprint(), force, on_progress, self.should_stop)
         dropping = set(dropped)
+        removed: set[str] = set()  # the files whose documents are deleted (report.deleted_paths)
         parse_s = 0.0
         started = time.perf_counter()
         try:
@@ -178,7 +184,7 @@ class Builder:
                 parse_started = time.perf_counter()
                 result = safe_read(indexer, project, scope)
                 parse_s += time.perf_counter() - parse_started
-                declined = self._apply_scope(scope, result, commit, report, dropping)
+                declined = self._apply_scope(scope, result, commit, report, dropping, removed)
                 result.diagnostics += embedding_warnings(result.documents)
                 # a file declined for another's documents is read again at every build, to take them over when
                 # that one goes (an empty fingerprint never matches)
@@ -186,9 +192,10 @@ class Builder:
                 self.store.scopes.put(scope.key, scope.family, stored_as, list(scope.files), result.diagnostics)
                 on_progress("parse", done, len(todo))
             for key in dropped:
-                for uid in self.store.docs.in_scope(key):
+                for uid, (_hash, path, _stale) in self.store.docs.in_scope(key).items():
                     commit.delete(uid)
                     report.deleted += 1
+                    removed.add(file_of(path))
                 self.store.scopes.delete(key)
             for key, reason in held.items():
                 uids = list(self.store.docs.in_scope(key))
@@ -201,25 +208,32 @@ class Builder:
             commit.abort()
             raise
         report.scopes_read = len(todo)
+        report.deleted_paths = sorted(removed)
         report.parse_ms = round(parse_s * 1000, 1)
         report.lexical_ms = round((time.perf_counter() - started - parse_s) * 1000, 1)
 
     def _apply_scope(
-        self, scope: Scope, result: ScopeResult, commit: Commit, report: RebuildReport, dropped: set[str]
+        self,
+        scope: Scope,
+        result: ScopeResult,
+        commit: Commit,
+        report: RebuildReport,
+        dropped: set[str],
+        removed: set[str],
     ) -> bool:
         """Write one scope's changed documents. A document whose file no longer parses (or lies in a folder that
         cannot be listed, or came from an artifact that does not parse: ``ScopeResult.kept``) is kept, marked
         stale; a document such a file gives changed keeps what it lost from its last good version (a table's sample
         values from a profile that no longer parses), stale too; a file that does not parse and never did gives what
         it still can (``ScopeResult.fallback``), stale too. Documents another scope holds are left to it
-        (index/ownership.py): True when there were some."""
+        (index/ownership.py): True when there were some. The files whose documents go are added to ``removed``."""
         old = self.store.docs.in_scope(scope.key)
         broken = broken_files(result)
         unlisted = unlisted_folders(result.diagnostics)
         new = {d.uid: d for d in result.documents}
         whole: dict[str, Document] = {}
         if result.fallback:  # a file that never parsed: what it still gives, flagged stale, over an earlier such read
-            parsed = {path.split("#", 1)[0] for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
+            parsed = {file_of(path) for uid, (_h, path, _s) in old.items() if not self._read_whole(uid)}
             whole = {d.uid: d for d in result.fallback if d.path not in parsed and d.path in broken}
             new.update(whole)
         elsewhere = held_elsewhere(self.store.docs, scope.key, [uid for uid in new if uid not in old], dropped)
@@ -236,7 +250,7 @@ class Builder:
         def kept_for(path: str) -> str | None:
             """Why the documents of the file at ``path`` (a fragment after '#' aside) keep their last good version,
             or None: they go."""
-            file = path.split("#", 1)[0]
+            file = file_of(path)
             if file not in reasons:
                 reasons[file] = broken.get(file) or within(file, keeping) or displaced(self.root, file)
             return reasons[file]
@@ -271,6 +285,7 @@ class Builder:
             else:
                 commit.delete(uid)
                 report.deleted += 1
+                removed.add(file_of(path))
         return bool(theirs)
 
     def _complete_from_last_good(
@@ -282,7 +297,7 @@ class Builder:
         Returns uid → why for those that changed otherwise too (a column renamed): written, and marked stale."""
         completed: dict[str, str] = {}
         for uid in [u for u, doc in new.items() if u in old and old[u].hash != doc.content_hash] if kept else ():
-            file = old[uid].path.split("#", 1)[0]
+            file = file_of(old[uid].path)
             prior = self.store.docs.get(uid) if file in kept else None
             if prior is not None:
                 new[uid] = with_what_it_lost(prior, new[uid])

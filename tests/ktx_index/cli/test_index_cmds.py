@@ -78,3 +78,19 @@ def test_rebuild_stopped_while_embedding_says_so_once_and_not_up_to_date(project
     as_json = run_cli("rebuild", "--project", project, "--json")
     assert json.loads(as_json.stdout)["embedding_status"] == "pending"
     assert "ktx-index: stopped while embedding" in as_json.stderr  # stdout is the report alone
+
+
+def test_rebuild_names_the_files_whose_documents_it_deleted(project):
+    """(Until a tester asked: 'deleted=1' and no name, in the text and in --json.)"""
+    run_cli("rebuild", "--project", project)
+    (project / "wiki/global/revenue.md").unlink()
+    report = json.loads(run_cli("rebuild", "--project", project, "--json").output)
+    assert report["deleted"] == 1 and report["deleted_paths"] == ["wiki/global/revenue.md"]
+    for i in range(25):
+        (project / f"wiki/global/more-{i:02}.md").write_text("---\nsummary: more\n---\nbody\n")
+    run_cli("rebuild", "--project", project)
+    for i in range(25):
+        (project / f"wiki/global/more-{i:02}.md").unlink()
+    text = run_cli("rebuild", "--project", project).output
+    assert "deleted  25 document(s) of 25 file(s):\n  wiki/global/more-00.md\n" in text
+    assert "  wiki/global/more-19.md\n  … and 5 more\n" in text and "more-20" not in text

@@ -41,6 +41,22 @@ def test_first_build_then_noop_then_one_file(project):
     service.close()
 
 
+def test_the_report_names_the_files_whose_documents_were_deleted(project):
+    """A file removed (its scope dropped) and a file that no longer gives one of its documents: ``deleted`` counted
+    them and nothing named them (a tester's 'deleted=1, but which?')."""
+    service = service_for(project)
+    assert service.rebuild().deleted_paths == []
+    time.sleep(0.01)
+    (project / "wiki/global/churn.md").unlink()
+    source = project / "semantic-layer/warehouse/orders.yaml"
+    source.write_text(SOURCE.split("measures:")[0])  # its measure dropped
+    report = service.rebuild()
+    assert report.deleted == 2
+    assert report.deleted_paths == ["semantic-layer/warehouse/orders.yaml", "wiki/global/churn.md"]
+    assert service.rebuild().deleted_paths == []
+    service.close()
+
+
 def test_the_lexical_index_holds_each_document_once_through_updates_moves_and_force(project):
     """New documents skip tantivy's delete (its queue held ~1.2 KB per document until the commit); an updated
     document, one that moves to another file, and a forced rebuild still leave exactly one copy."""
