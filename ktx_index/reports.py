@@ -210,6 +210,11 @@ class StatusReport(BaseModel):
     chunks_embedded: int = 0
     changed_files: int = Field(0, description="Files changed since the last commit (run rebuild or watch).")
     changed_paths: list[str] = Field(default_factory=list)
+    deleted_paths: list[str] = Field(
+        default_factory=list,
+        description="Indexed files no longer in the project (among changed_paths): the next rebuild drops their "
+        "documents.",
+    )
     writer_pid: int | None = Field(None, description="PID of a rebuild or watcher holding the writer.")
     watcher: WatcherState | None = None
     upstream: UpstreamState | None = Field(

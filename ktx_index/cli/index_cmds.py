@@ -218,7 +218,8 @@ def render_status(report: StatusReport) -> None:
         )
     else:
         click.echo("changed      0 file(s): the index is up to date with the project")
-    echo_paths(report.changed_paths, report.changed_files)
+    gone = set(report.deleted_paths)
+    echo_paths([f"{p} (deleted)" if p in gone else p for p in report.changed_paths], report.changed_files)
     if report.writer_pid:
         click.echo(f"writer       PID {report.writer_pid}")
     watcher = report.watcher

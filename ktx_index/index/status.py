@@ -24,9 +24,12 @@ from ktx_index.reports import ConnectionInfo, StaleFile, StatusReport, ToolCallE
 State = TypeVar("State", bound=BaseModel)
 
 
-def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) -> tuple[list[str], list[Diagnostic]]:
+def changed_paths(
+    project: Project, store: DocStore, indexers: list[Indexer]
+) -> tuple[list[str], list[str], list[Diagnostic]]:
     """Files whose scope fingerprint differs from the committed one (cheap: stats only), by the
-    builder's own plan, so status and the next rebuild agree on what changed; and what listing found."""
+    builder's own plan, so status and the next rebuild agree on what changed; those of them no longer in the
+    project (a deleted page was listed as one to read again); and what listing found."""
     plan = plan_scopes(project, indexers, store.scopes.fingerprints())
     stored_files = store.scopes.files()
     held = held_scopes(
@@ -36,10 +39,12 @@ def changed_paths(project: Project, store: DocStore, indexers: list[Indexer]) ->
     for _indexer, scope, _fingerprint in plan.todo:
         old = set(stored_files.get(scope.key, []))
         changed.update(f for f in scope.files if f not in old or plan.stats.exists(f))
+        changed.update(f for f in old - set(scope.files) if not plan.stats.exists(f))  # an overlay deleted, say
     for key in plan.dropped:
         if key not in held:
             changed.update(stored_files.get(key, []))
-    return sorted(changed), plan.diagnostics
+    deleted = [f for f in sorted(changed) if not plan.stats.exists(f)]
+    return sorted(changed), deleted, plan.diagnostics
 
 
 def _read_state(model: type[State], path: Path) -> State | None:
@@ -134,7 +139,7 @@ def build_status(
     report.bridge_words = len(table.rows) if table is not None else 0
     report.semantic, report.semantic_reason = semantic
     report.chunks, report.chunks_embedded = store.chunks.stats()
-    report.changed_paths, listing = changed_paths(load_project(project.root), store, indexers)
+    report.changed_paths, report.deleted_paths, listing = changed_paths(load_project(project.root), store, indexers)
     report.changed_files = len(report.changed_paths)
     report.watcher = _watcher(layout)
     report.recent_errors = [ToolCallError.model_validate(e) for e in recent_errors(layout.errors)]

@@ -31,6 +31,10 @@ def test_status_reports_changed_files(project):
     assert report["ranker"] == learned.fingerprint(PARAMS.curated_ranker) != learned.fingerprint()
     text = run_cli("status", "--project", project).output
     assert "changed      1 file(s) to read again" in text and "`ktx-index rebuild` reads them" in text
+    (project / "wiki/global/new-page.md").unlink()
+    (gone,) = sorted((project / "wiki/global").glob("*.md"))[:1]
+    gone.unlink()
+    assert f"  wiki/global/{gone.name} (deleted)" in run_cli("status", "--project", project).output
     for i in range(25):
         (project / f"wiki/global/more-{i}.md").write_text("---\nsummary: more\n---\nbody\n")
     assert "  … and 6 more" in run_cli("status", "--project", project).output

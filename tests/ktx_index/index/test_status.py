@@ -50,8 +50,23 @@ def test_changed_paths_are_the_edited_added_and_deleted_files_until_the_next_reb
     status = built.status()
     expected = ["wiki/global/couriers.md", "wiki/global/depots.md", "wiki/global/orders.md"]
     assert status.changed_paths == expected and status.changed_files == 3
+    assert status.deleted_paths == ["wiki/global/depots.md"]  # listed as one to read again, with no sign it is gone
     built.rebuild()
-    assert built.status().changed_paths == []
+    assert built.status().changed_paths == [] == built.status().deleted_paths
+
+
+def test_an_overlay_deleted_from_its_sources_folder_is_listed_as_deleted(make_project):
+    """A connection's semantic-layer files are one scope: a deleted overlay was not listed at all."""
+    source = "name: orders\ntable: public.orders\ncolumns:\n  - {name: id, type: number}\n"
+    overlay = "name: orders\ndescriptions: {user: Paid orders.}\n"
+    root = make_project({"semantic-layer/wh/orders.yaml": source, "semantic-layer/wh/orders_notes.yaml": overlay})
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    (root / "semantic-layer/wh/orders_notes.yaml").unlink()
+    status = service.status()
+    assert "semantic-layer/wh/orders_notes.yaml" in status.changed_paths
+    assert status.deleted_paths == ["semantic-layer/wh/orders_notes.yaml"]
+    service.close()
 
 
 def test_what_listing_finds_is_in_status_as_in_the_rebuild_summary(built):
