@@ -116,7 +116,8 @@ def test_english_words_are_known_in_any_form_and_made_up_ones_are_not():
     ("short", "word"),
     [("pymt", "payment"), ("cust", "customer"), ("rdg", "reading"), ("whse", "warehouse"), ("divd", "dividend"),
      ("amt", "amount"), ("svc", "service"), ("wrtn", "written"), ("shpmt", "shipment"), ("mgr", "manager"),
-     ("ptwy", "putaway")],  # two English words run together, which the lexicon does not list
+     ("ptwy", "putaway"),  # two English words run together, which the lexicon does not list
+     ("hydrnt", "hydrant"), ("plnt", "plant")],  # one vowel dropped (an outside pass's water utility)
 )  # fmt: skip
 def test_a_warehouse_abbreviation_is_the_words_start_then_its_consonants(short, word):
     assert abbreviates(short, word)
@@ -135,6 +136,8 @@ def test_a_warehouse_abbreviation_is_the_words_start_then_its_consonants(short, 
         ("pay", "payment", "an English word"),
         ("lang", "languague", "a typo, corrected instead"),
         ("pre", "purchase", "three letters ending on the word's last: not 'whse'"),
+        ("stat", "state", "the last vowel dropped: 'stat' is status or statistic as often"),
+        ("lnk", "link", "one vowel dropped from three letters"),
     ],
 )
 def test_what_is_not_taken_for_an_abbreviation(short, word, why):
