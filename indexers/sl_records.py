@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import yaml
 
@@ -273,6 +273,8 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
                     continue
                 diagnostics.extend(_shape_diagnostics(rel, entry, f"tables.{name}."))
                 name = str(name)
+                if hand_written(records.get(name)):  # whichever file sorts first: paths sort '_schema/' after 'Orders'
+                    continue
                 records[name] = SourceRecord(
                     connection_id, name, f"{rel}#{name}", "manifest", project_manifest_entry(name, entry)
                 )
@@ -306,7 +308,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
                 Diagnostic(path=rel, code="warning", message=m) for m in unknown_keys(data, SOURCE_KEYS, "source")
             )
             earlier = records.get(name)
-            if earlier is not None and earlier.origin == "standalone":  # KTX reads the later file alone, silently
+            if hand_written(earlier):  # KTX reads the later file alone, silently
                 # (one over a manifest entry is how a hand-written definition takes a scanned table over: no warning)
                 message = (
                     f"source '{name}' is also defined in {earlier.path}; this file replaces it (the later file wins, "
@@ -350,6 +352,12 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
         verb = "does" if len(unread) == 1 else "do"
         held[folder] = f"{files}{more} {verb} not parse or cannot be read, and may add to this source"
     return ConnectionRead(dict(sorted(records.items())), diagnostics, held)
+
+
+def hand_written(record: SourceRecord | None) -> TypeGuard[SourceRecord]:
+    """Whether a source was written by hand (a file with ``table:`` or ``sql:``): it takes its scanned manifest entry
+    over, whether its file sorts before ``_schema/`` (``Orders.yaml``, ``2024/orders.yaml``) or after it."""
+    return record is not None and record.origin == "standalone"
 
 
 def safe_source_name(name: str) -> bool:

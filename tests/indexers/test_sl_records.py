@@ -1,6 +1,7 @@
 """Semantic-layer source records (indexers/sl_records.py): description precedence, overlays composed onto
 their base whatever the file order, and what is reported instead of dropped."""
 
+import pytest
 import yaml
 from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE
 
@@ -100,13 +101,17 @@ def test_two_files_defining_one_source_are_named_and_the_later_is_read_as_ktx_re
     assert "also defined in semantic-layer/warehouse/aa_copy.yaml" in problem.message
 
 
-def test_a_hand_written_source_takes_its_manifest_entry_over_without_a_warning(make_project):
+@pytest.mark.parametrize("rel", ["orders.yaml", "Orders.yaml", "2024/orders.yaml", "Sales/orders.yaml"])
+def test_a_hand_written_source_takes_its_manifest_entry_over_without_a_warning(make_project, rel):
+    """Whether its file sorts after ``_schema/`` or before it (an upper-case or digit-led name: the manifest entry
+    silently replaced the hand-written source, an outside review)."""
     files = {
         "semantic-layer/warehouse/_schema/public.yaml": SL_SHARD,
-        "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: public.orders\ncolumns:\n  - {name: id, type: string}\n",
+        f"semantic-layer/warehouse/{rel}": "name: orders\ntable: public.orders\ncolumns:\n  - {name: id, type: string}\n",
     }
     records, diagnostics, _held = warehouse_records(make_project, files)
     assert records["orders"].origin == "standalone" and diagnostics == []
+    assert records["orders"].path == f"semantic-layer/warehouse/{rel}"
 
 
 def test_a_standalone_source_names_the_keys_ktx_does_not_read(make_project):
