@@ -117,6 +117,12 @@ def mistyped(data: dict[str, Any], fields: dict[str, type], where: str = "") -> 
     ]
 
 
+def run_id(report: dict[str, Any]) -> str | None:
+    """The id of the scan run that took a snapshot, as its ``scan-report.json`` says: the one rule for the snapshot
+    document and its tables' (a table's was cut from its folder's name, and the connection id's hyphens changed it)."""
+    return _typed(report.get("runId"), str)
+
+
 def column_metadata(column: dict[str, Any]) -> dict[str, Any]:
     return {key: _typed(column.get(key), kind) for key, kind in COLUMN_FIELDS.items()}
 
@@ -161,7 +167,13 @@ class ScanIndexer(Indexer):
                     Scope(
                         self.family,
                         f"scan:{conn}:{name}",
-                        (f"{sync}/tables/{name}", f"{sync}/connection.json", *profiles, *shards),
+                        (
+                            f"{sync}/tables/{name}",
+                            f"{sync}/connection.json",
+                            f"{sync}/scan-report.json",
+                            *profiles,
+                            *shards,
+                        ),
                         (*context, ("sync", sync)),
                     )
                 )
@@ -257,7 +269,7 @@ class ScanIndexer(Indexer):
             "syncId": sync.rsplit("/", 1)[1],
             "driver": _typed(info.get("driver"), str) or _typed(report.get("driver"), str),
             "extractedAt": _typed(info.get("extractedAt"), str),
-            "scanRunId": _typed(report.get("runId"), str),
+            "scanRunId": run_id(report),
             "mode": _typed(report.get("mode"), str),
             "createdAt": _typed(report.get("createdAt"), str),
             "tables": scope.get("tables"),
@@ -334,7 +346,7 @@ class ScanIndexer(Indexer):
         snapshot = {
             "syncId": sync.rsplit("/", 1)[1],
             "extractedAt": _typed(info.get("extractedAt"), str),
-            "scanRunId": sync.rsplit("/", 1)[1].split("-", 4)[-1] if sync.count("-") >= 4 else None,
+            "scanRunId": run_id(self._report(project, sync)),
         }
         row_count = next((e.get("rowCount") for e in profile_rows.values() if isinstance(e.get("rowCount"), int)), None)
         docs = result.documents
@@ -409,6 +421,12 @@ class ScanIndexer(Indexer):
                 code="warning",
             )
         return result
+
+    def _report(self, project: Project, sync: str) -> dict[str, Any]:
+        """A table's snapshot's scan report, or {} when it cannot be read (the table is then indexed without a run
+        id). Not reported here: the newest snapshot's report is the snapshot document's, whose scope reports it once,
+        where each of thousands of tables would repeat it."""
+        return self._json(project, f"{sync}/scan-report.json", ScopeResult(), optional=True) or {}
 
     def _json(self, project: Project, rel: str, result: ScopeResult, optional: bool = False) -> dict[str, Any] | None:
         """A JSON object artifact, or None after reporting why it cannot be used."""

@@ -1,3 +1,4 @@
+import pytest
 from projects import column, profile_entry, scan_files, table_file
 
 from indexers import load_project, read_project
@@ -69,6 +70,27 @@ def test_newest_snapshot_per_table_and_incomplete_sync_ignored(make_project):
     assert tables["public.orders"].comment == "Orders v2"
     assert tables["public.invoices"].attrs["snapshot"]["syncId"] == "2026-01-01-000000-local-a"
     assert any("no scan-report.json" in d.message for d in read.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("conn", "older", "sync"),
+    [
+        ("warehouse", "2025-12-01-000000-local-z", "2026-01-01-000000-local-a"),
+        ("warehouse", "2025-12-01", "2026-01-01"),
+        ("my-wh", "nightly-0", "nightly-1"),
+    ],
+)
+def test_a_tables_scan_run_id_is_its_scan_reports_as_the_snapshots_is(make_project, conn, older, sync):
+    """A table's run id was cut from its folder's name counting the hyphens of the whole path (the connection id's
+    too), so entity_details showed two run ids for one scan (an outside review); both read scan-report.json now,
+    a table from an older snapshot that snapshot's."""
+    files = scan_files(conn, older, [INVOICES]) | scan_files(conn, sync, [ORDERS])
+    for folder, run in ((older, "run-41"), (sync, "run-42")):
+        files[f"raw-sources/{conn}/live-database/{folder}/scan-report.json"]["runId"] = run
+    read = read_project(load_project(make_project(files, config=f"connections:\n  {conn}:\n    driver: postgres\n")))
+    runs = {d.id: d.attrs["snapshot"]["scanRunId"] for d in read.documents if d.kind == "table"}
+    (snapshot,) = [d for d in read.documents if d.kind == "snapshot"]
+    assert runs == {"public.orders": "run-42", "public.invoices": "run-41"} and snapshot.attrs["scanRunId"] == "run-42"
 
 
 def test_a_connection_whose_only_snapshot_is_incomplete_says_its_tables_are_not_indexed(make_project):
