@@ -19,6 +19,12 @@ def table_key(ref: TableRef) -> str:
     return ref.display.casefold()
 
 
+def column_key(name: str) -> str:
+    """How a shard's column descriptions are keyed and looked up: one function for both, as the key was
+    ``casefold()`` on one side and ``lower()`` on the other (a column ``Straße`` lost its description)."""
+    return name.casefold()
+
+
 class ArtifactCache:
     def __init__(self) -> None:
         self._entries: dict[str, tuple[tuple[int, int], Any, str | None]] = {}
@@ -133,7 +139,7 @@ def _parse_shard(project: Project, rel: str) -> ShardIndex:
             continue
         table = str(entry.get("table") or name)
         columns = {
-            str(c.get("name")).casefold(): resolve_description(c.get("descriptions"))
+            column_key(str(c.get("name"))): resolve_description(c.get("descriptions"))
             for c in dict_list(entry.get("columns"))
             if c.get("name")
         }

@@ -16,7 +16,7 @@ from indexers.base import Indexer, Scope, ScopeResult, clean_text, first_few, js
 from indexers.files import SourceError, UnlistedFolder, exists, is_file, list_dirs, list_files, read_json
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
-from indexers.scan_artifacts import ArtifactCache, table_key
+from indexers.scan_artifacts import ArtifactCache, column_key, table_key
 from indexers.sl_records import resolve_description
 
 #: KTX's dictionary filters (reference §2.4), with the type gate widened to wrapped and
@@ -384,7 +384,9 @@ class ScanIndexer(Indexer):
             samples = sample_strings(column.get("sampleValues")) or sample_strings(entry.get("sampleValues"))
             col_comment = clean_text(column.get("comment"))
             col_description = (
-                resolve_description(column.get("descriptions")) or shard_columns.get(name.lower(), "") or col_comment
+                resolve_description(column.get("descriptions"))
+                or shard_columns.get(column_key(name), "")
+                or col_comment
             )
             docs.append(
                 member_document(

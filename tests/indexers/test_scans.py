@@ -186,3 +186,17 @@ def test_fields_of_the_wrong_type_are_named_and_read_as_unknown(make_project):
     )
     table = next(d for d in read.documents if d.kind == "table")
     assert table.attrs["estimatedRows"] is None
+
+
+def test_a_shards_column_descriptions_are_found_whatever_the_case_of_the_name(make_project):
+    """Keyed by casefold() and looked up by lower(), a column named with an ß lost its description (an outside
+    review); one key function does both."""
+    shard = (
+        "tables:\n  orders:\n    table: public.orders\n    columns:\n"
+        "      - {name: Straße, descriptions: {ai: street name}}\n      - {name: Status, descriptions: {ai: order state}}\n"
+    )
+    table = {**ORDERS, "comment": None, "columns": [column("Straße"), column("STATUS")]}
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    read = read_project(load_project(make_project(files | {"semantic-layer/warehouse/_schema/public.yaml": shard})))
+    described = {d.name: d.description for d in read.documents if d.kind == "column"}
+    assert described == {"Straße": "street name", "STATUS": "order state"}
