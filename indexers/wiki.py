@@ -26,7 +26,9 @@ from indexers.project import Project
 
 #: An opening ``---`` line, the YAML (none at all: ``---`` twice is an empty block, as KTX reads it), a closing one.
 FRONTMATTER = re.compile(r"\A---[ \t]*\n(?:(.*?)\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
-HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+#: An ATX heading and its text: a closing ``#`` sequence goes only after a space, as CommonMark reads it (``# Using C#``
+#: is about C#, not C).
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 FENCE = re.compile(r"^[ \t]*(```|~~~)")
 OPTIONAL_FIELDS = (
     "usage_mode", "sort_order", "source", "intent", "tables", "representative_sql",

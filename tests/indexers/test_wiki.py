@@ -77,6 +77,19 @@ def test_sections_follow_headings_but_not_code_fences():
     assert "# not a heading" in sections[1].text
 
 
+def test_a_heading_keeps_a_hash_its_text_ends_with_and_loses_a_closing_sequence():
+    """``# Using C#`` was headed 'Using C' (an outside review): as CommonMark, only a closing run of ``#`` after a
+    space goes."""
+    text = "# Using C#\na\n## Title ##\nb\n## #hashtag\nc\n### F# and C# ###\nd\n## Issue #42  \ne\n"
+    assert [s.heading for s in split_sections(text)] == [
+        "Using C#",
+        "Using C# > Title",
+        "Using C# > #hashtag",
+        "Using C# > #hashtag > F# and C#",
+        "Using C# > Issue #42",
+    ]
+
+
 def test_user_scope_and_unsafe_or_nested_keys(make_project):
     root = make_project(
         {
