@@ -17,7 +17,7 @@ from indexers.files import SourceError, UnlistedFolder, exists, is_file, list_di
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.scan_artifacts import ArtifactCache, column_key, table_key
-from indexers.sl_records import resolve_description
+from indexers.sl_records import resolve_description, schema_shards
 
 #: KTX's dictionary filters (reference §2.4), with the type gate widened to wrapped and
 #: vendor string types (citext, tinytext, LowCardinality(String), ...), and without its cap of 200 distinct
@@ -210,7 +210,7 @@ class ScanIndexer(Indexer):
                 Diagnostic(path=sync, code="warning", message=f"no scan-report.json yet (scan incomplete); {older}")
             )
         profiles = tuple(f"{sync}/{PROFILE_FILE}" for sync in complete if exists(project, f"{sync}/{PROFILE_FILE}"))
-        shards = tuple(list_files(project, f"semantic-layer/{conn}/_schema", (".yaml", ".yml")))
+        shards = tuple(schema_shards(project, conn))
         chosen: dict[str, str] = {}
         for sync in complete:
             for rel in list_files(project, f"{sync}/tables", (".json",)):

@@ -217,8 +217,30 @@ def broken_source_name(rel: str, text: str) -> str:
     return match.group(1).strip() if match else rel.rsplit("/", 1)[1].rsplit(".", 1)[0]
 
 
+#: The files a semantic layer is read from.
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
 def connection_files(project: Project, connection_id: str) -> list[str]:
-    return list_files(project, f"semantic-layer/{connection_id}", (".yaml", ".yml"), recursive=True)
+    return list_files(project, f"semantic-layer/{connection_id}", YAML_SUFFIXES, recursive=True)
+
+
+def schema_folder(connection_id: str) -> str:
+    return f"semantic-layer/{connection_id}/_schema"
+
+
+def is_schema_shard(connection_id: str, rel: str) -> bool:
+    """Whether a file of the connection's semantic layer is a ``_schema`` manifest shard: any YAML file under
+    ``_schema/``, in a folder below it too. The one rule for the sources (``load_records``), the scanned tables'
+    descriptions (``schema_shards``) and ``sl_read_source``: the scan indexer once listed ``_schema/`` alone, so a
+    shard in a subfolder gave a source but no table description."""
+    return rel.startswith(f"{schema_folder(connection_id)}/") and rel.endswith(YAML_SUFFIXES)
+
+
+def schema_shards(project: Project, connection_id: str) -> list[str]:
+    """The connection's ``_schema`` manifest shards (``is_schema_shard``), sorted; raises ``UnlistedFolder`` as
+    ``list_files`` does."""
+    return list_files(project, schema_folder(connection_id), YAML_SUFFIXES, recursive=True)
 
 
 class ConnectionRead(NamedTuple):
@@ -235,7 +257,6 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
     records: dict[str, SourceRecord] = {}
     diagnostics: list[Diagnostic] = []
     overlays: list[tuple[str, dict[str, Any]]] = []
-    prefix = f"semantic-layer/{connection_id}/_schema/"
     try:
         paths = connection_files(project, connection_id)
     except UnlistedFolder as exc:  # listed a moment ago: the builder keeps what the connection held
@@ -246,7 +267,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             text, decoded = read_hand_edited(project, rel)
         except SourceError as exc:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
-            if not rel.startswith(prefix):
+            if not is_schema_shard(connection_id, rel):
                 unread.append((rel, str(exc)))
             continue
         if decoded:
@@ -255,12 +276,12 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             data = parse_yaml(text)
         except SourceError as exc:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
-            if not rel.startswith(prefix):
+            if not is_schema_shard(connection_id, rel):
                 unread.append((rel, str(exc)))
                 name = broken_source_name(rel, text)
                 records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
             continue
-        if rel.startswith(prefix):
+        if is_schema_shard(connection_id, rel):
             tables = data.get("tables") if isinstance(data, dict) else None
             if not isinstance(tables, dict):
                 diagnostics.append(

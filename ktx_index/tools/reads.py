@@ -17,7 +17,7 @@ from indexers.base import as_str_list
 from indexers.files import SAFE_ID, SourceError, UnlistedFolder, is_file, parse_yaml, read_hand_edited
 from indexers.models import Document
 from indexers.project import Project
-from indexers.sl_records import broken_source_name, safe_source_name
+from indexers.sl_records import broken_source_name, is_schema_shard, safe_source_name
 from indexers.wiki import EMPTY_PAGE, page_uid, split_frontmatter, suggest_key
 from ktx_index.analysis import abbreviates, split_identifier
 from ktx_index.errors import InvalidInput, KtxIndexError, NoIndexYet, NotFound, echoed
@@ -263,7 +263,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
     if doc is None:
         broken_files = _broken_files(store, connection_id)
         for path, why in broken_files:
-            if (written := _never_parsed(project, path, source_name)) is not None:
+            if (written := _never_parsed(project, connection_id, path, source_name)) is not None:
                 return SlSource(
                     sourceName=source_name,
                     connectionId=connection_id,
@@ -321,12 +321,12 @@ def _scanned_table(store: DocStore, connection_id: str, sent: str) -> str | None
     return hits[0].display if len(hits) == 1 else None
 
 
-def _never_parsed(project: Project, path: str, sent: str) -> str | None:
+def _never_parsed(project: Project, connection_id: str, path: str, sent: str) -> str | None:
     """The text of the semantic-layer file at ``path`` when it is not YAML and is the source ``sent`` names, as the
     indexer registers such a file (sl_records.load_records): its ``name:`` line, else its file's stem, is that name
     (case aside). None for a manifest shard (a broken one is no source), a file that parses (its problem is its
     shape, reported as such), a name no source may have, or a file that cannot be read."""
-    if "/_schema/" in path or not safe_source_name(sent):
+    if is_schema_shard(connection_id, path) or not safe_source_name(sent):
         return None
     try:
         text, _decoded = read_hand_edited(project, path)

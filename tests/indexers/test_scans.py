@@ -200,3 +200,17 @@ def test_a_shards_column_descriptions_are_found_whatever_the_case_of_the_name(ma
     read = read_project(load_project(make_project(files | {"semantic-layer/warehouse/_schema/public.yaml": shard})))
     described = {d.name: d.description for d in read.documents if d.kind == "column"}
     assert described == {"Straße": "street name", "STATUS": "order state"}
+
+
+@pytest.mark.parametrize("shard", ["_schema/public.yaml", "_schema/public/orders.yaml"])
+def test_a_shard_describes_its_table_as_it_gives_its_source_in_a_subfolder_too(make_project, shard):
+    """Which files are shards was decided twice: the sources read every YAML file under _schema/, the tables'
+    descriptions only those directly in it (an outside review); sl_records.is_schema_shard decides for both."""
+    text = "tables:\n  orders:\n    table: public.orders\n    descriptions: {ai: Customer orders}\n    columns:\n"
+    text += "      - {name: id, descriptions: {ai: The order's key}}\n"
+    table = {**ORDERS, "comment": None, "columns": [column("id")]}
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    read = read_project(load_project(make_project(files | {f"semantic-layer/warehouse/{shard}": text})))
+    docs = {d.kind: d for d in read.documents}
+    assert read.diagnostics == [] and docs["sl_source"].description == "Customer orders"
+    assert docs["table"].description == "Customer orders" and docs["column"].description == "The order's key"
