@@ -11,7 +11,15 @@ from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, 
 from indexers.files import SAFE_ID, UnlistedFolder
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
-from indexers.sl_records import SourceRecord, connection_files, dict_list, load_records, resolve_description
+from indexers.sl_records import (
+    SourceRecord,
+    connection_files,
+    dict_list,
+    item_name,
+    last_by_name,
+    load_records,
+    resolve_description,
+)
 
 
 def table_ref_from_string(table: str) -> TableRef | None:
@@ -78,8 +86,8 @@ class SemanticLayerIndexer(Indexer):
         data = record.data
         conn = record.connection_id
         source = record.name
-        columns = dict_list(data.get("columns"))
-        measures = dict_list(data.get("measures"))
+        columns = last_by_name(dict_list(data.get("columns")))
+        measures = last_by_name(dict_list(data.get("measures")))
         joins = dict_list(data.get("joins"))
         table = clean_text(data.get("table"))
         sql = clean_text(data.get("sql"))
@@ -134,11 +142,9 @@ class SemanticLayerIndexer(Indexer):
                 ),
             )
         ]
-        by_name = {n.casefold(): n for n in (str(c.get("name") or "").strip() for c in columns) if n}
+        by_name = {item_name(c).casefold(): item_name(c) for c in columns}
         for measure in measures:
-            name = str(measure.get("name") or "").strip()
-            if not name:
-                continue
+            name = item_name(measure)
             expr = clean_text(measure.get("expr"))
             filt = clean_text(measure.get("filter"))
             text = clean_text(measure.get("description"))
@@ -156,11 +162,9 @@ class SemanticLayerIndexer(Indexer):
                 )
             )
         for column in columns:
-            name = str(column.get("name") or "").strip()
-            if not name:
-                continue
+            name = item_name(column)
             enum = column.get("enum_values")
-            values = as_str_list(enum.get("dbt")) if isinstance(enum, dict) else as_str_list(enum)
+            values = list(dict.fromkeys(as_str_list(enum.get("dbt")) if isinstance(enum, dict) else as_str_list(enum)))
             text = resolve_description(column.get("descriptions"), column.get("description"))
             col_type = clean_text(column.get("type"))
             docs.append(

@@ -142,6 +142,49 @@ def shape_problems(data: dict[str, Any]) -> list[str]:
     return problems
 
 
+#: The list fields whose items become documents, one per name (a source's dimensions and measures).
+DOCUMENT_ITEMS = ("columns", "measures")
+
+
+def item_name(item: dict[str, Any]) -> str:
+    """The name a column or measure is indexed under ('' for none): its document's uid ends with it."""
+    return str(item.get("name") or "").strip()
+
+
+def duplicate_names(data: dict[str, Any]) -> list[str]:
+    """The columns and measures named as an earlier one of the same field, each a warning: the two gave two
+    documents with one uid, the later silently replacing the earlier (and ``inspect`` counted both). The later one
+    is read, as a later key of a YAML mapping would be."""
+    problems: list[str] = []
+    for key in DOCUMENT_ITEMS:
+        value = data.get(key)
+        first: dict[str, int] = {}
+        repeated = []
+        for i, entry in enumerate(value if isinstance(value, list) else []):
+            name = item_name(entry) if isinstance(entry, dict) else ""
+            if name in first:
+                repeated.append(
+                    f"{key}[{i}]: '{name}' is defined again (as {key}[{first[name]}]); the later one is read: "
+                    "remove or rename one"
+                )
+            elif name:
+                first[name] = i
+        problems.extend(repeated[:MAX_ITEM_PROBLEMS])
+        if len(repeated) > MAX_ITEM_PROBLEMS:
+            problems.append(f"{key}: {len(repeated) - MAX_ITEM_PROBLEMS} more names like these are defined again")
+    return problems
+
+
+def last_by_name(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items that have a name, one per name: the later of two in the earlier's place (``duplicate_names``
+    warns of it), so each name is one document."""
+    named: dict[str, dict[str, Any]] = {}
+    for item in items:
+        if name := item_name(item):
+            named[name] = item
+    return list(named.values())
+
+
 def project_manifest_entry(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     columns = []
     for column in dict_list(entry.get("columns")):
@@ -387,5 +430,8 @@ def safe_source_name(name: str) -> bool:
 
 
 def _shape_diagnostics(rel: str, data: dict[str, Any], where: str = "") -> list[Diagnostic]:
-    """``shape_problems`` as parse errors: what a dropped field held stays searchable, stale, until it is fixed."""
-    return [Diagnostic(path=rel, message=where + problem, code="parse_error") for problem in shape_problems(data)]
+    """``shape_problems`` as parse errors: what a dropped field held stays searchable, stale, until it is fixed;
+    ``duplicate_names`` as warnings (nothing is dropped: the later definition is read)."""
+    return [Diagnostic(path=rel, message=where + problem, code="parse_error") for problem in shape_problems(data)] + [
+        Diagnostic(path=rel, message=where + problem, code="warning") for problem in duplicate_names(data)
+    ]

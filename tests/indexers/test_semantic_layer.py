@@ -50,3 +50,36 @@ def test_a_measures_inputs_are_the_sources_columns_its_sql_names():
     assert measure_inputs("count(*)", columns) == []
     dated = {"month": "month", "paid": "paid", "status": "status", "paid_at": "paid_at"}  # the review's cases
     assert measure_inputs("count(*) where status = 'paid' and month(paid_at) = 3", dated) == ["status", "paid_at"]
+
+
+def test_two_columns_or_measures_of_one_name_are_one_document_the_later_read_and_a_warning(make_project):
+    """They gave two documents with one uid, the later silently stored and inspect counting both (an outside
+    review)."""
+    text = (
+        "name: orders\ntable: public.orders\ncolumns:\n  - {name: status, description: first}\n  - {name: id}\n"
+        "  - {name: status, description: second, enum_values: [paid, paid]}\n"
+        "measures:\n  - {name: n, expr: count(*)}\n  - {name: n, expr: count(id)}\n"
+    )
+    read = read_project(load_project(make_project({"semantic-layer/warehouse/orders.yaml": text})))
+    members = [(d.kind, d.name, d.description or d.expr) for d in read.documents if d.kind.startswith("sl_")]
+    assert members == [
+        ("sl_source", "orders", ""),
+        ("sl_measure", "n", "count(id)"),
+        ("sl_dimension", "status", "second"),
+        ("sl_dimension", "id", ""),
+    ]
+    assert read.counts()["sl_dimension"] == 2 and [d.id for d in read.documents if d.kind == "dictionary_value"] == [
+        "paid"
+    ]
+    assert [(d.path, d.code, d.message) for d in read.diagnostics] == [
+        (
+            "semantic-layer/warehouse/orders.yaml",
+            "warning",
+            "columns[2]: 'status' is defined again (as columns[0]); the later one is read: remove or rename one",
+        ),
+        (
+            "semantic-layer/warehouse/orders.yaml",
+            "warning",
+            "measures[1]: 'n' is defined again (as measures[0]); the later one is read: remove or rename one",
+        ),
+    ]

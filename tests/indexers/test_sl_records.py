@@ -8,6 +8,7 @@ from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE
 from indexers import load_project, read_project
 from indexers.sl_records import (
     compose_overlay,
+    duplicate_names,
     load_records,
     project_manifest_entry,
     resolve_description,
@@ -217,4 +218,25 @@ def test_a_numeric_name_is_read_as_text_and_a_list_name_falls_back_to_the_file_n
     assert sorted(d.message for d in diagnostics) == [
         "'name: 2024' is a number; read as '2024' (quote it)",
         "'name:' is a list, not text; using the file name 'odd'",
+    ]
+
+
+def test_a_name_defined_again_in_a_manifest_entry_is_a_warning_naming_its_entry(make_project):
+    shard = "tables:\n  orders:\n    columns:\n      - {name: id}\n      - {name: id, type: string}\n"
+    _records, diagnostics, _held = warehouse_records(make_project, {"semantic-layer/warehouse/_schema/p.yaml": shard})
+    assert [(d.code, d.message) for d in diagnostics] == [
+        ("warning", "tables.orders.columns[1]: 'id' is defined again (as columns[0]); the later one is read: remove "
+         "or rename one")
+    ]  # fmt: skip
+
+
+def test_names_defined_again_are_named_three_at_most_per_field():
+    data = {"measures": [{"name": "n"}] * 6, "columns": [{"name": "a"}, "odd", {"name": " a "}]}
+    assert duplicate_names(data) == [
+        "columns[2]: 'a' is defined again (as columns[0]); the later one is read: remove or rename one",
+        *(
+            f"measures[{i}]: 'n' is defined again (as measures[0]); the later one is read: remove or rename one"
+            for i in (1, 2, 3)
+        ),
+        "measures: 2 more names like these are defined again",
     ]
