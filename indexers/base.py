@@ -37,7 +37,8 @@ class ScopeResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: file (or folder) → why: documents of that file missing from this read are kept (stale), not deleted. For a file
     #: that parsed but lost part of its documents to another that did not (a table's sample values to its
-    #: snapshot's relationship profile); a file that does not parse is kept by its own ``parse_error``.
+    #: snapshot's relationship profile) or to a field of its own of the wrong shape (``WRONG_SHAPE``); a file that does
+    #: not parse is kept by its own ``parse_error``.
     kept: dict[str, str] = field(default_factory=dict)
     #: What a file that does not parse still gives (a page whose frontmatter does not, read whole): indexed, flagged
     #: stale with the parse error, only when the index holds nothing from an earlier read of the file; otherwise

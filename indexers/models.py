@@ -44,8 +44,15 @@ class TableRef(BaseModel):
         return display_name(self.catalog, self.db, self.name)
 
 
+#: The ``Diagnostic.code`` of a file that parsed but holds a field of the wrong shape (a source's ``columns:`` written
+#: as a mapping): the field is left out, the rest of the file read, and what the field held kept, stale, until it is
+#: fixed. ``parse_error`` is for a file nothing of which is read.
+WRONG_SHAPE = "wrong_shape"
+
+
 class Diagnostic(BaseModel):
-    """A file that could not be read completely: where, why, and how bad."""
+    """A file that could not be read completely: where, why, and how bad (``code``: ``parse_error``, ``unlisted``,
+    ``WRONG_SHAPE``, ``warning``, ``error``)."""
 
     path: str
     message: str

@@ -17,7 +17,7 @@ import yaml
 
 from indexers.base import as_str_list
 from indexers.files import SourceError, UnlistedFolder, list_files, parse_yaml, read_hand_edited
-from indexers.models import Diagnostic
+from indexers.models import WRONG_SHAPE, Diagnostic
 from indexers.project import Project
 
 DESCRIPTION_ORDER = ("user", "ai", "dbt", "db")
@@ -289,8 +289,9 @@ def schema_shards(project: Project, connection_id: str) -> list[str]:
 class ConnectionRead(NamedTuple):
     records: dict[str, SourceRecord]
     diagnostics: list[Diagnostic]
-    #: folder → why what the connection held is kept (ScopeResult.kept): a file outside ``_schema`` that cannot
-    #: be read may be an overlay adding to another source, whose additions stay (stale) until it is read again.
+    #: file or folder → why what it held is kept (ScopeResult.kept): a file with a field of the wrong shape keeps what
+    #: that field held; the folder, when a file outside ``_schema`` cannot be read (it may be an overlay adding to
+    #: another source, whose additions stay, stale, until it is read again).
     held: dict[str, str]
 
 
@@ -415,7 +416,19 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
         more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
         verb = "does" if len(unread) == 1 else "do"
         held[folder] = f"{files}{more} {verb} not parse or cannot be read, and may add to this source"
+    held.update(_left_out(diagnostics))
     return ConnectionRead(dict(sorted(records.items())), diagnostics, held)
+
+
+def _left_out(diagnostics: list[Diagnostic]) -> dict[str, str]:
+    """Each file with a field of the wrong shape → why what the field held is kept (``ScopeResult.kept``): the file
+    parsed and the rest of it is read, so it is no ``parse_error``, but a ``columns:`` written as a mapping must not
+    delete the dimensions it held."""
+    fields: dict[str, list[str]] = {}
+    for diag in diagnostics:
+        if diag.code == WRONG_SHAPE:
+            fields.setdefault(diag.path, []).append(diag.message)
+    return {rel: "; ".join(messages) for rel, messages in fields.items()}
 
 
 def hand_written(record: SourceRecord | None) -> TypeGuard[SourceRecord]:
@@ -430,8 +443,8 @@ def safe_source_name(name: str) -> bool:
 
 
 def _shape_diagnostics(rel: str, data: dict[str, Any], where: str = "") -> list[Diagnostic]:
-    """``shape_problems`` as parse errors: what a dropped field held stays searchable, stale, until it is fixed;
-    ``duplicate_names`` as warnings (nothing is dropped: the later definition is read)."""
-    return [Diagnostic(path=rel, message=where + problem, code="parse_error") for problem in shape_problems(data)] + [
+    """``shape_problems`` as ``WRONG_SHAPE`` (what a dropped field held stays searchable, stale, until it is fixed:
+    ``_left_out``); ``duplicate_names`` as warnings (nothing is dropped: the later definition is read)."""
+    return [Diagnostic(path=rel, message=where + problem, code=WRONG_SHAPE) for problem in shape_problems(data)] + [
         Diagnostic(path=rel, message=where + problem, code="warning") for problem in duplicate_names(data)
     ]

@@ -191,8 +191,10 @@ def test_fields_of_the_wrong_shape_are_named_one_by_one():
     assert shape_problems({"name": "orders", "table": "t", "columns": [{"name": "id"}], "grain": "id"}) == []
 
 
-def test_wrong_shapes_are_parse_errors_of_their_file_or_manifest_entry(make_project):
-    records, diagnostics, _held = warehouse_records(
+def test_wrong_shapes_are_named_on_their_file_or_manifest_entry_and_keep_what_they_held(make_project):
+    """A file that parsed, the rest of it read, is no ``parse_error`` (an outside pass): ``wrong_shape``, and the
+    file's documents the field gave are kept (``held``), stale, as they were while it was one."""
+    records, diagnostics, held = warehouse_records(
         make_project,
         {
             "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: public.orders\nmeasures: nope\n",
@@ -201,9 +203,10 @@ def test_wrong_shapes_are_parse_errors_of_their_file_or_manifest_entry(make_proj
     )
     assert set(records) == {"orders", "customers"}
     assert [(d.path.rsplit("/", 1)[1], d.code, d.message.split(":")[0]) for d in diagnostics] == [
-        ("public.yaml", "parse_error", "tables.customers.columns"),
-        ("orders.yaml", "parse_error", "measures"),
+        ("public.yaml", "wrong_shape", "tables.customers.columns"),
+        ("orders.yaml", "wrong_shape", "measures"),
     ]
+    assert held == {d.path: d.message for d in diagnostics}
 
 
 def test_a_numeric_name_is_read_as_text_and_a_list_name_falls_back_to_the_file_name(make_project):

@@ -399,15 +399,24 @@ def test_files_whose_names_are_not_utf8_are_reported_and_the_rest_indexed(projec
 
 
 def test_a_field_of_the_wrong_shape_keeps_what_it_held_stale(project):
+    """The file parsed and the rest of it is read: its code is wrong_shape, not parse_error (sl_read_source said
+    the file 'does not parse'), in rebuild and status alike, and what the field held is kept, stale, until fixed."""
     service = service_for(project)
     service.rebuild()
-    (project / "semantic-layer/warehouse/orders.yaml").write_text(SOURCE.split("measures:")[0] + "measures: nope\n")
+    rel = "semantic-layer/warehouse/orders.yaml"
+    (project / rel).write_text(SOURCE.split("measures:")[0] + "measures: nope\n")
     report = service.rebuild()
     assert report.deleted == 0 and report.kept_stale == 1
-    assert [d.message for d in report.diagnostics] == [
-        "measures: expected a list of mappings, got the string 'nope'; it is left out"
-    ]
-    assert service.discover_data("order_count").refs[0].id == "orders.order_count"
+    said = [(rel, "wrong_shape", "measures: expected a list of mappings, got the string 'nope'; it is left out")]
+    assert [(d.path, d.code, d.message) for d in report.diagnostics] == said
+    assert [(d.path, d.code, d.message) for d in service.status().diagnostics] == said
+    (ref,) = service.discover_data("order_count", kinds=["sl_measure"]).refs[:1]
+    assert ref.id == "orders.order_count" and ref.stale == f"{rel}: {said[0][2]}"
+    assert service.sl_read_source("warehouse", "orders").stale == f"{rel}: {said[0][2]}"
+    (project / rel).write_text(SOURCE)
+    report = service.rebuild()
+    assert report.diagnostics == [] and service.status().stale == []
+    assert service.discover_data("order_count", kinds=["sl_measure"]).refs[0].stale is None
     service.close()
 
 
