@@ -8,7 +8,7 @@ from indexers.base import Indexer, Scope, ScopeResult, defined_elsewhere, safe_r
 from indexers.models import ALL_KINDS, Diagnostic, Document
 from indexers.project import Project, load_project
 from indexers.scans import ScanIndexer
-from indexers.semantic_layer import SemanticLayerIndexer
+from indexers.semantic_layer import SemanticLayerIndexer, unscanned_sources
 from indexers.wiki import WikiIndexer
 
 #: Bump when an indexer produces different documents from the same files: indexes built
@@ -66,8 +66,18 @@ def read_project(project: Project, indexers: list[Indexer] | None = None) -> Pro
             read.documents.extend(d for d in result.documents if d.uid not in where)
             first.update((d.uid, d.path) for d in result.documents if d.uid not in first)
             read.diagnostics.extend(result.diagnostics)
+    read.diagnostics.extend(unscanned_sources(read.documents, scanned_tables(read.documents)))
     read.diagnostics = dedupe_diagnostics(read.diagnostics)
     return read
+
+
+def scanned_tables(documents: list[Document]) -> dict[str, list[str]]:
+    """Each connection with a complete scan (a ``snapshot`` document) → the display names of the tables it holds."""
+    scanned: dict[str, list[str]] = {d.id: [] for d in documents if d.kind == "snapshot"}
+    for doc in documents:
+        if doc.kind == "table" and doc.connection_id in scanned:
+            scanned[doc.connection_id].append(doc.id)
+    return scanned
 
 
 __all__ = [

@@ -5,6 +5,7 @@ because overlays compose across files."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
@@ -15,6 +16,7 @@ from indexers.sl_records import (
     SourceRecord,
     connection_files,
     dict_list,
+    is_schema_shard,
     item_name,
     last_by_name,
     load_records,
@@ -50,6 +52,38 @@ def measure_inputs(sql: str, columns: dict[str, str]) -> list[str]:
 
 def _names(items: list[dict[str, Any]]) -> list[str]:
     return [str(item["name"]) for item in items if isinstance(item.get("name"), (str, int))]
+
+
+def table_tails(displays: Iterable[str]) -> set[str]:
+    """Every dotted tail of each table's display name, casefolded: a source's ``table:`` names a scanned table when
+    it is one of them, as entity_details finds the table a ref's ``tableRef`` names (``public.orders`` and
+    ``orders`` both find ``db.public.orders``)."""
+    tails = set()
+    for display in displays:
+        parts = display.casefold().split(".")
+        tails.update(".".join(parts[i:]) for i in range(len(parts)))
+    return tails
+
+
+def unscanned_sources(documents: Iterable[Document], scanned: Mapping[str, Iterable[str]]) -> list[Diagnostic]:
+    """A warning on each hand-written source whose ``table:`` no scan of its connection holds (``scanned``: the
+    display names of the tables each connection with a complete scan holds; another connection is not checked). Such
+    a source is indexed, but its refs name a table entity_details cannot find, which nothing said (an outside pass).
+    A manifest entry is the scan's own and is not checked. A check across the semantic layer and the scans, so run
+    where both are read: ``read_project``, and the index's ``ktx_index/index/checks.py``."""
+    tails = {conn: table_tails(displays) for conn, displays in scanned.items()}
+    out = []
+    for doc in documents:
+        conn, ref = doc.connection_id or "", doc.table_ref
+        if doc.kind != "sl_source" or ref is None or conn not in tails or is_schema_shard(conn, doc.path.split("#")[0]):
+            continue
+        if ref.display.casefold() not in tails[conn]:
+            message = (
+                f"source '{doc.id}' reads table {ref.display}, which no scan of connection '{conn}' holds (its refs "
+                f"name a table entity_details cannot find); fix `table:` or rescan (`ktx scan {conn}`)"
+            )
+            out.append(Diagnostic(path=doc.path, message=message, code="warning"))
+    return out
 
 
 class SemanticLayerIndexer(Indexer):

@@ -18,9 +18,12 @@ from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, ScopeResult, defined_elsewhere, safe_read
 from indexers.models import Diagnostic, Document, make_uid
 from indexers.project import Project
+from indexers.scans import ScanIndexer
+from indexers.semantic_layer import SemanticLayerIndexer
 from ktx_index.embedding.embedder import EmbedBackend, Embedder
 from ktx_index.errors import Stopped
 from ktx_index.index.backlog import Backlog
+from ktx_index.index.checks import source_checks
 from ktx_index.index.commit import Commit
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, format_stamp
@@ -34,6 +37,9 @@ from ktx_index.index.vectors import VectorFile
 from ktx_index.logs import timestamp
 from ktx_index.reports import Progress, RebuildReport, StaleFile, no_progress
 
+#: The families whose documents ``source_checks`` reads: a commit that read or dropped none of their scopes (a wiki
+#: edit) leaves its warnings as they were, and skips reading them again.
+CHECKED_FAMILIES = (SemanticLayerIndexer.family, ScanIndexer.family)
 #: Time a rebuild that does not embed (serve's and the watcher's catch-up) still spends re-embedding what a
 #: repair lost, before its commit is served; the rest, if any, follows in the background.
 REPAIR_EMBED_S = 60.0
@@ -83,6 +89,7 @@ class Builder:
             self.repairs += vector_repairs
         self.store.meta.set({"last_repairs": json.dumps(self.repairs)})  # what the latest writer had to repair
         self.planner = Planner()
+        self.checks: list[Diagnostic] | None = None  # source_checks after the last commit that could change them
 
     def close(self) -> None:
         self.store.close()
@@ -137,6 +144,8 @@ class Builder:
         newly_held = {key: reason for key, reason in held.items() if stored.get(key) != HELD}  # else done already
         if plan.todo or dropped or newly_held or force:
             self._stream(project, plan.todo, dropped, newly_held, force, report, on_progress)
+        if self.checks is None or force or dropped or any(i.family in CHECKED_FAMILIES for i, _s, _f in plan.todo):
+            self.checks = source_checks(self.store)
 
         embed_started = time.perf_counter()
         if embed:
@@ -152,7 +161,7 @@ class Builder:
         report.generation = self.store.meta.generation()
         repaired = [Diagnostic(path=str(self.layout.dir), message=m, code="repaired") for m in self.repairs]
         self.repairs = []
-        report.diagnostics = dedupe_diagnostics(diagnostics + repaired + self.store.scopes.diagnostics())
+        report.diagnostics = dedupe_diagnostics(diagnostics + repaired + self.store.scopes.diagnostics() + self.checks)
         report.stale = [StaleFile(path=p, reason=r) for p, r, _ in self.store.docs.stale()]
         report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         self.store.meta.set({"last_rebuild": timestamp()})

@@ -15,6 +15,7 @@ from indexers.models import Diagnostic
 from indexers.project import Project
 from ktx_index.embedding import word_table
 from ktx_index.embedding.embedder import Embedder
+from ktx_index.index.checks import source_checks
 from ktx_index.index.layout import IndexLayout, WriterLock
 from ktx_index.index.planning import held_scopes, plan_scopes, unlisted_folders
 from ktx_index.index.store import DocStore
@@ -150,7 +151,8 @@ def build_status(
     fallback = getattr(embedder, "fallback_reason", None)
     if fallback:
         repairs.append(Diagnostic(path=str(layout.dir), message=fallback, code="embed_runtime"))
-    report.diagnostics = dedupe_diagnostics(project.diagnostics + listing + repairs + store.scopes.diagnostics())
+    diagnostics = project.diagnostics + listing + repairs + store.scopes.diagnostics() + source_checks(store)
+    report.diagnostics = dedupe_diagnostics(diagnostics)
     report.stale = [StaleFile(path=p, reason=r) for p, r, _ in store.docs.stale()]
     return report
 

@@ -1,10 +1,10 @@
 """The semantic-layer indexer: documents for sources, measures, dimensions and enum values, and folders
 ktx.yaml does not name (the records it reads them from: test_sl_records.py)."""
 
-from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE
+from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE, scan_files
 
 from indexers import load_project, read_project
-from indexers.semantic_layer import measure_inputs
+from indexers.semantic_layer import measure_inputs, table_tails
 
 
 def test_documents_for_sources_measures_dimensions_and_enum_values(make_project):
@@ -83,3 +83,31 @@ def test_two_columns_or_measures_of_one_name_are_one_document_the_later_read_and
             "measures[1]: 'n' is defined again (as measures[0]); the later one is read: remove or rename one",
         ),
     ]
+
+
+HYDRANTS = "name: hydrants\ntable: ops.hydrant_ext\ncolumns:\n  - {name: zone}\n"
+UNSCANNED = (
+    "source 'hydrants' reads table ops.hydrant_ext, which no scan of connection 'warehouse' holds (its refs name a "
+    "table entity_details cannot find); fix `table:` or rescan (`ktx scan warehouse`)"
+)
+
+
+def test_a_source_over_a_table_no_scan_holds_is_indexed_with_a_warning(make_project):
+    """Its refs named a table entity_details cannot find, and nothing said so (an outside pass). A table named
+    without its schema, a manifest entry (the scan's own) and a connection with no complete scan are no warning."""
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [{"db": "public", "name": "orders", "columns": []}])
+    files |= {
+        "semantic-layer/warehouse/hydrants.yaml": HYDRANTS,
+        "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: ORDERS\n",
+        "semantic-layer/warehouse/_schema/ops.yaml": "tables:\n  gone:\n    table: ops.gone\n",
+        "semantic-layer/lake/hydrants.yaml": HYDRANTS,
+    }
+    read = read_project(load_project(make_project(files)))
+    assert [(d.path, d.code, d.message) for d in read.diagnostics] == [
+        ("semantic-layer/warehouse/hydrants.yaml", "warning", UNSCANNED)
+    ]
+    assert "sl_dimension:warehouse:hydrants.zone" in {d.uid for d in read.documents}  # indexed all the same
+
+
+def test_a_tables_display_name_and_each_of_its_dotted_tails_name_it():
+    assert table_tails(["db.Public.Orders", "main"]) == {"db.public.orders", "public.orders", "orders", "main"}

@@ -689,7 +689,11 @@ class Target:
 
 
 TARGETS = {
-    "source-yaml": Target(f"{SL}/fuzz.yaml", SEED_SOURCE),
+    # over a table the warehouse's scan holds: a source over one it does not is warned of (unscanned_sources), and a
+    # warning counts as reported
+    "source-yaml": Target(
+        f"{SL}/fuzz.yaml", SEED_SOURCE.replace("table: analytics.fct_orders", "table: raw.purchases")
+    ),
     "wiki-page": Target("wiki/global/fuzz.md", SEED_PAGE),
     "schema-shard": Target(f"{SL}/_schema/fuzz.yaml", SEED_SHARD[:6000]),
     "table-json": Target(table_path("fuzz"), SEED_TABLE),

@@ -209,6 +209,11 @@ class Documents:
         sql = "SELECT uid, scope, path FROM docs WHERE uid IN ({marks})"
         return {uid: (scope, path) for uid, scope, path in select_in(self._db, sql, sorted(set(uids)))}
 
+    def paths(self, kind: str) -> list[tuple[str, str | None, str]]:
+        """(uid, connection, path) of every document of a kind, its fields not read: which to read whole (the
+        hand-written semantic-layer sources among 100k manifest entries, ``index/checks.py``)."""
+        return self._db.execute("SELECT uid, connection, path FROM docs WHERE kind = ?", (kind,)).fetchall()
+
     def ids(self, kind: str, connection: str | None = None) -> list[str]:
         sql, args = "SELECT ref_id FROM docs WHERE kind = ?", [kind]
         if connection is not None:

@@ -1,0 +1,23 @@
+"""Checks across indexers' families, over what the store holds after a commit: what one scope's read cannot see
+(a semantic-layer source's ``table:`` against the scans of its connection). ``read_project`` runs the same
+checks over the documents it read, so ``inspect``, ``rebuild`` and ``status`` report alike."""
+
+from __future__ import annotations
+
+from indexers.models import Diagnostic, Document
+from indexers.semantic_layer import unscanned_sources
+from indexers.sl_records import is_schema_shard
+from ktx_index.index.store import DocStore
+
+
+def source_checks(store: DocStore) -> list[Diagnostic]:
+    """``indexers.semantic_layer.unscanned_sources`` over the store: the hand-written sources of each connection
+    with a complete scan, read whole, against the display names of its scanned tables (their ids, not their
+    fields: a connection of 100k tables costs one query, not 100k documents read)."""
+    scanned = set(store.docs.ids("snapshot"))
+    sources: list[Document] = []
+    for uid, conn, path in store.docs.paths("sl_source"):
+        if conn in scanned and not is_schema_shard(conn, path.split("#")[0]) and (doc := store.docs.get(uid)):
+            sources.append(doc)
+    tables = {conn: store.docs.ids("table", conn) for conn in {doc.connection_id or "" for doc in sources}}
+    return unscanned_sources(sources, tables)
