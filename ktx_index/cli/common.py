@@ -13,9 +13,11 @@ import click
 from click.core import ParameterSource
 from pydantic import BaseModel
 
+from indexers.models import ALL_KINDS, Diagnostic
 from indexers.project import ProjectNotFound, find_project_root
 from ktx_index.errors import KtxIndexError, refused_by_system
 from ktx_index.logs import LEVELS, configure
+from ktx_index.reports import StaleFile
 from ktx_index.service import KtxIndex
 
 project_option = click.option(
@@ -80,6 +82,22 @@ def open_service(project_dir: str | None, **kwargs: Any) -> KtxIndex:
 
 def os_error(exc: OSError) -> click.ClickException:
     return click.ClickException(refused_by_system(exc))
+
+
+def render_counts(counts: dict[str, int], empty: str = "nothing") -> str:
+    """Documents per kind in the kinds' order (indexers.models.ALL_KINDS), the kinds with none left out."""
+    order = {kind: i for i, kind in enumerate(ALL_KINDS)}
+    shown = sorted((k for k, n in counts.items() if n), key=lambda k: (order.get(k, len(order)), k))
+    return ", ".join(f"{kind} {counts[kind]}" for kind in shown) or empty
+
+
+def echo_diagnostics(diagnostics: list[Diagnostic], stale: list[StaleFile], err: bool = False) -> None:
+    """Each diagnostic and each file kept at its last good version, one a line, as inspect, rebuild and status
+    list them."""
+    for diag in diagnostics:
+        click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}", err=err)
+    for kept in stale:
+        click.echo(f"  stale       {kept.path}: last good version kept ({kept.reason})", err=err)
 
 
 def echo_json(payload: BaseModel | dict[str, Any]) -> None:

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ktx_index.cli.common import echo_json, json_option, open_service, project_option, stop_on_signals, user_errors
+from ktx_index.cli.common import (
+    echo_diagnostics,
+    echo_json,
+    json_option,
+    open_service,
+    project_option,
+    render_counts,
+    stop_on_signals,
+    user_errors,
+)
 from ktx_index.errors import Stopped
 from ktx_index.reports import RebuildReport, StatusReport
 
@@ -74,10 +83,7 @@ def render_rebuild(report: RebuildReport) -> None:
         click.echo("lexical  written again: a tenth of it was deleted documents, which skew word weights until merged")
     if report.embedding_status != "ready":
         click.echo(f"embeddings: {embedding_note(report.embedding_status)}", err=True)
-    for diag in report.diagnostics:
-        click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}", err=True)
-    for stale in report.stale:
-        click.echo(f"  stale       {stale.path}: last good version kept ({stale.reason})", err=True)
+    echo_diagnostics(report.diagnostics, report.stale, err=True)
 
 
 def up_to_date(report: RebuildReport) -> bool:
@@ -197,10 +203,9 @@ def render_status(report: StatusReport) -> None:
     if not report.exists:
         return
     click.echo(f"generation   {report.generation}   last rebuild {report.last_rebuild or 'never'}")
-    click.echo("documents    " + ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items())))
+    click.echo(f"documents    {render_counts(report.counts)}")
     for conn in report.connections:
-        counts = ", ".join(f"{k} {n}" for k, n in sorted(conn.counts.items())) or "nothing indexed"
-        click.echo(f"  {conn.id} [{conn.driver or '?'}]: {counts}")
+        click.echo(f"  {conn.id} [{conn.driver or '?'}]: {render_counts(conn.counts, 'nothing indexed')}")
     semantic = report.semantic + (f" ({report.semantic_reason})" if report.semantic_reason else "")
     runtime = f" on {report.model_runtime}" if report.model and report.model_runtime else ""
     click.echo(f"model        {report.model or 'none (lexical only)'}{runtime}")
@@ -253,10 +258,7 @@ def render_status(report: StatusReport) -> None:
             click.echo(f"  {err.at} {err.tool}: {err.kind}: {err.message}")
     kept = f", {len(report.stale)} file(s) kept at their last good version" if report.stale else ""
     click.echo(f"diagnostics  {len(report.diagnostics)}{kept}")
-    for diag in report.diagnostics:
-        click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}")
-    for stale in report.stale:
-        click.echo(f"  stale       {stale.path}: last good version kept ({stale.reason})")
+    echo_diagnostics(report.diagnostics, report.stale)
 
 
 @click.command("status")

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import click
 
-from ktx_index.cli.common import echo_json, json_option, open_service, project_option, user_errors
+from ktx_index.cli.common import (
+    echo_diagnostics,
+    echo_json,
+    json_option,
+    open_service,
+    project_option,
+    render_counts,
+    user_errors,
+)
 from ktx_index.reports import InspectReport
-
-
-def render_counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{kind} {n}" for kind, n in counts.items() if n) or "nothing"
 
 
 def render_inspect(report: InspectReport) -> None:
@@ -22,8 +26,7 @@ def render_inspect(report: InspectReport) -> None:
         click.echo(f"{conn.id} [{conn.driver or '?'}]{origin}: {render_counts(conn.counts)}")
     problems = [d for d in report.diagnostics if d.code != "warning"]
     click.echo(f"diagnostics: {len(problems)} error(s), {len(report.diagnostics) - len(problems)} warning(s)")
-    for diag in report.diagnostics:
-        click.echo(f"  {diag.code:<11} {diag.path}: {diag.message}")
+    echo_diagnostics(report.diagnostics, [])
 
 
 @click.command("inspect")

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from indexers.models import SEARCH_KINDS
-from ktx_index.cli.common import given, json_option, open_service, project_option, user_errors
+from indexers.models import SEARCH_KINDS, display_name
+from ktx_index.cli.common import echo_json, given, json_option, open_service, project_option, user_errors
 from ktx_index.errors import has_words
 from ktx_index.tools.results import MAX_RESULTS, DictionarySearchResult, DiscoverResult, LaneScores, WikiSearchResult
 
@@ -86,11 +84,8 @@ def render_dictionary(result: DictionarySearchResult) -> None:
     for value in result.results:
         click.echo(f"{value.value!r}: {len(value.matches)} match(es)")
         for match in value.matches:
-            table = (
-                ".".join(p for p in (match.tableRef.catalog, match.tableRef.db, match.tableRef.name) if p)
-                if match.tableRef
-                else match.sourceName
-            )
+            ref = match.tableRef
+            table = display_name(ref.catalog, ref.db, ref.name) if ref else match.sourceName
             click.echo(
                 f"   {match.matchType:<6} {match.matchedValue!r} in {match.connectionId}:{table}.{match.columnName}"
             )
@@ -174,7 +169,7 @@ def search_command(
     finally:
         service.close()
     if as_json:
-        click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        echo_json(result)
     elif isinstance(result, DiscoverResult):
         render_discover(result, explain)
     elif isinstance(result, WikiSearchResult):
