@@ -13,9 +13,9 @@ def _cell(value: float | None) -> str:
     return f"{'-':>9}" if value is None else f"{value:>9.3f}"
 
 
-def _row(g: GroupScore) -> str:
+def _row(g: GroupScore, tables: bool) -> str:
     label = "all" if g.by == "all" else f"{g.by} {g.name}"
-    cells = "".join(_cell(v) for v in (g.mrr, g.ndcg, g.recall, g.table_recall))
+    cells = "".join(_cell(v) for v in (g.mrr, g.ndcg, g.recall, *([g.table_recall] if tables else [])))
     return f"{g.tool:<18} {label:<28} {g.n:>4}{cells}"
 
 
@@ -25,16 +25,11 @@ def render(report: EvalReport, max_misses: int) -> None:
     header = f"{'tool':<18} {'group':<28} {'n':>4}{'MRR@10':>9}{'nDCG@10':>9}{'Rec@10':>9}"
     click.echo(header + (f"{'TblRec@10':>10}" if tables else ""))
     for g in report.groups:
-        row = _row(g)
-        click.echo(row if tables else row[:-9])
-    searches = [q for q in report.queries if q.tool != "dictionary_search"]
-    answerable = [q for q in searches if q.relevant]
-    unanswerable = [q for q in searches if not q.relevant]
+        click.echo(_row(g, tables))
+    a = report.answerability
     click.echo(
-        f"\nanswerable questions with no refs: {sum(not q.returned for q in answerable)}/{len(answerable)}; "
-        f"answered with confidence low: {sum(q.low for q in answerable)}/{len(answerable)}; "
-        f"no-answer questions declined (nothing, or low): "
-        f"{sum(not q.returned or q.low for q in unanswerable)}/{len(unanswerable)}"
+        f"\nanswerable questions with no refs: {a.emptied}/{a.answerable}; answered with confidence low: "
+        f"{a.low}/{a.answerable}; no-answer questions declined (nothing, or low): {a.declined}/{a.unanswerable}"
     )
     misses = report.misses
     click.echo(f"\n{len(misses)} miss(es): a judged id outside the top {report.k}, or results for a no-answer question")

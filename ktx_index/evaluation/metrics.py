@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from indexers.models import TableRef, display_name
 from ktx_index.evaluation.judged import JudgedQuery
@@ -89,6 +89,17 @@ class GroupScore(BaseModel):
     low: float = Field(description='Share of the questions answered with confidence "low".')
 
 
+class Answerability(BaseModel):
+    """How the searches' questions (not dictionary_search's) were answered: the answerable ones kept an answer,
+    the no-answer ones were declined (nothing, or confidence "low")."""
+
+    answerable: int
+    emptied: int = Field(description="Answerable questions that got no refs.")
+    low: int = Field(description='Answerable questions answered with confidence "low".')
+    unanswerable: int
+    declined: int = Field(description='No-answer questions that got nothing, or confidence "low".')
+
+
 class EvalReport(BaseModel):
     k: int
     queries: list[QueryResult]
@@ -96,6 +107,20 @@ class EvalReport(BaseModel):
     unknown_ids: dict[str, list[str]] = Field(
         default_factory=dict, description="Question id → judged ids the index does not hold (a typo scores 0)."
     )
+
+    @computed_field  # type: ignore[prop-decorator]  # in --json too (the CLI counted them itself)
+    @property
+    def answerability(self) -> Answerability:
+        searches = [q for q in self.queries if q.tool != "dictionary_search"]
+        answerable = [q for q in searches if q.relevant]
+        unanswerable = [q for q in searches if not q.relevant]
+        return Answerability(
+            answerable=len(answerable),
+            emptied=sum(not q.returned for q in answerable),
+            low=sum(q.low for q in answerable),
+            unanswerable=len(unanswerable),
+            declined=sum(not q.returned or q.low for q in unanswerable),
+        )
 
     @property
     def misses(self) -> list[QueryResult]:

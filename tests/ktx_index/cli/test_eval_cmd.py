@@ -37,6 +37,12 @@ def test_json_is_the_scorers_report(demo, demo_service):
     tools = {g["tool"] for g in report["groups"] if g["by"] == "all"}
     assert tools == {"discover_data", "wiki_search", "dictionary_search"}
     assert {g["name"] for g in report["groups"] if g["by"] == "tag"} >= {"finance", "operations"}
+    # what the human output sums up is in the JSON too (the CLI counted it itself)
+    searches = [q for q in report["queries"] if q["tool"] != "dictionary_search"]
+    answerable = [q for q in searches if q["relevant"]]
+    assert report["answerability"]["answerable"] == len(answerable) > 0
+    assert report["answerability"]["unanswerable"] == len(searches) - len(answerable) > 0
+    assert report["answerability"]["emptied"] == sum(not q["returned"] for q in answerable)
 
 
 def test_human_output_lists_misses_with_what_came_instead(demo, tmp_path):
@@ -51,6 +57,7 @@ def test_human_output_lists_misses_with_what_came_instead(demo, tmp_path):
     out = run_cli("eval", questions, "--project", demo)
     assert out.exit_code == 0
     assert "MRR@10" in out.stdout and "TblRec@10" not in out.stdout
+    assert "answerable questions with no refs: 0/3; answered with confidence low: " in out.stdout
     assert "2 miss(es)" in out.stdout
     assert re.search(r"missing:  wiki::company-overview \((rank \d+|not in the top 50)\)", out.stdout)
     assert "typo [discover_data] 'refund reason code'" in out.stdout
