@@ -238,7 +238,6 @@ class ScanIndexer(Indexer):
         sync: str = scope.get("sync")
         report = self._json(project, f"{sync}/scan-report.json", result)
         info = self._json(project, f"{sync}/connection.json", result, optional=True)
-        profiled = 0
         profile_syncs: list[str] = []
         newest_profile: str | None = None  # the folder of the newest snapshot whose profile parsed
         sampled_rows = 0
@@ -250,9 +249,7 @@ class ScanIndexer(Indexer):
             profile_syncs.append(rel.split("/")[-3])
             newest_profile = newest_profile or profile_snapshot(rel)
             for entries in profile.values():
-                for column, entry in entries.items():
-                    if is_dictionary_column(column, entry):
-                        profiled += 1
+                for entry in entries.values():
                     if isinstance(entry.get("rowCount"), int):
                         sampled_rows = max(sampled_rows, entry["rowCount"])
                     values_per_column = max(values_per_column, len(sample_strings(entry.get("sampleValues"))))
@@ -275,7 +272,6 @@ class ScanIndexer(Indexer):
             "tables": scope.get("tables"),
             "profileSyncIds": profile_syncs,
             "profiledAt": profiled_at,
-            "profiledColumns": profiled,
             "sampledRows": sampled_rows or None,
             "valuesPerColumn": values_per_column or None,
         }
