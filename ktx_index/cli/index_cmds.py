@@ -126,6 +126,8 @@ def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: 
             report.words_embedded = service.ensure_word_table()
     except Stopped as exc:
         click.echo(f"ktx-index: {exc.message}", err=True)
+        if as_json:  # one JSON object on stdout, as --json promises, even for a stop
+            echo_json({"stopped": True, "message": exc.message})
         return
     finally:
         finish()

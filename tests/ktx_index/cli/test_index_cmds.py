@@ -98,3 +98,16 @@ def test_rebuild_names_the_files_whose_documents_it_deleted(project):
     text = run_cli("rebuild", "--project", project).output
     assert "deleted  25 document(s) of 25 file(s):\n  wiki/global/more-00.md\n" in text
     assert "  wiki/global/more-19.md\n  … and 5 more\n" in text and "more-20" not in text
+
+
+def test_rebuild_json_stopped_by_a_signal_still_prints_one_object(project, monkeypatch):
+    """``--json`` promises one JSON object on stdout: a stop printed nothing there, with exit code 0."""
+    real_rebuild = KtxIndex.rebuild
+
+    def signalled(self, *args, **kwargs):
+        self.request_stop()  # what SIGINT does (stop_on_signals), before the build's first safe point
+        return real_rebuild(self, *args, **kwargs)
+
+    monkeypatch.setattr(KtxIndex, "rebuild", signalled)
+    out = run_cli("rebuild", "--project", project, "--json")
+    assert out.exit_code == 0 and json.loads(out.stdout) == {"stopped": True, "message": out.stderr[11:].strip()}
