@@ -182,9 +182,8 @@ class WikiIndexer(Indexer):
             meta, body = split_frontmatter(text)
         except SourceError as exc:  # searchable all the same, as wiki_read reads it: the whole file, no fields
             result.problem(rel, str(exc), code="parse_error")
-            whole = page_document(project, scope, {}, text.strip())
-            whole.attrs["readWhole"] = True  # what the builder replaces with a later whole read
-            result.fallback.append(whole)
+            # marked read whole (what the builder replaces with a later whole read) before it is hashed
+            result.fallback.append(page_document(project, scope, {}, text.strip(), read_whole=True))
             return result
         for problem in shape_problems(meta):  # read as KTX reads them (dropped), and said
             result.problem(rel, problem, code="warning")
@@ -201,8 +200,11 @@ def page_uid(user: str, page_scope: str, key: str) -> str:
     return make_uid("wiki", "global" if page_scope == "GLOBAL" else f"user/{user}", key)
 
 
-def page_document(project: Project, scope: Scope, meta: dict[str, Any], body: str) -> Document:
-    """A page's document from its frontmatter fields and its body."""
+def page_document(
+    project: Project, scope: Scope, meta: dict[str, Any], body: str, read_whole: bool = False
+) -> Document:
+    """A page's document from its frontmatter fields and its body (``read_whole``: the whole file, its frontmatter
+    not parsing). A document's content hash is made as it is built, so everything it holds goes in here."""
     key: str = scope.get("key")
     page_scope: str = scope.get("scope")
     summary = clean_text(meta.get("summary"))
@@ -215,6 +217,8 @@ def page_document(project: Project, scope: Scope, meta: dict[str, Any], body: st
         "connections": [c for c in as_str_list(meta.get("connections")) if c.strip()],
     }
     attrs.update({name: jsonable(meta[name]) for name in OPTIONAL_FIELDS if name in meta})
+    if read_whole:
+        attrs["readWhole"] = True
     return Document(
         uid=page_uid(project.settings.user, page_scope, key),
         kind="wiki",

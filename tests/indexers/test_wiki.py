@@ -1,7 +1,10 @@
 import os
 
 from indexers import load_project, read_project
+from indexers.models import Document
 from indexers.wiki import WikiIndexer, split_frontmatter, split_sections, suggest_key
+from ktx_index.embedding.embedder import HashEmbedder
+from ktx_index.service import KtxIndex
 
 PAGE = """---
 summary: How churn is defined
@@ -166,3 +169,16 @@ def test_suggest_key_matches_ktx():
     assert suggest_key("orbit/company-overview") == "orbit-company-overview"
     assert suggest_key("../secret") == "secret"
     assert suggest_key("///") == "page-key"
+
+
+def test_a_page_read_whole_is_hashed_with_the_mark_it_carries(make_project):
+    """The mark was set after the document was hashed, so its content hash did not cover all it held (a trap for
+    the builder's "unchanged" test: a code review)."""
+    service = KtxIndex(
+        make_project({"wiki/global/ops.md": "---\nsummary: [broken\n---\nOps log"}), embedder=HashEmbedder()
+    )
+    service.rebuild()
+    stored = service.refreshed_engine().store.docs.get("wiki:global:ops")
+    assert stored is not None and stored.attrs["readWhole"] is True
+    assert stored.content_hash == Document(**stored.model_dump(exclude={"content_hash"})).content_hash
+    service.close()
