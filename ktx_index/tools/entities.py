@@ -13,6 +13,7 @@ from typing import Any, get_args
 
 from indexers.base import first_few
 from indexers.models import Document, display_name, make_uid
+from indexers.sl_records import is_schema_shard
 from ktx_index.errors import InvalidInput, echoed, sent_back
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import bare_name
@@ -225,10 +226,24 @@ def _snapshot(attrs: dict[str, Any]) -> Snapshot:
     )
 
 
-def _describing(table: Document, twins: frozenset[str]) -> str | None:
-    """The semantic-layer source that describes a table: the one over it named as it is, else its only one (of
-    ``active_customers`` and ``customers`` over ``customers``, the first describes a subset); None without."""
+def _describing(store: DocStore, table: Document, twins: frozenset[str]) -> str | None:
+    """The semantic-layer source that describes a table: of the sources over it, those a person wrote (a file or
+    an overlay outside ``_schema/``) before the scan's own manifest entries, and among them the one named as the
+    table, else the only one (of ``active_customers`` and ``customers`` over ``customers``, the first describes a
+    subset); None without. A KTX scan writes an entry for every table, named as it: a hand-written source of
+    another name (``bookings`` over ``cx.bkg``) lost its descriptions to it (an outside pass)."""
     sources = sorted(t for t in twins if t.startswith("sl_source:"))
+    docs = store.docs.get_many(sources)
+    written = [s for s in sources if s in docs and _hand_written(docs[s])]
+    return (_named_or_only(table, written) if written else None) or _named_or_only(table, sources)
+
+
+def _hand_written(source: Document) -> bool:
+    """Whether a person wrote any of a source's files (its own, or an overlay), not only the scan's shard."""
+    return any(not is_schema_shard(source.connection_id or "", f) for f in source.attrs.get("files", []))
+
+
+def _named_or_only(table: Document, sources: list[str]) -> str | None:
     named = [s for s in sources if bare_name(s.split(":", 2)[2]) == bare_name(table.name)]
     return named[0] if named else sources[0] if len(sources) == 1 else None
 
@@ -303,7 +318,7 @@ def _details(
             return _failed(connection_id, echo, snapshot, "column_not_found", message, nearest_first(missing, names))
         names = list(dict.fromkeys(by_folded[str(w).casefold()] for w in wanted))  # 'lst_nm' and 'LST_NM': once
     kind = attrs.get("kind")
-    source = _describing(table, twins)
+    source = _describing(store, table, twins)
     described, by_column = _described(store, source, names)
     return EntityFound(
         ok=True,

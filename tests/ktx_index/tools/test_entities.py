@@ -148,6 +148,28 @@ def test_a_table_and_its_columns_are_described_as_the_semantic_layer_resolves_th
     service.close()
 
 
+def test_a_hand_written_source_of_another_name_describes_its_table_before_the_scans_entry(make_project):
+    """A KTX scan writes a manifest entry for every table, named as it: a hand-written source of another name over
+    the same table (``bookings`` over ``cx.bkg``) lost its descriptions to the entry (an outside pass)."""
+    table = {"catalog": None, "db": "cx", "name": "bkg", "columns": [column("id", "int"), column("chnl_cd")]}
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    files["semantic-layer/warehouse/_schema/cx.yaml"] = (
+        "tables:\n  bkg:\n    table: cx.bkg\n    descriptions: {ai: Booking headers.}\n    columns:\n"
+        "      - {name: id, type: number}\n      - {name: chnl_cd, type: string, descriptions: {ai: Channel code.}}\n"
+    )
+    files["semantic-layer/warehouse/bookings.yaml"] = (
+        "name: bookings\ntable: cx.bkg\ndescriptions: {user: One row per booking; test bookings excluded.}\n"
+        "columns:\n  - {name: id, type: number}\n"
+        "  - {name: chnl_cd, type: string, descriptions: {user: 'APP mobile app, GDS travel agent.'}}\n"
+    )
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    (found,) = service.entity_details("warehouse", [{"table": "cx.bkg"}]).results
+    assert found.description == "One row per booking; test bookings excluded."
+    assert {c.name: c.description for c in found.columns}["chnl_cd"] == "APP mobile app, GDS travel agent."
+    service.close()
+
+
 def test_a_table_sent_with_another_schema_is_the_first_candidate(make_project):
     names = [("finance_mart", "fct_disputes"), ("finance_mart", "fct_swoops"), ("finance_mart", "mart_kyc_funnel")]
     names += [("finance_mart", "fct_card_txns"), ("ledger_raw", "kyc_checks")]
