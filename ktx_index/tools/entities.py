@@ -32,7 +32,14 @@ from ktx_index.tools.read_results import (
 )
 from ktx_index.tools.reads import find_source, nearest
 from ktx_index.tools.results import TableRefOut
-from ktx_index.tools.table_names import TableName, column_id, parse_table_input, resolve, scanned_tables
+from ktx_index.tools.table_names import (
+    TableName,
+    column_id,
+    parse_table_input,
+    resolve,
+    scanned_table,
+    scanned_tables,
+)
 
 DIMENSION_TYPES = set(get_args(DimensionType))
 TABLE_KINDS = set(get_args(TableKind))
@@ -138,9 +145,13 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     read = f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{source.id}"}}'
     if source.table_ref is None:
         return f' "{source.id}" is a semantic-layer source written as SQL, over no one table: read it with {read}.'
-    return (
-        f' "{source.id}" is a semantic-layer source: send the table it reads, "{source.table_ref.display}", or {read}.'
-    )
+    table = source.table_ref.display
+    if scanned_table(store, connection_id, table) is None:  # sending it back would loop
+        return (
+            f' "{source.id}" is a semantic-layer source over table {table}, which the latest scan of '
+            f'"{connection_id}" does not hold (fix its `table:`, or rescan): read the source with {read}.'
+        )
+    return f' "{source.id}" is a semantic-layer source: send the table it reads, "{table}", or {read}.'
 
 
 def _member_named(store: DocStore, connection_id: str, label: str) -> str:

@@ -24,7 +24,7 @@ from ktx_index.errors import InvalidInput, KtxIndexError, NoIndexYet, NotFound, 
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import QUOTES
 from ktx_index.tools.read_results import SlSource, WikiPage
-from ktx_index.tools.table_names import parse_table_input, resolve, scanned_tables
+from ktx_index.tools.table_names import scanned_table
 
 MAX_KEY_CHARS = 200
 
@@ -283,7 +283,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
                 "there are no semantic-layer sources; read its scanned tables with entity_details "
                 f"(such as {min(tables)})"
             )
-        elif table := _scanned_table(store, connection_id, source_name):
+        elif table := scanned_table(store, connection_id, source_name):
             hint = (
                 f"no source reads the scanned table {table}; read it with entity_details "
                 f'{{connectionId: "{connection_id}", entities: [{{table: "{table}"}}]}}'
@@ -309,16 +309,6 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
         files=files,
         stale=stale,
     )
-
-
-def _scanned_table(store: DocStore, connection_id: str, sent: str) -> str | None:
-    """The display name of the one scanned table ``sent`` names (as entity_details resolves it), if any."""
-    try:
-        wanted = parse_table_input(sent)
-    except InvalidInput:
-        return None
-    hits = resolve(scanned_tables(store, connection_id), wanted)
-    return hits[0].display if len(hits) == 1 else None
 
 
 def _never_parsed(project: Project, connection_id: str, path: str, sent: str) -> str | None:

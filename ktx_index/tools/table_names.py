@@ -83,6 +83,16 @@ def scanned_tables(store: DocStore, connection_id: str) -> list[TableName]:
     return [TableName(*row) for row in store.docs.table_refs(connection_id)]
 
 
+def scanned_table(store: DocStore, connection_id: str, sent: str) -> str | None:
+    """The display name of the one scanned table ``sent`` names (as entity_details resolves it), if any."""
+    try:
+        wanted = parse_table_input(sent)
+    except InvalidInput:
+        return None
+    hits = resolve(scanned_tables(store, connection_id), wanted)
+    return hits[0].display if len(hits) == 1 else None
+
+
 def column_id(store: DocStore, tables: list[TableName], label: str) -> tuple[TableName | None, str]:
     """The one table ``label`` names with one of its columns after it (``edw.fact_shpmt.delivered_ts``, a column
     ref's id), and that column as the table spells it; (None, "") when it is no such id."""

@@ -210,6 +210,25 @@ def test_a_semantic_layer_sources_name_sent_as_a_table_says_what_to_send(make_pr
     service.close()
 
 
+def test_a_table_only_a_source_names_is_not_sent_back_to_the_agent(make_project):
+    """It said to send the table the source reads: the very name sent (an outside pass's agent looped)."""
+    table = {"catalog": None, "db": "ops", "name": "crew", "columns": [column("id", "int")]}
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    files["semantic-layer/warehouse/crew_duty.yaml"] = (
+        "name: crew_duty\ntable: ops.crew_duty\ncolumns:\n  - {name: id, type: number}\n"
+    )
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    for sent in ("ops.crew_duty", "crew_duty"):
+        (missing,) = service.entity_details("warehouse", [{"table": sent}]).results
+        assert missing.error.message.endswith(
+            '"crew_duty" is a semantic-layer source over table ops.crew_duty, which the latest scan of "warehouse" '
+            "does not hold (fix its `table:`, or rescan): read the source with sl_read_source {connectionId: "
+            '"warehouse", sourceName: "crew_duty"}.'
+        ), sent
+    service.close()
+
+
 def test_a_measures_dimensions_or_pages_ref_sent_as_a_table_says_which_tool_reads_it(make_project):
     """An agent hydrating discover_data's refs sends each to entity_details: a measure's, a dimension's or a wiki
     page's got a bare "not found" (an outside pass)."""
