@@ -132,7 +132,8 @@ def _answer(
     refs = []
     for cand, doc, twins in chosen:
         ref = _ref(doc, cand, terms, explain)
-        ref.stale = stale.get(doc.uid)
+        # one ref stands for its twins: stale when any of them is served from a last good version
+        ref.stale = next((reason for d in (doc, *twins) if (reason := stale.get(d.uid))), None)
         for twin in twins:
             _merge_twin(ref, twin)
         refs.append(ref)

@@ -70,6 +70,28 @@ def test_a_longer_limit_is_filled_with_the_nearest_items_and_begins_as_the_defau
     service.close()
 
 
+def test_a_ref_standing_for_twins_is_stale_when_either_is(make_project):
+    """A column merged with its dimension from a shard that broke carried no ``stale`` when the column, whose scan
+    file is fine, ranked first (an outside pass)."""
+    columns = [column("dly_cd"), column("dly_cd_desc", comment="Free text explaining it to passengers")]
+    table = {"catalog": None, "db": "ops", "name": "dly_cd_ref", "columns": columns}
+    shard = "semantic-layer/warehouse/_schema/ops.yaml"
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [table])
+    files[shard] = (
+        "tables:\n  dly_cd_ref:\n    table: ops.dly_cd_ref\n    columns:\n      - {name: dly_cd, type: string}\n"
+        "      - {name: dly_cd_desc, type: string, descriptions: {ai: What a delay code means.}}\n"
+    )
+    root = make_project(files)
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    (root / shard).write_text("tables:\n  : : bad\n")
+    service.rebuild()
+    refs = service.discover_data("explaining to passengers", limit=10).refs  # the column's words, not the shard's
+    merged = [r for r in refs if r.columnName == "dly_cd_desc"]
+    assert merged and all(r.stale and "ops.yaml" in r.stale for r in merged)
+    service.close()
+
+
 def test_nonsense_query_returns_nothing_or_says_it_is_unsure(demo_service):
     # the fake embedder's cosines are hash collisions, so the noise calibration cannot tell nonsense from a
     # weak match here; with the real model it returns nothing (test_quality_floor.py)
