@@ -33,9 +33,16 @@ def _kinds(value: object) -> object:
     return [part.strip().lower() if isinstance(part, str) else part for part in split if part != ""]
 
 
+#: The results a search returns when its ``limit`` is not sent (or sent as null).
+DEFAULT_LIMIT = 10
+
+
 def _integral(value: object) -> object:
-    """A whole number sent as a float (``5.0``) is the integer JSON Schema's ``integer`` admits; strings and
+    """A whole number sent as a float (``5.0``) is the integer JSON Schema's ``integer`` admits, and null is the
+    limit not sent (as null is for ``connectionId``: agents send null for an option they leave unset); strings and
     fractions still fail (the limit stays strict: ``"5"`` is not a number)."""
+    if value is None:
+        return DEFAULT_LIMIT
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
@@ -120,7 +127,7 @@ def tools(service: KtxIndex) -> ToolSet:
                 "tableRef names the table); so are a column and its dimension."
             ),
         ] = None,
-        limit: RefLimit = 10,
+        limit: RefLimit = DEFAULT_LIMIT,
     ) -> Annotated[CallToolResult, DiscoverResult]:
         return await call(ctx, service.discover_data, query, connectionId, kinds, limit, at_once=discover_at_once)
 
@@ -136,7 +143,7 @@ def tools(service: KtxIndex) -> ToolSet:
             BeforeValidator(stripped),
         ],
         ctx: Context,
-        limit: PageLimit = 10,
+        limit: PageLimit = DEFAULT_LIMIT,
         connectionId: WikiConnectionArg = None,
     ) -> Annotated[CallToolResult, WikiSearchResult]:
         return await call(ctx, service.wiki_search, query, limit, connection_id=connectionId, at_once=wiki_at_once)

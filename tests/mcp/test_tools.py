@@ -316,6 +316,13 @@ async def test_wiki_search_limit(client, tools) -> None:
     assert len(data["results"]) == 1
 
 
+async def test_a_null_limit_is_the_limit_not_sent(client, tools) -> None:
+    """As null is for connectionId: agents send null for the options they leave unset (an outside pass)."""
+    for tool, query in (("discover_data", "orders"), ("wiki_search", "subscribers")):
+        unset = await call_ok(client, tools, tool, {"query": query})
+        assert await call_ok(client, tools, tool, {"query": query, "limit": None}) == unset, tool
+
+
 async def test_wiki_search_connection_id(client, tools) -> None:
     """KTX's newer optional connectionId: the demo's pages are unscoped, so all of them still apply."""
     plain = await call_ok(client, tools, "wiki_search", {"query": "refund policy"})
