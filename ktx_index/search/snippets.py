@@ -67,7 +67,11 @@ def as_ktx_field(kind: str, matched: str) -> str:
 
 def matched_on(doc: Document, terms: set[str]) -> str:
     """KTX's ``matchedOn`` for a hit: the best-matching field, as one of those KTX gives the kind."""
-    field = matched_field(doc, terms)
+    return ktx_matched_on(doc, matched_field(doc, terms))
+
+
+def ktx_matched_on(doc: Document, field: str | None) -> str:
+    """KTX's ``matchedOn`` for a hit whose best-matching field is ``field`` (None: no term matched)."""
     if field is not None:
         return as_ktx_field(doc.kind, MATCHED_ON[field])
     if doc.kind == "wiki":
@@ -156,7 +160,8 @@ def cap(text: str | None) -> str | None:
 
 
 def snippet(doc: Document, matched: str, terms: set[str]) -> str | None:
-    """Per kind, as KTX builds it (reference §2.5), with the matched words highlighted."""
+    """Per kind, as KTX builds it (reference §2.5), with the matched words highlighted; ``matched``: the field that
+    matched (MATCHED_ON's name for it, ``body`` included: a source's usage notes are cut from where they match)."""
     attrs = doc.attrs
     if doc.kind == "wiki":
         best = max(_first_sections(doc), key=lambda s: len(terms.intersection(term_set(s.text))), default=None)
@@ -165,6 +170,8 @@ def snippet(doc: Document, matched: str, terms: set[str]) -> str | None:
     if doc.kind == "sl_source":
         if matched == "description":
             return snippet_around(doc.description, terms)
+        if matched == "body":  # its usage notes
+            return snippet_around(doc.body, terms)
         members = [*attrs.get("measures", []), *attrs.get("columns", [])][:3]
         return highlight(cap(f"{doc.name}: " + ", ".join(members)) or "", terms) or None
     if doc.kind == "sl_measure":

@@ -9,7 +9,7 @@ from ktx_index.search.engine import Candidate, Engine
 from ktx_index.search.lexical_lane import bridges
 from ktx_index.search.query import Query
 from ktx_index.search.signals import answer_order, assess
-from ktx_index.search.snippets import as_ktx_field, matched_on, snippet
+from ktx_index.search.snippets import MATCHED_ON, as_ktx_field, ktx_matched_on, matched_field, snippet
 from ktx_index.snapshot.snapshot import Snapshot, curated
 from ktx_index.tools.answer_joins import joins_between
 from ktx_index.tools.results import MAX_RESULTS, DiscoverRef, DiscoverResult, JoinOut, LaneScores, TableRefOut
@@ -207,13 +207,14 @@ def _merge_twin(kept: DiscoverRef, twin: Document) -> None:
 
 
 def _ref(doc: Document, cand: Candidate, terms: set[str], explain: bool) -> DiscoverRef:
-    matched = matched_on(doc, terms)
+    field = matched_field(doc, terms)
+    matched = ktx_matched_on(doc, field)  # KTX's name for it; the snippet is cut from the field itself
     ref = DiscoverRef(
         kind=doc.kind,  # type: ignore[arg-type]
         id=doc.id,
         score=round(cand.score, 4),
         summary=doc.summary,
-        snippet=snippet(doc, matched, terms),
+        snippet=snippet(doc, MATCHED_ON[field] if field else matched, terms),
         matchedOn=matched,  # type: ignore[arg-type]
         connectionId=doc.connection_id,
         columnName=doc.column_name if doc.kind in MEMBER_KIND.values() else None,

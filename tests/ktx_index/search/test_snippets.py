@@ -88,6 +88,9 @@ def test_snippets_per_kind():
     assert snippet(measure, "expr", term_set("refund")) == "sum(<mark>refund_amount</mark>)"
     source = doc("sl_source", name="orders", attrs={"measures": ["order_count"], "columns": ["status", "id", "x"]})
     assert snippet(source, "name", term_set("status")) == "orders: order_count, <mark>status</mark>, id"
+    noted = doc("sl_source", name="orders", description="Customer orders", body="Finance groups by region weekly.")
+    # matched on its usage notes, which KTX names description: cut from the notes, not the description
+    assert snippet(noted, "body", term_set("region")) == "Finance groups by <mark>region</mark> weekly."
 
 
 def test_a_wiki_snippet_comes_from_the_section_holding_the_most_terms_else_the_summary():

@@ -70,6 +70,20 @@ def test_a_longer_limit_is_filled_with_the_nearest_items_and_begins_as_the_defau
     service.close()
 
 
+def test_a_source_matched_on_its_usage_notes_shows_them_marked(make_project):
+    """Named ``description`` as KTX names such a match, its snippet was cut from the description, where the words
+    are not (a second read of the change)."""
+    files = {
+        "semantic-layer/warehouse/orders.yaml": "name: orders\nsql: select 1 as n\ndescriptions: {user: Customer "
+        "orders.}\nusage: {narrative: Finance groups them by territory every Monday.}\ncolumns:\n  - {name: n}\n"
+    }
+    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    service.rebuild()
+    (ref,) = [r for r in service.discover_data("territory", kinds=["sl_source"]).refs if r.id == "orders"]
+    assert ref.matchedOn == "description" and "<mark>territory</mark>" in (ref.snippet or "")
+    service.close()
+
+
 def test_a_ref_standing_for_twins_is_stale_when_either_is(make_project):
     """A column merged with its dimension from a shard that broke carried no ``stale`` when the column, whose scan
     file is fine, ranked first (an outside pass)."""
