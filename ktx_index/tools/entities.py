@@ -133,9 +133,9 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     it reads, or for one written as SQL (no table, and so no ``tableRef`` on its refs), sl_read_source. A
     measure's or dimension's id, or a wiki page's, is told its tool too (each got a bare "not found": an outside
     pass)."""
-    if label.casefold().startswith("wiki:"):
-        key = label.split(":")[-1].strip()
-        return f' "{label}" is a wiki page\'s ref: read it with wiki_read {{key: {json.dumps(key)}}}.'
+    key = label.split(":")[-1].strip() if label.casefold().startswith("wiki:") else label
+    if key in store.docs.ids("wiki"):  # a wiki ref's id is its page's key ('wiki::key' as judged sets write it)
+        return f' "{label}" is a wiki page: read it with wiki_read {{key: {json.dumps(key)}}}.'
     member = _member_named(store, connection_id, label)
     if member:
         return member
@@ -157,15 +157,20 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
 def _member_named(store: DocStore, connection_id: str, label: str) -> str:
     """What to send for a measure's or a dimension's id (``source.member``): its source's table (with the
     dimension's column), or the source through sl_read_source."""
+    if "." not in label:
+        return ""
     for kind, what in (("sl_measure", "a measure"), ("sl_dimension", "a dimension")):
-        if store.docs.get(f"{kind}:{connection_id}:{label}") is None:
+        ref_id: str | None = label
+        if store.docs.get(f"{kind}:{connection_id}:{label}") is None:  # then in another case
+            ref_id = next((i for i in store.docs.ids(kind, connection_id) if i.casefold() == label.casefold()), None)
+        if ref_id is None:
             continue
-        owner, member = label.rsplit(".", 1)
+        owner, member = ref_id.rsplit(".", 1)
         source = store.docs.get(f"sl_source:{connection_id}:{owner}")
         read = f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{owner}"}}'
-        if source is None or source.table_ref is None:
+        table = source.table_ref.display if source is not None and source.table_ref is not None else None
+        if table is None or scanned_table(store, connection_id, table) is None:  # no table to send
             return f' "{label}" is {what} of semantic-layer source "{owner}": read it with {read}.'
-        table = source.table_ref.display
         send = {"table": table, "columns": [member]} if kind == "sl_dimension" else {"table": table}
         return f' "{label}" is {what} of semantic-layer source "{owner}": send {json.dumps(send)}, or {read}.'
     return ""

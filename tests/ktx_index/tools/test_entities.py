@@ -238,20 +238,33 @@ def test_a_measures_dimensions_or_pages_ref_sent_as_a_table_says_which_tool_read
         "name: bills\ntable: cis.bill\ngrain: [id]\ncolumns:\n  - {name: id, type: number}\n  - {name: amt, type: number}\n"
         "measures:\n  - {name: billed, expr: sum(amt)}\n"
     )
+    files["semantic-layer/warehouse/leaks.yaml"] = (
+        "name: leaks\ntable: ops.leak\nmeasures:\n  - {name: n, expr: count(*)}\n"
+    )
+    files["wiki/global/leak-response-sla.md"] = "---\nsummary: Leak response SLA\n---\nFour hours.\n"
     service = KtxIndex(make_project(files), embedder=HashEmbedder())
     service.rebuild()
-    sent = [{"table": "bills.billed"}, {"table": "bills.amt"}, {"table": "wiki:leak-response-sla"}]
+    sent = [{"table": "Bills.Billed"}, {"table": "bills.amt"}, {"table": "wiki::leak-response-sla"}]
     measure, dimension, page = service.entity_details("warehouse", sent).results
     read = 'sl_read_source {connectionId: "warehouse", sourceName: "bills"}'
     assert measure.error.message.endswith(
-        f'"bills.billed" is a measure of semantic-layer source "bills": send {{"table": "cis.bill"}}, or {read}.'
+        f'"Bills.Billed" is a measure of semantic-layer source "bills": send {{"table": "cis.bill"}}, or {read}.'
     )
     assert dimension.error.message.endswith(
         f'"bills.amt" is a dimension of semantic-layer source "bills": send {{"table": "cis.bill", "columns": '
         f'["amt"]}}, or {read}.'
     )
     assert page.error.message.endswith(
-        '"wiki:leak-response-sla" is a wiki page\'s ref: read it with wiki_read {key: "leak-response-sla"}.'
+        '"wiki::leak-response-sla" is a wiki page: read it with wiki_read {key: "leak-response-sla"}.'
+    )
+    (bare,) = service.entity_details("warehouse", ["leak-response-sla"]).results  # a wiki ref's id, as returned
+    assert bare.error.message.endswith('is a wiki page: read it with wiki_read {key: "leak-response-sla"}.')
+    (gone,) = service.entity_details("warehouse", ["wiki::no-such-page"]).results
+    assert "wiki_read" not in gone.error.message
+    (unscanned,) = service.entity_details("warehouse", ["leaks.n"]).results  # its table is in no scan
+    assert unscanned.error.message.endswith(
+        '"leaks.n" is a measure of semantic-layer source "leaks": read it with sl_read_source {connectionId: '
+        '"warehouse", sourceName: "leaks"}.'
     )
     service.close()
 
