@@ -278,15 +278,15 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
             hint = f"that file does not parse ({broken[0]}: {broken[1]})"
         elif over := sources_over(store, connection_id, source_name, names):
             hint = "; ".join(f"source {name} reads table {table}" for name, table in over) + "; send its name"
-        elif not names and (tables := store.docs.ids("table", connection_id)):
-            hint = (
-                "there are no semantic-layer sources; read its scanned tables with entity_details "
-                f"(such as {min(tables)})"
-            )
         elif table := scanned_table(store, connection_id, source_name):
             hint = (
                 f"no source reads the scanned table {table}; read it with entity_details "
                 f'{{connectionId: "{connection_id}", entities: [{{table: "{table}"}}]}}'
+            )
+        elif not names and (tables := store.docs.ids("table", connection_id)):
+            hint = (
+                "there are no semantic-layer sources; read its scanned tables with entity_details "
+                f"(such as {min(tables)})"
             )
         else:
             hint = _hint(source_name, names)

@@ -334,12 +334,20 @@ def test_a_scanned_table_no_source_reads_is_sent_to_entity_details(make_project)
     files = scan_files("warehouse", "2026-01-01-000000-local-a", [{"catalog": None, "db": "cis", "name": "mtr",
                                                                    "columns": [column("id")]}])  # fmt: skip
     files["semantic-layer/warehouse/jobs.yaml"] = "name: jobs\nsql: select 1 as id\ncolumns:\n  - {name: id}\n"
-    service = KtxIndex(make_project(files), embedder=HashEmbedder())
+    root = make_project(files)
+    service = KtxIndex(root, embedder=HashEmbedder())
     service.rebuild()
     for sent in ("cis.mtr", "MTR"):
         with pytest.raises(NotFound, match=r'no source reads the scanned table cis\.mtr; read it with entity_details '
                            r'\{connectionId: "warehouse", entities: \[\{table: "cis\.mtr"\}\]\}'):  # fmt: skip
             service.sl_read_source("warehouse", sent)
+    service.close()
+    (root / "semantic-layer/warehouse/jobs.yaml").unlink()  # a scan-only connection: the table is named all the same
+    service = KtxIndex(root, embedder=HashEmbedder())
+    service.rebuild()
+    assert not service.refreshed_engine().store.docs.ids("sl_source", "warehouse")
+    with pytest.raises(NotFound, match=r"no source reads the scanned table cis\.mtr"):
+        service.sl_read_source("warehouse", "cis.mtr")
     service.close()
 
 
