@@ -154,7 +154,8 @@ def abbreviates(short: str, word: str) -> bool:
     ('tot', 'port' and 'snap' mean something else); keeping the consonants the word opens with ('crs' is no
     'chairs'). One that skips to a vowel (*lat* in 'located') or over more consonants (*ast* in 'against', *pol*
     in 'portfolio') is most often another word's abbreviation. One letter shorter, it drops one vowel inside the
-    word ('hydrnt' → hydrant, 'plnt' → plant; not its last: 'stat' is status as often as state)."""
+    word, not in its last two letters ('hydrnt' → hydrant, 'plnt' → plant; 'stats' is statistics as often as
+    status, 'stat' status as often as state)."""
     if len(short) == len(word) - 1 and len(short) > MIN_ABBREVIATION and _drops_a_vowel(short, word):
         return (english_word(word) or english_compound(word)) and not english_word(short)  # 'hydrnt', 'plnt'
     if not (MIN_ABBREVIATION <= len(short) <= len(word) - 2 and len(word) <= 3 * len(short)) or short[0] != word[0]:
@@ -176,8 +177,8 @@ def abbreviates(short: str, word: str) -> bool:
 
 
 def _drops_a_vowel(short: str, word: str) -> bool:
-    """Whether ``short`` is ``word`` without one of its vowels past the first letter."""
-    return any(word[i] in VOWELS and word[:i] + word[i + 1 :] == short for i in range(1, len(word) - 1))
+    """Whether ``short`` is ``word`` without one of its vowels, neither its first letter nor one of its last two."""
+    return any(word[i] in VOWELS and word[:i] + word[i + 1 :] == short for i in range(1, len(word) - 2))
 
 
 def english_compound(word: str) -> bool:

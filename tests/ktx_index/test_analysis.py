@@ -137,6 +137,8 @@ def test_a_warehouse_abbreviation_is_the_words_start_then_its_consonants(short, 
         ("lang", "languague", "a typo, corrected instead"),
         ("pre", "purchase", "three letters ending on the word's last: not 'whse'"),
         ("stat", "state", "the last vowel dropped: 'stat' is status or statistic as often"),
+        ("stats", "status", "a vowel of its last two letters dropped: 'stats' is statistics as often"),
+        ("totl", "total", "a vowel of its last two letters dropped"),
         ("lnk", "link", "one vowel dropped from three letters"),
     ],
 )

@@ -103,6 +103,7 @@ class FallingBack(HashEmbedder):
 
     def encode(self, texts):
         self.fingerprint = "hash-float32"
+        self.fallback_reason = "int8 model unavailable; using float32"  # as MiniLMEmbedder._fall_back says
         return super().encode(texts)
 
 
