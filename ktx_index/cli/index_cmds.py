@@ -145,10 +145,8 @@ def rebuild_command(project_dir: str | None, force: bool, as_json: bool, quiet: 
         render_rebuild(report)
     else:
         echo_json(report)
-        if report.embedding_status == "pending":  # what render_rebuild's embeddings line says
-            click.echo(
-                "ktx-index: stopped while embedding; the rest is embedded by the next rebuild or serve", err=True
-            )
+        if report.embedding_status == "pending":  # render_rebuild's embeddings line, on stderr
+            click.echo(f"ktx-index: embeddings: {embedding_note('pending')}", err=True)
 
 
 def start_ray_pool(service: KtxIndex, address: str, quiet: bool) -> RayEmbedding | None:

@@ -81,7 +81,7 @@ def test_rebuild_stopped_while_embedding_says_so_once_and_not_up_to_date(project
     assert "up to date" not in text
     as_json = run_cli("rebuild", "--project", project, "--json")
     assert json.loads(as_json.stdout)["embedding_status"] == "pending"
-    assert "ktx-index: stopped while embedding" in as_json.stderr  # stdout is the report alone
+    assert "ktx-index: embeddings: not all texts embedded yet (stopped early)" in as_json.stderr  # stdout: the report
 
 
 def test_rebuild_names_the_files_whose_documents_it_deleted(project):
