@@ -18,7 +18,7 @@ from itertools import accumulate
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
-from indexers.models import TableRef
+from indexers.models import TableRef, display_name
 from ktx_index.analysis import english_word, fold, letters_in_order, split_identifier, squash
 from ktx_index.errors import InvalidInput, echoed, sent_back
 from ktx_index.search.engine import Engine
@@ -195,7 +195,7 @@ class DictionaryIndex:
                     add((i,), "abbreviation", abbreviation_score(self.entries[i].value, parts))
         ranked = [(self.entries[i], tier, score) for i, (tier, score) in found.items()]
         ranked.sort(key=lambda m: (TIER_ORDER[m[1]], -m[2], m[0].connection, m[0].source_name, m[0].column, m[0].value))
-        return ranked[:MAX_MATCHES]
+        return one_per_column(ranked)[:MAX_MATCHES]
 
     def _named_within(self, words: set[str]) -> list[int]:
         """Shorter values made of the question's words: of two words or more ('Maple Ridge' in *Maple Ridge
@@ -203,6 +203,24 @@ class DictionaryIndex:
         not 'Grant', 'W' in *412 W Pecan St*, or '10' in *2025-10-31*)."""
         held = {i for w in words for i in self.by_word.get(w, ())}
         return sorted(i for i in held if self.entries[i].words <= words and _named(self.entries[i].words))
+
+
+def one_per_column(ranked: list[tuple[Entry, str, float]]) -> list[tuple[Entry, str, float]]:
+    """A value one physical column holds, once, at its best match: the profile's sample and a source's
+    ``enum_values`` over the same table (a hand-written source beside the scan's entry) listed it twice (an
+    outside pass). A source written as SQL has no table: its values stay its own."""
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for entry, tier, score in ranked:
+        ref = entry.table_ref
+        if ref is not None:
+            table = display_name(ref.get("catalog"), ref.get("db"), ref["name"]).casefold()
+            key = (entry.connection, table, (entry.column or "").casefold(), entry.value)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append((entry, tier, score))
+    return out
 
 
 def fuzzy_budget(squashed: str, words: set[str]) -> int:

@@ -216,7 +216,7 @@ def wiki_read(project: Project, key: str, store: Callable[[], DocStore]) -> Wiki
     elif raw in keys:  # its file went after the index read it: search still has it, not the page's next key
         hint = (
             "its file is gone since the index was last brought up to date, so wiki_search still finds it until then "
-            "(`ktx-index rebuild`, or `serve --watch` to follow edits)"
+            "(a watcher takes it in within a second or so; without one, `ktx-index rebuild`)"
         )
     else:
         hint = _hint(raw, keys)

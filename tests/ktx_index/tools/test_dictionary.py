@@ -96,6 +96,24 @@ def test_a_fuzzy_match_keeps_the_values_digits(make_project):
     service.close()
 
 
+def test_a_value_one_column_holds_is_one_match_however_many_sources_list_it(make_project):
+    """The profile's sample and a hand-written source's enum_values over the same table listed the one column twice
+    (an outside pass)."""
+    table = {"catalog": None, "db": "cx", "name": "anc_sale", "columns": [column("anc_type_cd")]}
+    profile = {"columns": {"anc_sale.anc_type_cd": profile_entry("cx", "anc_sale", "anc_type_cd", ["UPG", "BAG"])}}
+    files = scan_files("wh", "2026-01-01-000000-aaaa", [table], profile)
+    files["semantic-layer/wh/ancillary_sales.yaml"] = (
+        "name: ancillary_sales\ntable: cx.anc_sale\ncolumns:\n  - {name: anc_type_cd, enum_values: [UPG, BAG]}\n"
+    )
+    service = KtxIndex(make_project(files, config="connections:\n  wh:\n    driver: postgres\n"), embedder=None)
+    service.rebuild()
+    (bag,) = service.dictionary_search(["BAG"]).results
+    assert [(m.tableRef.name, m.columnName, m.matchedValue) for m in bag.matches] == [
+        ("anc_sale", "anc_type_cd", "BAG")
+    ]
+    service.close()
+
+
 def test_a_word_spelt_right_is_forgiven_one_edit_not_two(make_project):
     """An outside pass: *denied* found the first name 'Daniel' (two edits) as a fuzzy match."""
     table = {"catalog": None, "db": "lib", "name": "holds", "columns": [column("status"), column("patron")]}
