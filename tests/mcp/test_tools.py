@@ -1009,7 +1009,7 @@ async def test_a_call_waits_for_the_warm_up_and_listing_does_not(
             with anyio.fail_after(5):
                 await answered.wait()
     (line,) = [r.ktx_fields for r in caplog.records if r.getMessage() == "tool.call"]
-    assert line["tool"] == "connection_list" and line["ms"] >= 300
+    assert line["tool"] == "connection_list" and line["ms"] >= 250  # it waited ~300 ms; the hand-off takes some
 
 
 # ------------------------------------------------------------------ where a search runs

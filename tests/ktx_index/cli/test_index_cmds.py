@@ -110,4 +110,7 @@ def test_rebuild_json_stopped_by_a_signal_still_prints_one_object(project, monke
 
     monkeypatch.setattr(KtxIndex, "rebuild", signalled)
     out = run_cli("rebuild", "--project", project, "--json")
-    assert out.exit_code == 0 and json.loads(out.stdout) == {"stopped": True, "message": out.stderr[11:].strip()}
+    assert out.exit_code == 0 and json.loads(out.stdout) == {
+        "stopped": True,
+        "message": out.stderr.removeprefix("ktx-index: ").strip(),
+    }
