@@ -16,7 +16,7 @@ from indexers.base import Indexer, Scope, ScopeResult, clean_text, first_few, js
 from indexers.files import SourceError, UnlistedFolder, exists, is_file, list_dirs, list_files, read_json
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
-from indexers.scan_artifacts import ArtifactCache, column_key, table_key
+from indexers.scan_artifacts import ArtifactCache, column_key, run_id, table_key
 from indexers.sl_records import resolve_description, schema_shards
 
 #: KTX's dictionary filters (reference §2.4), with the type gate widened to wrapped and
@@ -117,12 +117,6 @@ def mistyped(data: dict[str, Any], fields: dict[str, type], where: str = "") -> 
     ]
 
 
-def run_id(report: dict[str, Any]) -> str | None:
-    """The id of the scan run that took a snapshot, as its ``scan-report.json`` says: the one rule for the snapshot
-    document and its tables' (a table's was cut from its folder's name, and the connection id's hyphens changed it)."""
-    return _typed(report.get("runId"), str)
-
-
 def column_metadata(column: dict[str, Any]) -> dict[str, Any]:
     return {key: _typed(column.get(key), kind) for key, kind in COLUMN_FIELDS.items()}
 
@@ -218,12 +212,13 @@ class ScanIndexer(Indexer):
         return complete, profiles, shards, chosen
 
     def warm(self, project: Project, scopes: list[Scope]) -> None:
-        """Parse every relationship profile and ``_schema`` shard once: a table edit reads them all (its
-        descriptions may be in any shard), ~5 s at 100k columns when nothing is cached yet."""
+        """Parse every relationship profile, ``_schema`` shard and table's scan report once: a table edit reads them
+        all (its descriptions may be in any shard), ~5 s at 100k columns when nothing is cached yet."""
         mine = [s for s in scopes if s.family == self.family and s.key.count(":") == 2]
         profiles = dict.fromkeys(rel for s in mine for rel in s.get("profiles"))
         shards = dict.fromkeys(rel for s in mine for rel in s.get("shards"))
-        self.cache.warm(project, tuple(profiles), tuple(shards))
+        reports = dict.fromkeys(f"{s.get('sync')}/scan-report.json" for s in mine)
+        self.cache.warm(project, tuple(profiles), tuple(shards), tuple(reports))
 
     def read(self, project: Project, scope: Scope) -> ScopeResult:
         if scope.key.count(":") == 1:
@@ -342,7 +337,7 @@ class ScanIndexer(Indexer):
         snapshot = {
             "syncId": sync.rsplit("/", 1)[1],
             "extractedAt": _typed(info.get("extractedAt"), str),
-            "scanRunId": run_id(self._report(project, sync)),
+            "scanRunId": self.cache.run_id(project, f"{sync}/scan-report.json"),
         }
         row_count = next((e.get("rowCount") for e in profile_rows.values() if isinstance(e.get("rowCount"), int)), None)
         docs = result.documents
@@ -419,12 +414,6 @@ class ScanIndexer(Indexer):
                 code="warning",
             )
         return result
-
-    def _report(self, project: Project, sync: str) -> dict[str, Any]:
-        """A table's snapshot's scan report, or {} when it cannot be read (the table is then indexed without a run
-        id). Not reported here: the newest snapshot's report is the snapshot document's, whose scope reports it once,
-        where each of thousands of tables would repeat it."""
-        return self._json(project, f"{sync}/scan-report.json", ScopeResult(), optional=True) or {}
 
     def _json(self, project: Project, rel: str, result: ScopeResult, optional: bool = False) -> dict[str, Any] | None:
         """A JSON object artifact, or None after reporting why it cannot be used."""

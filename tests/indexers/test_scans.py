@@ -93,6 +93,28 @@ def test_a_tables_scan_run_id_is_its_scan_reports_as_the_snapshots_is(make_proje
     assert runs == {"public.orders": "run-42", "public.invoices": "run-41"} and snapshot.attrs["scanRunId"] == "run-42"
 
 
+def test_a_snapshots_scan_report_is_parsed_once_whatever_its_number_of_tables(make_project, monkeypatch):
+    """Every table parsed its snapshot's scan report again for the run id: a 3.3 MB report over 3,000 tables made
+    read_project 50 times slower (a review). The snapshot document parses it, and its tables once between them."""
+    import indexers.scan_artifacts
+    import indexers.scans
+
+    tables = [{**ORDERS, "name": f"t{i}"} for i in range(6)]
+    root = make_project(scan_files("warehouse", "2026-01-01-000000-local-a", tables))
+    reports = []
+    for module in (indexers.scans, indexers.scan_artifacts):
+        original = module.read_json
+
+        def counting(project, rel, original=original):
+            reports.extend([rel] if rel.endswith("scan-report.json") else [])
+            return original(project, rel)
+
+        monkeypatch.setattr(module, "read_json", counting)
+    read = read_project(load_project(root))
+    assert {d.attrs["snapshot"]["scanRunId"] for d in read.documents if d.kind == "table"} == {"local-a"}
+    assert len(reports) == 2
+
+
 def test_a_connection_whose_only_snapshot_is_incomplete_says_its_tables_are_not_indexed(make_project):
     partial = scan_files("warehouse", "2026-03-01-000000-local-c", [ORDERS, INVOICES])
     files = {k: v for k, v in partial.items() if not k.endswith("scan-report.json")}
