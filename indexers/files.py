@@ -251,20 +251,37 @@ def _kind(entry: os.DirEntry[str]) -> str:
         return "unknown"
 
 
-def list_files(project: ProjectFiles, rel_dir: str, suffixes: tuple[str, ...], recursive: bool = False) -> list[str]:
+def list_files(
+    project: ProjectFiles,
+    rel_dir: str,
+    suffixes: tuple[str, ...],
+    recursive: bool = False,
+    unlisted: list[UnlistedFolder] | None = None,
+) -> list[str]:
     """Project-relative POSIX paths under rel_dir with one of the suffixes, sorted; a missing folder has none.
     An entry that cannot be followed is listed when its name has a suffix (reading it then says why).
 
     Raises ``UnlistedFolder`` when rel_dir, or with ``recursive`` any folder below it, cannot be listed:
-    an incomplete listing would read as files deleted."""
+    an incomplete listing would read as files deleted. With ``unlisted``, a caller that can use the rest (the
+    scanned tables read without a shard's descriptions) gets each folder below rel_dir that cannot be listed
+    appended there instead, and the files of the others."""
     found: list[str] = []
     pending = [rel_dir]
     while pending:
         folder = pending.pop()
-        for entry in _entries(project, folder):
+        try:
+            entries = _entries(project, folder)
+        except UnlistedFolder as exc:
+            if unlisted is None or folder == rel_dir:
+                raise
+            unlisted.append(exc)
+            continue
+        for entry in entries:
             kind, rel = _kind(entry), f"{folder}/{entry.name}"
             if kind != "dir" and entry.name.endswith(suffixes):
                 found.append(rel)
+            elif recursive and kind == "unknown" and unlisted is not None:
+                unlisted.append(UnlistedFolder(rel, "symlink loop"))
             elif recursive and kind == "unknown":
                 raise UnlistedFolder(rel, "symlink loop")
             elif recursive and kind == "dir" and not entry.is_symlink():  # as os.walk: symlinks are not followed

@@ -138,7 +138,7 @@ class ScanIndexer(Indexer):
             try:
                 listed = self._list_connection(project, conn, diagnostics)
             except UnlistedFolder as exc:
-                diagnostics.extend(exc.holding(f"raw-sources/{conn}", "the scan"))  # also when the shards are unlisted
+                diagnostics.extend(exc.holding(f"raw-sources/{conn}", "the scan"))
                 continue
             if listed is None:
                 continue
@@ -204,12 +204,25 @@ class ScanIndexer(Indexer):
                 Diagnostic(path=sync, code="warning", message=f"no scan-report.json yet (scan incomplete); {older}")
             )
         profiles = tuple(f"{sync}/{PROFILE_FILE}" for sync in complete if exists(project, f"{sync}/{PROFILE_FILE}"))
-        shards = tuple(schema_shards(project, conn))
+        shards = tuple(self._shards(project, conn, diagnostics))
         chosen: dict[str, str] = {}
         for sync in complete:
             for rel in list_files(project, f"{sync}/tables", (".json",)):
                 chosen.setdefault(rel.rsplit("/", 1)[1], sync)
         return complete, profiles, shards, chosen
+
+    @staticmethod
+    def _shards(project: Project, conn: str, diagnostics: list[Diagnostic]) -> list[str]:
+        """The connection's ``_schema`` shards that can be listed, each folder that cannot (a symlink loop, no
+        permission) reported on its own: the scans are read without the descriptions it may hold, where the
+        whole scan was held, unread, under a diagnostic that blamed ``raw-sources/<conn>``."""
+        unlisted: list[UnlistedFolder] = []
+        try:
+            shards = schema_shards(project, conn, unlisted)
+        except UnlistedFolder as exc:  # _schema/ itself
+            shards, unlisted = [], [exc]
+        diagnostics.extend(exc.diagnostic() for exc in unlisted)
+        return shards
 
     def warm(self, project: Project, scopes: list[Scope]) -> None:
         """Parse every relationship profile, ``_schema`` shard and table's scan report once: a table edit reads them

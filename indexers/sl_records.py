@@ -280,10 +280,10 @@ def is_schema_shard(connection_id: str, rel: str) -> bool:
     return rel.startswith(f"{schema_folder(connection_id)}/") and rel.endswith(YAML_SUFFIXES)
 
 
-def schema_shards(project: Project, connection_id: str) -> list[str]:
+def schema_shards(project: Project, connection_id: str, unlisted: list[UnlistedFolder] | None = None) -> list[str]:
     """The connection's ``_schema`` manifest shards (``is_schema_shard``), sorted; raises ``UnlistedFolder`` as
-    ``list_files`` does."""
-    return list_files(project, schema_folder(connection_id), YAML_SUFFIXES, recursive=True)
+    ``list_files`` does, or, given ``unlisted``, for ``_schema/`` alone."""
+    return list_files(project, schema_folder(connection_id), YAML_SUFFIXES, recursive=True, unlisted=unlisted)
 
 
 class ConnectionRead(NamedTuple):

@@ -188,6 +188,20 @@ def test_a_folder_that_cannot_be_listed_is_named_not_taken_for_empty(files):
         is_dir(files, "wiki/spin")
 
 
+def test_a_caller_that_can_use_the_rest_gets_the_folders_below_that_cannot_be_listed(files):
+    """The scanned tables need the ``_schema`` shards that can be listed: a loop below ``_schema/`` held the whole
+    scan, unread (a review). Given ``unlisted``, each such folder is collected there; the listed folder still raises."""
+    write(files, "sl/conn/_schema/a.yaml", b"x")
+    write(files, "sl/conn/_schema/sub/b.yaml", b"x")
+    os.symlink("spin", files.root / "sl/conn/_schema/spin")
+    unlisted: list[UnlistedFolder] = []
+    found = list_files(files, "sl/conn/_schema", (".yaml",), recursive=True, unlisted=unlisted)
+    assert found == ["sl/conn/_schema/a.yaml", "sl/conn/_schema/sub/b.yaml"]
+    assert [exc.path for exc in unlisted] == ["sl/conn/_schema/spin"]
+    with pytest.raises(UnlistedFolder):
+        list_files(files, "sl/conn/_schema/spin", (".yaml",), recursive=True, unlisted=[])
+
+
 def test_a_pipe_named_like_a_page_is_refused_not_waited_on(files):
     (files.root / "wiki").mkdir()
     os.mkfifo(files.root / "wiki/pipe.md")

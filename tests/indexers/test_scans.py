@@ -1,3 +1,5 @@
+import os
+
 import pytest
 from projects import column, profile_entry, scan_files, table_file
 
@@ -236,3 +238,18 @@ def test_a_shard_describes_its_table_as_it_gives_its_source_in_a_subfolder_too(m
     docs = {d.kind: d for d in read.documents}
     assert read.diagnostics == [] and docs["sl_source"].description == "Customer orders"
     assert docs["table"].description == "Customer orders" and docs["column"].description == "The order's key"
+
+
+def test_a_folder_below_schema_that_cannot_be_listed_is_named_and_the_scans_are_read(make_project):
+    """A symlink loop below ``_schema/`` held the connection's whole scan, unread, under an ``unlisted`` diagnostic
+    on ``raw-sources/<conn>`` (a review): a rescan's new tables were not indexed. The scan is read, with the shards
+    that can be listed, and the folder that cannot is named."""
+    text = "tables:\n  orders:\n    table: public.orders\n    descriptions: {ai: Customer orders}\n"
+    files = scan_files("warehouse", "2026-01-01-000000-local-a", [{**ORDERS, "comment": None}, INVOICES])
+    root = make_project(files | {"semantic-layer/warehouse/_schema/public.yaml": text})
+    os.symlink("loop", root / "semantic-layer/warehouse/_schema/loop")
+    read = read_project(load_project(root))
+    tables = {d.id: d.description for d in read.documents if d.kind == "table"}
+    assert tables == {"public.orders": "Customer orders", "public.invoices": ""}
+    unlisted = sorted({d.path for d in read.diagnostics if d.code == "unlisted"})
+    assert unlisted == ["semantic-layer/warehouse", "semantic-layer/warehouse/_schema/loop"]  # the layer is one scope
