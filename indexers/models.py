@@ -94,6 +94,12 @@ class Document(BaseModel):
             self.content_hash = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
+def file_of(path: str) -> str:
+    """The file a document's ``path`` names: a manifest entry's is '<file>#<name>'. The one rule for every reader
+    of a path (the builder's stale files, the semantic layer's sources and checks)."""
+    return path.split("#", 1)[0]
+
+
 def make_uid(kind: str, scope: str | None, ref_id: str) -> str:
     return f"{kind}:{scope or ''}:{ref_id}"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
 from indexers.files import SAFE_ID, UnlistedFolder
-from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
+from indexers.models import Diagnostic, Document, TableRef, file_of, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.sl_records import (
     SourceRecord,
@@ -75,7 +75,7 @@ def unscanned_sources(documents: Iterable[Document], scanned: Mapping[str, Itera
     out = []
     for doc in documents:
         conn, ref = doc.connection_id or "", doc.table_ref
-        if doc.kind != "sl_source" or ref is None or conn not in tails or is_schema_shard(conn, doc.path.split("#")[0]):
+        if doc.kind != "sl_source" or ref is None or conn not in tails or is_schema_shard(conn, file_of(doc.path)):
             continue
         if ref.display.casefold() not in tails[conn]:
             message = (

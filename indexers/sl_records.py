@@ -17,7 +17,7 @@ import yaml
 
 from indexers.base import as_str_list
 from indexers.files import SourceError, UnlistedFolder, list_files, parse_yaml, read_hand_edited
-from indexers.models import WRONG_SHAPE, Diagnostic
+from indexers.models import WRONG_SHAPE, Diagnostic, file_of
 from indexers.project import Project
 
 DESCRIPTION_ORDER = ("user", "ai", "dbt", "db")
@@ -56,7 +56,7 @@ class SourceRecord:
 
     @property
     def files(self) -> list[str]:
-        return [self.path.split("#", 1)[0], *self.overlays]
+        return [file_of(self.path), *self.overlays]
 
     def yaml_text(self) -> str:
         """What sl_read_source returns: the raw file, or the composed document re-serialised."""
@@ -387,7 +387,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
         record = records.pop(name)
         diagnostics.append(
             Diagnostic(
-                path=record.path.split("#", 1)[0],
+                path=file_of(record.path),
                 message=f"source name {name!r} holds a path ('/', '\\' or '..'); the source is not indexed: "
                 "rename it (an agent passes the name back to sl_read_source and KTX's other tools)",
                 code="parse_error",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, ScopeResult, defined_elsewhere, safe_read
-from indexers.models import Diagnostic, Document, make_uid
+from indexers.models import Diagnostic, Document, file_of, make_uid
 from indexers.project import Project
 from indexers.scans import ScanIndexer
 from indexers.semantic_layer import SemanticLayerIndexer
@@ -53,11 +53,6 @@ def broken_files(result: ScopeResult) -> dict[str, str]:
         if diag.code == "parse_error":
             broken[diag.path] = f"{broken[diag.path]}; {diag.message}" if diag.path in broken else diag.message
     return broken
-
-
-def file_of(path: str) -> str:
-    """The file a document's path names: a manifest entry's is '<file>#<name>'."""
-    return path.split("#", 1)[0]
 
 
 class Builder:

@@ -1,7 +1,7 @@
 """Typed documents (indexers/models.py): uids, display names, and the content hash that decides whether a
 document changed."""
 
-from indexers.models import ALL_KINDS, SEARCH_KINDS, Document, TableRef, make_uid
+from indexers.models import ALL_KINDS, SEARCH_KINDS, Document, TableRef, file_of, make_uid
 
 
 def test_uids_and_table_displays():
@@ -10,6 +10,8 @@ def test_uids_and_table_displays():
     assert TableRef(catalog="c", db="raw", name="orders").display == "c.raw.orders"
     assert TableRef(name="orders").display == "orders"
     assert set(SEARCH_KINDS) < set(ALL_KINDS)
+    assert file_of("semantic-layer/w/_schema/public.yaml#orders") == "semantic-layer/w/_schema/public.yaml"
+    assert file_of("semantic-layer/w/orders.yaml") == "semantic-layer/w/orders.yaml"
 
 
 def test_the_content_hash_follows_the_content_and_only_the_content():
