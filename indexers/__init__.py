@@ -9,6 +9,7 @@ from indexers.models import ALL_KINDS, Diagnostic, Document
 from indexers.project import Project, load_project
 from indexers.scans import ScanIndexer
 from indexers.semantic_layer import SemanticLayerIndexer, unscanned_sources
+from indexers.sl_records import is_manifest_entry
 from indexers.wiki import WikiIndexer
 
 #: Bump when an indexer produces different documents from the same files: indexes built
@@ -66,7 +67,10 @@ def read_project(project: Project, indexers: list[Indexer] | None = None) -> Pro
             read.documents.extend(d for d in result.documents if d.uid not in where)
             first.update((d.uid, d.path) for d in result.documents if d.uid not in first)
             read.diagnostics.extend(result.diagnostics)
-    read.diagnostics.extend(unscanned_sources(read.documents, scanned_tables(read.documents)))
+    sources = [
+        d for d in read.documents if d.kind == "sl_source" and not is_manifest_entry(d.connection_id or "", d.path)
+    ]
+    read.diagnostics.extend(unscanned_sources(sources, scanned_tables(read.documents)))
     read.diagnostics = dedupe_diagnostics(read.diagnostics)
     return read
 

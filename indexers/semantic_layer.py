@@ -10,13 +10,12 @@ from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
 from indexers.files import SAFE_ID, UnlistedFolder
-from indexers.models import Diagnostic, Document, TableRef, file_of, make_uid, member_document, value_document
+from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
 from indexers.project import Project
 from indexers.sl_records import (
     SourceRecord,
     connection_files,
     dict_list,
-    is_schema_shard,
     item_name,
     last_by_name,
     load_records,
@@ -65,17 +64,19 @@ def table_tails(displays: Iterable[str]) -> set[str]:
     return tails
 
 
-def unscanned_sources(documents: Iterable[Document], scanned: Mapping[str, Iterable[str]]) -> list[Diagnostic]:
-    """A warning on each hand-written source whose ``table:`` no scan of its connection holds (``scanned``: the
-    display names of the tables each connection with a complete scan holds; another connection is not checked). Such
-    a source is indexed, but its refs name a table entity_details cannot find, which nothing said (an outside pass).
-    A manifest entry is the scan's own and is not checked. A check across the semantic layer and the scans, so run
-    where both are read: ``read_project``, and the index's ``ktx_index/index/checks.py``."""
+def unscanned_sources(sources: Iterable[Document], scanned: Mapping[str, Iterable[str]]) -> list[Diagnostic]:
+    """A warning on each of ``sources`` whose ``table:`` no scan of its connection holds (``scanned``: the display
+    names of the tables each connection with a complete scan holds; another connection is not checked). Such a
+    source is indexed, but its refs name a table entity_details cannot find, which nothing said (an outside pass).
+    ``sources``: the sources whose ``table:`` a person wrote, no manifest entry (``sl_records.is_manifest_entry``:
+    its ``table:`` is the scan's own, an overlay on it too), as the callers pick them. A check across the semantic
+    layer and the scans, so run where both are read: ``read_project``, and the index's ``ktx_index/index/checks.py``
+    (which picks the sources by their path alone, without reading the scan's entries)."""
     tails = {conn: table_tails(displays) for conn, displays in scanned.items()}
     out = []
-    for doc in documents:
+    for doc in sources:
         conn, ref = doc.connection_id or "", doc.table_ref
-        if doc.kind != "sl_source" or ref is None or conn not in tails or is_schema_shard(conn, file_of(doc.path)):
+        if ref is None or conn not in tails:
             continue
         if ref.display.casefold() not in tails[conn]:
             message = (

@@ -17,7 +17,7 @@ import yaml
 
 from indexers.base import as_str_list
 from indexers.files import SourceError, UnlistedFolder, list_files, parse_yaml, read_hand_edited
-from indexers.models import WRONG_SHAPE, Diagnostic, file_of
+from indexers.models import WRONG_SHAPE, Diagnostic, Document, file_of
 from indexers.project import Project
 
 DESCRIPTION_ORDER = ("user", "ai", "dbt", "db")
@@ -280,6 +280,23 @@ def is_schema_shard(connection_id: str, rel: str) -> bool:
     return rel.startswith(f"{schema_folder(connection_id)}/") and rel.endswith(YAML_SUFFIXES)
 
 
+def is_manifest_entry(connection_id: str, path: str) -> bool:
+    """Whether a semantic-layer source (its document's ``path``) is a ``_schema`` manifest entry: the scan wrote it,
+    its ``table:`` line included, even when a user's overlay adds to it (an overlay cannot set ``table:``). Read from
+    the path alone, so the store picks sources by it without reading the others (``index/checks.py``)."""
+    return is_schema_shard(connection_id, file_of(path))
+
+
+def hand_written(source: Document) -> bool:
+    """Whether a person wrote any of a semantic-layer source: its own file or one of its overlays (its document's
+    ``files``) lies outside ``_schema/``. The one rule for which sources say what a user wrote: entity_details
+    describes a table by such a source before the scan's bare manifest entry. A manifest entry with a user's overlay
+    is one, but its ``table:`` is still the scan's: the check of a source's ``table:`` against the scans
+    (``semantic_layer.unscanned_sources``) reads the sources that are no manifest entry (``is_manifest_entry``)."""
+    conn = source.connection_id or ""
+    return any(not is_schema_shard(conn, rel) for rel in source.attrs.get("files") or [file_of(source.path)])
+
+
 def schema_shards(project: Project, connection_id: str, unlisted: list[UnlistedFolder] | None = None) -> list[str]:
     """The connection's ``_schema`` manifest shards (``is_schema_shard``), sorted; raises ``UnlistedFolder`` as
     ``list_files`` does, or, given ``unlisted``, for ``_schema/`` alone."""
@@ -338,7 +355,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
                     continue
                 diagnostics.extend(_shape_diagnostics(rel, entry, f"tables.{name}."))
                 name = str(name)
-                if hand_written(records.get(name)):  # whichever file sorts first: paths sort '_schema/' after 'Orders'
+                if standalone(records.get(name)):  # whichever file sorts first: paths sort '_schema/' after 'Orders'
                     continue
                 records[name] = SourceRecord(
                     connection_id, name, f"{rel}#{name}", "manifest", project_manifest_entry(name, entry)
@@ -373,7 +390,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
                 Diagnostic(path=rel, code="warning", message=m) for m in unknown_keys(data, SOURCE_KEYS, "source")
             )
             earlier = records.get(name)
-            if hand_written(earlier):  # KTX reads the later file alone, silently
+            if standalone(earlier):  # KTX reads the later file alone, silently
                 # (one over a manifest entry is how a hand-written definition takes a scanned table over: no warning)
                 message = (
                     f"source '{name}' is also defined in {earlier.path}; this file replaces it (the later file wins, "
@@ -431,9 +448,10 @@ def _left_out(diagnostics: list[Diagnostic]) -> dict[str, str]:
     return {rel: "; ".join(messages) for rel, messages in fields.items()}
 
 
-def hand_written(record: SourceRecord | None) -> TypeGuard[SourceRecord]:
-    """Whether a source was written by hand (a file with ``table:`` or ``sql:``): it takes its scanned manifest entry
-    over, whether its file sorts before ``_schema/`` (``Orders.yaml``, ``2024/orders.yaml``) or after it."""
+def standalone(record: SourceRecord | None) -> TypeGuard[SourceRecord]:
+    """Whether a record is a standalone source (a file with ``table:`` or ``sql:``): it takes its scanned manifest
+    entry over, whether its file sorts before ``_schema/`` (``Orders.yaml``, ``2024/orders.yaml``) or after it. Of an
+    indexed source, ``hand_written`` says whether a person wrote any of it."""
     return record is not None and record.origin == "standalone"
 
 

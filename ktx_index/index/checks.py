@@ -4,9 +4,9 @@ checks over the documents it read, so ``inspect``, ``rebuild`` and ``status`` re
 
 from __future__ import annotations
 
-from indexers.models import Diagnostic, Document, file_of
+from indexers.models import Diagnostic, Document
 from indexers.semantic_layer import unscanned_sources
-from indexers.sl_records import is_schema_shard
+from indexers.sl_records import is_manifest_entry
 from ktx_index.index.store import DocStore
 
 
@@ -17,7 +17,7 @@ def source_checks(store: DocStore) -> list[Diagnostic]:
     scanned = set(store.docs.ids("snapshot"))
     sources: list[Document] = []
     for uid, conn, path in store.docs.paths("sl_source"):
-        if conn in scanned and not is_schema_shard(conn, file_of(path)) and (doc := store.docs.get(uid)):
+        if conn in scanned and not is_manifest_entry(conn, path) and (doc := store.docs.get(uid)):
             sources.append(doc)
     tables = {conn: store.docs.ids("table", conn) for conn in {doc.connection_id or "" for doc in sources}}
     return unscanned_sources(sources, tables)

@@ -13,7 +13,7 @@ from typing import Any, get_args
 
 from indexers.base import first_few
 from indexers.models import Document, display_name, make_uid
-from indexers.sl_records import is_schema_shard
+from indexers.sl_records import hand_written
 from ktx_index.errors import InvalidInput, echoed, sent_back
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import bare_name
@@ -255,8 +255,9 @@ def _describing(store: DocStore, table: Document, twins: frozenset[str]) -> str 
 
 
 def _hand_written(source: Document) -> bool:
-    """Whether a person wrote any of a source's files (its own, or an overlay), not only the scan's shard."""
-    return any(not is_schema_shard(source.connection_id or "", f) for f in source.attrs.get("files", []))
+    """Whether a person wrote any of a source's files (its own, or an overlay), not only the scan's shard: the one
+    rule, ``indexers/sl_records.py:hand_written``."""
+    return hand_written(source)
 
 
 def _named_or_only(table: Document, sources: list[str]) -> str | None:

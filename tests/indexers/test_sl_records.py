@@ -3,12 +3,14 @@ their base whatever the file order, and what is reported instead of dropped."""
 
 import pytest
 import yaml
-from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE
+from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE, scan_files
 
 from indexers import load_project, read_project
 from indexers.sl_records import (
     compose_overlay,
     duplicate_names,
+    hand_written,
+    is_manifest_entry,
     load_records,
     project_manifest_entry,
     resolve_description,
@@ -242,4 +244,27 @@ def test_names_defined_again_are_named_three_at_most_per_field():
             for i in (1, 2, 3)
         ),
         "measures: 2 more names like these are defined again",
+    ]
+
+
+def test_a_person_wrote_a_source_with_a_file_outside_schema_and_its_table_unless_it_is_a_manifest_entry(make_project):
+    """Three rules for "hand-written" disagreed on a manifest entry with a user's overlay (a review). One rule says
+    a person wrote some of it (entity_details prefers its descriptions); the check of ``table:`` against the scans
+    skips every manifest entry, overlaid or not: its ``table:`` is the scan's."""
+    shard = "tables:\n  orders:\n    table: public.orders\n  items:\n    table: public.items\n"
+    files = {
+        "semantic-layer/warehouse/_schema/public.yaml": shard,
+        "semantic-layer/warehouse/orders.yaml": "name: orders\ndescriptions: {user: Placed orders}\n",
+        "semantic-layer/warehouse/hydrants.yaml": "name: hydrants\ntable: ops.hydrant_ext\n",
+    }
+    scan = scan_files("warehouse", "2026-01-01-000000-local-a", [{"db": "public", "name": "invoices", "columns": []}])
+    read = read_project(load_project(make_project(files | scan)))
+    sources = {d.id: d for d in read.documents if d.kind == "sl_source"}
+    assert {name: hand_written(doc) for name, doc in sources.items()} == {
+        "hydrants": True, "items": False, "orders": True,
+    }  # fmt: skip
+    entries = {name for name, doc in sources.items() if is_manifest_entry("warehouse", doc.path)}
+    assert entries == {"items", "orders"}
+    assert [d.path for d in read.diagnostics if "no scan of connection" in d.message] == [
+        "semantic-layer/warehouse/hydrants.yaml"
     ]
