@@ -70,12 +70,12 @@ def read_project(project: Project, indexers: list[Indexer] | None = None) -> Pro
     sources = [
         d for d in read.documents if d.kind == "sl_source" and not is_manifest_entry(d.connection_id or "", d.path)
     ]
-    read.diagnostics.extend(unscanned_sources(sources, scanned_tables(read.documents)))
+    read.diagnostics.extend(unscanned_sources(sources, tables_by_connection(read.documents)))
     read.diagnostics = dedupe_diagnostics(read.diagnostics)
     return read
 
 
-def scanned_tables(documents: list[Document]) -> dict[str, list[str]]:
+def tables_by_connection(documents: list[Document]) -> dict[str, list[str]]:
     """Each connection with a complete scan (a ``snapshot`` document) → the display names of the tables it holds."""
     scanned: dict[str, list[str]] = {d.id: [] for d in documents if d.kind == "snapshot"}
     for doc in documents:

@@ -34,6 +34,15 @@ def display_name(catalog: str | None, db: str | None, name: str) -> str:
     return ".".join(part for part in (catalog, db, name) if part)
 
 
+def name_tails(display: str) -> list[str]:
+    """A table's display name and each of its dotted tails, casefolded, the whole first: ``db.public.orders``,
+    ``public.orders``, ``orders``. The one rule by which a name finds a scanned table, its whole display name first,
+    else a tail: for what an agent sends (``ktx_index/tools/table_names.py:resolve``) and for a source's ``table:``
+    (``semantic_layer.unscanned_sources``), which must agree."""
+    parts = display.casefold().split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
 class TableRef(BaseModel):
     catalog: str | None = None
     db: str | None = None

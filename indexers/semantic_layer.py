@@ -10,7 +10,7 @@ from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
 from indexers.files import SAFE_ID, UnlistedFolder
-from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, value_document
+from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, name_tails, value_document
 from indexers.project import Project
 from indexers.sl_records import (
     SourceRecord,
@@ -53,17 +53,6 @@ def _names(items: list[dict[str, Any]]) -> list[str]:
     return [str(item["name"]) for item in items if isinstance(item.get("name"), (str, int))]
 
 
-def table_tails(displays: Iterable[str]) -> set[str]:
-    """Every dotted tail of each table's display name, casefolded: a source's ``table:`` names a scanned table when
-    it is one of them, as entity_details finds the table a ref's ``tableRef`` names (``public.orders`` and
-    ``orders`` both find ``db.public.orders``)."""
-    tails = set()
-    for display in displays:
-        parts = display.casefold().split(".")
-        tails.update(".".join(parts[i:]) for i in range(len(parts)))
-    return tails
-
-
 def unscanned_sources(sources: Iterable[Document], scanned: Mapping[str, Iterable[str]]) -> list[Diagnostic]:
     """A warning on each of ``sources`` whose ``table:`` no scan of its connection holds (``scanned``: the display
     names of the tables each connection with a complete scan holds; another connection is not checked). Such a
@@ -72,7 +61,7 @@ def unscanned_sources(sources: Iterable[Document], scanned: Mapping[str, Iterabl
     its ``table:`` is the scan's own, an overlay on it too), as the callers pick them. A check across the semantic
     layer and the scans, so run where both are read: ``read_project``, and the index's ``ktx_index/index/checks.py``
     (which picks the sources by their path alone, without reading the scan's entries)."""
-    tails = {conn: table_tails(displays) for conn, displays in scanned.items()}
+    tails = {conn: {tail for display in displays for tail in name_tails(display)} for conn, displays in scanned.items()}
     out = []
     for doc in sources:
         conn, ref = doc.connection_id or "", doc.table_ref

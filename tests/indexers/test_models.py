@@ -1,7 +1,7 @@
 """Typed documents (indexers/models.py): uids, display names, and the content hash that decides whether a
 document changed."""
 
-from indexers.models import ALL_KINDS, SEARCH_KINDS, Document, TableRef, file_of, make_uid
+from indexers.models import ALL_KINDS, SEARCH_KINDS, Document, TableRef, file_of, make_uid, name_tails
 
 
 def test_uids_and_table_displays():
@@ -12,6 +12,11 @@ def test_uids_and_table_displays():
     assert set(SEARCH_KINDS) < set(ALL_KINDS)
     assert file_of("semantic-layer/w/_schema/public.yaml#orders") == "semantic-layer/w/_schema/public.yaml"
     assert file_of("semantic-layer/w/orders.yaml") == "semantic-layer/w/orders.yaml"
+
+
+def test_a_tables_display_name_and_each_of_its_dotted_tails_name_it():
+    assert name_tails("db.Public.Orders") == ["db.public.orders", "public.orders", "orders"]
+    assert name_tails("main") == ["main"]
 
 
 def test_the_content_hash_follows_the_content_and_only_the_content():

@@ -4,7 +4,7 @@ ktx.yaml does not name (the records it reads them from: test_sl_records.py)."""
 from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE, scan_files
 
 from indexers import load_project, read_project
-from indexers.semantic_layer import measure_inputs, table_tails
+from indexers.semantic_layer import measure_inputs
 
 
 def test_documents_for_sources_measures_dimensions_and_enum_values(make_project):
@@ -107,7 +107,3 @@ def test_a_source_over_a_table_no_scan_holds_is_indexed_with_a_warning(make_proj
         ("semantic-layer/warehouse/hydrants.yaml", "warning", UNSCANNED)
     ]
     assert "sl_dimension:warehouse:hydrants.zone" in {d.uid for d in read.documents}  # indexed all the same
-
-
-def test_a_tables_display_name_and_each_of_its_dotted_tails_name_it():
-    assert table_tails(["db.Public.Orders", "main"]) == {"db.public.orders", "public.orders", "orders", "main"}
