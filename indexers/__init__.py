@@ -70,7 +70,7 @@ def read_project(project: Project, indexers: list[Indexer] | None = None) -> Pro
     sources = [
         d for d in read.documents if d.kind == "sl_source" and not is_manifest_entry(d.connection_id or "", d.path)
     ]
-    read.diagnostics.extend(unscanned_sources(sources, tables_by_connection(read.documents)))
+    read.diagnostics.extend(unscanned_sources(sources, tables_by_connection(read.documents), read.diagnostics))
     read.diagnostics = dedupe_diagnostics(read.diagnostics)
     return read
 

@@ -10,6 +10,7 @@ descriptions from the table file, else from the scan-generated ``_schema`` shard
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, clean_text, first_few, jsonable
@@ -91,6 +92,18 @@ def foreign_keys(value: Any, rel: str, result: ScopeResult) -> list[dict[str, An
             code="warning",
         )
     return kept
+
+
+def unread_tables(diagnostics: Iterable[Diagnostic]) -> set[str]:
+    """The connections whose scan lists a table file that gives no table (a ``parse_error`` on
+    ``raw-sources/<conn>/live-database/<syncId>/tables/<file>``: truncated, unreadable, not a table): which table it
+    holds is unknown until it parses, so no one can say that the scan does not hold a table a source reads."""
+    out = set()
+    for diag in diagnostics:
+        parts = diag.path.split("/")
+        if diag.code == "parse_error" and len(parts) == 6 and parts[::2] == ["raw-sources", "live-database", "tables"]:
+            out.add(parts[1])
+    return out
 
 
 def profile_snapshot(rel: str) -> str:

@@ -12,6 +12,7 @@ from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, 
 from indexers.files import SAFE_ID, UnlistedFolder
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, name_tails, value_document
 from indexers.project import Project
+from indexers.scans import unread_tables
 from indexers.sl_records import (
     SourceRecord,
     connection_files,
@@ -53,19 +54,25 @@ def _names(items: list[dict[str, Any]]) -> list[str]:
     return [str(item["name"]) for item in items if isinstance(item.get("name"), (str, int))]
 
 
-def unscanned_sources(sources: Iterable[Document], scanned: Mapping[str, Iterable[str]]) -> list[Diagnostic]:
+def unscanned_sources(
+    sources: Iterable[Document], scanned: Mapping[str, Iterable[str]], diagnostics: Iterable[Diagnostic]
+) -> list[Diagnostic]:
     """A warning on each of ``sources`` whose ``table:`` no scan of its connection holds (``scanned``: the display
     names of the tables each connection with a complete scan holds; another connection is not checked). Such a
     source is indexed, but its refs name a table entity_details cannot find, which nothing said (an outside pass).
+    A connection whose scan has a table file that does not parse (``scans.unread_tables`` of the ``diagnostics``)
+    is not checked: the table may be the one in that file, which inspect counted as missing while rebuild and
+    status, whose store keeps the table's last good version, did not.
     ``sources``: the sources whose ``table:`` a person wrote, no manifest entry (``sl_records.is_manifest_entry``:
     its ``table:`` is the scan's own, an overlay on it too), as the callers pick them. A check across the semantic
     layer and the scans, so run where both are read: ``read_project``, and the index's ``ktx_index/index/checks.py``
     (which picks the sources by their path alone, without reading the scan's entries)."""
-    tails = {conn: {tail for display in displays for tail in name_tails(display)} for conn, displays in scanned.items()}
+    unread = unread_tables(diagnostics)
+    tails = {conn: {t for display in displays for t in name_tails(display)} for conn, displays in scanned.items()}
     out = []
     for doc in sources:
         conn, ref = doc.connection_id or "", doc.table_ref
-        if ref is None or conn not in tails:
+        if ref is None or conn not in tails or conn in unread:
             continue
         if ref.display.casefold() not in tails[conn]:
             message = (

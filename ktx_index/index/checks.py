@@ -13,11 +13,12 @@ from ktx_index.index.store import DocStore
 def source_checks(store: DocStore) -> list[Diagnostic]:
     """``indexers.semantic_layer.unscanned_sources`` over the store: the hand-written sources of each connection
     with a complete scan, read whole, against the display names of its scanned tables (their ids, not their
-    fields: a connection of 100k tables costs one query, not 100k documents read)."""
+    fields: a connection of 100k tables costs one query, not 100k documents read) and the diagnostics its scopes
+    stored (a table file that does not parse leaves its connection unchecked, as in ``read_project``)."""
     scanned = set(store.docs.ids("snapshot"))
     sources: list[Document] = []
     for uid, conn, path in store.docs.paths("sl_source"):
         if conn in scanned and not is_manifest_entry(conn, path) and (doc := store.docs.get(uid)):
             sources.append(doc)
     tables = {conn: store.docs.ids("table", conn) for conn in {doc.connection_id or "" for doc in sources}}
-    return unscanned_sources(sources, tables)
+    return unscanned_sources(sources, tables, store.scopes.diagnostics())

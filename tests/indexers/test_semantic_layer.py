@@ -1,7 +1,7 @@
 """The semantic-layer indexer: documents for sources, measures, dimensions and enum values, and folders
 ktx.yaml does not name (the records it reads them from: test_sl_records.py)."""
 
-from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE, scan_files
+from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE, scan_files, table_file
 
 from indexers import load_project, read_project
 from indexers.semantic_layer import measure_inputs
@@ -107,3 +107,17 @@ def test_a_source_over_a_table_no_scan_holds_is_indexed_with_a_warning(make_proj
         ("semantic-layer/warehouse/hydrants.yaml", "warning", UNSCANNED)
     ]
     assert "sl_dimension:warehouse:hydrants.zone" in {d.uid for d in read.documents}  # indexed all the same
+
+
+def test_a_source_over_a_table_whose_scan_file_does_not_parse_is_no_warning(make_project):
+    """Only the tables that parsed counted as scanned: a truncated table file made a correct source a "fix `table:`"
+    warning (a review). The file's table is unknown until it parses, so its connection is not checked."""
+    sync = "2026-01-01-000000-local-a"
+    files = scan_files("warehouse", sync, [{"db": "public", "name": "items", "columns": []}])
+    files |= {
+        f"raw-sources/warehouse/live-database/{sync}/tables/{table_file(None, 'public', 'orders')}": '{"name": "ord',
+        "semantic-layer/warehouse/orders.yaml": "name: orders\ntable: public.orders\n",
+        "semantic-layer/warehouse/hydrants.yaml": HYDRANTS,
+    }
+    read = read_project(load_project(make_project(files)))
+    assert [d.code for d in read.diagnostics] == ["parse_error"]
