@@ -102,6 +102,16 @@ def test_layers_import_only_downwards():
     assert not upward, "imports against the data flow:\n" + "\n".join(sorted(upward))
 
 
+#: The modules of the built-in indexers: the write path reads them through ``indexers.Indexer`` alone.
+CONCRETE_INDEXERS = frozenset({"indexers.wiki", "indexers.semantic_layer", "indexers.scans"})
+
+
+def test_the_builder_names_no_concrete_indexer():
+    """architecture.md's "How to add an indexer" registers one in ``default_indexers`` alone: the builder imported
+    two indexers to name the families the source check reads (a review), which ``index/checks.py`` declares now."""
+    assert not import_graph()["ktx_index.index.builder"] & CONCRETE_INDEXERS
+
+
 #: The one folder whose code runs SQL (ktx_index/index/store/): the rest asks its table families for rows.
 STORE = REPO / "ktx_index" / "index" / "store"
 SQL_CALLS = frozenset({"execute", "executemany", "executescript"})

@@ -18,12 +18,10 @@ from indexers import Indexer, dedupe_diagnostics, default_indexers, load_project
 from indexers.base import Scope, ScopeResult, defined_elsewhere, safe_read
 from indexers.models import Diagnostic, Document, file_of, make_uid
 from indexers.project import Project
-from indexers.scans import ScanIndexer
-from indexers.semantic_layer import SemanticLayerIndexer
 from ktx_index.embedding.embedder import EmbedBackend, Embedder
 from ktx_index.errors import Stopped
 from ktx_index.index.backlog import Backlog
-from ktx_index.index.checks import source_checks
+from ktx_index.index.checks import CHECKED_FAMILIES, source_checks
 from ktx_index.index.commit import Commit
 from ktx_index.index.integrity import check_vectors, open_lexical, open_store
 from ktx_index.index.layout import IndexLayout, format_stamp
@@ -37,9 +35,6 @@ from ktx_index.index.vectors import VectorFile
 from ktx_index.logs import timestamp
 from ktx_index.reports import Progress, RebuildReport, StaleFile, no_progress
 
-#: The families whose documents ``source_checks`` reads: a commit that read or dropped none of their scopes (a wiki
-#: edit) leaves its warnings as they were, and skips reading them again.
-CHECKED_FAMILIES = (SemanticLayerIndexer.family, ScanIndexer.family)
 #: Time a rebuild that does not embed (serve's and the watcher's catch-up) still spends re-embedding what a
 #: repair lost, before its commit is served; the rest, if any, follows in the background.
 REPAIR_EMBED_S = 60.0

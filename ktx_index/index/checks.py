@@ -5,9 +5,15 @@ checks over the documents it read, so ``inspect``, ``rebuild`` and ``status`` re
 from __future__ import annotations
 
 from indexers.models import Diagnostic, Document
-from indexers.semantic_layer import unscanned_sources
+from indexers.scans import ScanIndexer
+from indexers.semantic_layer import SemanticLayerIndexer, unscanned_sources
 from indexers.sl_records import is_manifest_entry
 from ktx_index.index.store import DocStore
+
+#: The families whose documents and diagnostics ``source_checks`` reads: a commit that read or dropped none of their
+#: scopes (a wiki edit) leaves its warnings as they were, and the builder skips reading them again. Declared here,
+#: beside what reads them, so the builder names no indexer.
+CHECKED_FAMILIES = (SemanticLayerIndexer.family, ScanIndexer.family)
 
 
 def source_checks(store: DocStore) -> list[Diagnostic]:
