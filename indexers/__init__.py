@@ -14,7 +14,7 @@ from indexers.wiki import WikiIndexer
 
 #: Bump when an indexer produces different documents from the same files: indexes built
 #: by an older version are rebuilt (their scopes would otherwise be skipped as unchanged).
-INDEXER_VERSION = 17
+INDEXER_VERSION = 18
 
 
 def default_indexers() -> list[Indexer]:

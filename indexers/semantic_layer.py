@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from indexers.base import Indexer, Scope, ScopeResult, as_str_list, clean_text, jsonable
 from indexers.files import SAFE_ID, UnlistedFolder
@@ -48,10 +47,6 @@ def measure_inputs(sql: str, columns: dict[str, str]) -> list[str]:
     status and not a column named paid."""
     names = SQL_NAME.findall(SQL_STRING.sub(" ", sql))
     return list(dict.fromkeys(columns[n.casefold()] for n in names if n.casefold() in columns))
-
-
-def _names(items: list[dict[str, Any]]) -> list[str]:
-    return [str(item["name"]) for item in items if isinstance(item.get("name"), (str, int))]
 
 
 def unscanned_sources(
@@ -154,8 +149,8 @@ class SemanticLayerIndexer(Indexer):
                     {
                         "table": table or None,
                         "sql": bool(sql),
-                        "columns": _names(columns),
-                        "measures": _names(measures),
+                        "columns": [item_name(c) for c in columns],
+                        "measures": [item_name(m) for m in measures],
                         "joins": [
                             {"to": str(j["to"]), "on": clean_text(j.get("on")), "relationship": j.get("relationship")}
                             for j in joins

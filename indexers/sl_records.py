@@ -100,7 +100,10 @@ LIST_FIELDS = {
     "columns": "mapping", "joins": "mapping", "measures": "mapping", "segments": "mapping",
     "column_overrides": "mapping", "grain": "string", "exclude_columns": "string", "disable_joins": "string",
 }  # fmt: skip
-NAMED_ITEMS = ("columns", "measures", "segments", "column_overrides")
+#: The list fields whose items become documents, one per name (a source's dimensions and measures).
+DOCUMENT_ITEMS = ("columns", "measures")
+#: The list fields whose items are named (``item_name``).
+NAMED_ITEMS = (*DOCUMENT_ITEMS, "segments", "column_overrides")
 MAX_ITEM_PROBLEMS = 3  # per field: a list of 500 strings is one mistake, not 500
 
 
@@ -131,23 +134,26 @@ def shape_problems(data: dict[str, Any]) -> list[str]:
                 bad.append(f"{key}[{i}]: expected a mapping, got {_shape(entry)}; it is left out")
             elif item == "string" and not isinstance(entry, str):
                 bad.append(f"{key}[{i}]: expected a name, got {_shape(entry)}; it is left out")
-            elif key in NAMED_ITEMS and not str(entry.get("name") or "").strip():
+            elif key in NAMED_ITEMS and not item_name(entry):
                 bad.append(f"{key}[{i}]: has no 'name'; it is left out")
-        problems.extend(bad[:MAX_ITEM_PROBLEMS])
-        if len(bad) > MAX_ITEM_PROBLEMS:
-            problems.append(f"{key}: {len(bad) - MAX_ITEM_PROBLEMS} more items like these are left out")
+        problems.extend(_capped(bad, key, "items like these are left out"))
     value = data.get("descriptions")
     if value is not None and not isinstance(value, dict):
         problems.append(f"descriptions: expected a mapping (e.g. user: <text>), got {_shape(value)}; it is left out")
     return problems
 
 
-#: The list fields whose items become documents, one per name (a source's dimensions and measures).
-DOCUMENT_ITEMS = ("columns", "measures")
+def _capped(problems: list[str], key: str, what: str) -> list[str]:
+    """One field's first ``MAX_ITEM_PROBLEMS`` problems, then how many more ``what`` (``columns: 497 more items like
+    these are left out``)."""
+    more = len(problems) - MAX_ITEM_PROBLEMS
+    return problems[:MAX_ITEM_PROBLEMS] + ([f"{key}: {more} more {what}"] if more > 0 else [])
 
 
 def item_name(item: dict[str, Any]) -> str:
-    """The name a column or measure is indexed under ('' for none): its document's uid ends with it."""
+    """The name a column, measure or other named item is read under ('' for none), trimmed, a number as its text:
+    the one rule for its document's uid, the source's lists of its columns and measures, and the shape check that
+    leaves an item without one out (they disagreed on `` status `` and ``1.5``)."""
     return str(item.get("name") or "").strip()
 
 
@@ -169,9 +175,7 @@ def duplicate_names(data: dict[str, Any]) -> list[str]:
                 )
             elif name:
                 first[name] = i
-        problems.extend(repeated[:MAX_ITEM_PROBLEMS])
-        if len(repeated) > MAX_ITEM_PROBLEMS:
-            problems.append(f"{key}: {len(repeated) - MAX_ITEM_PROBLEMS} more names like these are defined again")
+        problems.extend(_capped(repeated, key, "names like these are defined again"))
     return problems
 
 

@@ -85,6 +85,20 @@ def test_two_columns_or_measures_of_one_name_are_one_document_the_later_read_and
     ]
 
 
+def test_a_sources_lists_of_columns_and_measures_name_each_of_its_dimensions_and_measures(make_project):
+    """Three rules for an item's name disagreed: `` status `` and ``1.5`` gave dimension documents the source's
+    ``columns`` left out (a review). ``item_name`` is the one: trimmed, a number as its text."""
+    text = (
+        "name: orders\nsql: select 1\ncolumns:\n  - {name: ' status '}\n  - {name: 1.5}\n  - {name: status}\n"
+        "measures:\n  - {name: ' n '}\n  - {name: 2}\n"
+    )
+    read = read_project(load_project(make_project({"semantic-layer/warehouse/orders.yaml": text})))
+    (source,) = [d for d in read.documents if d.kind == "sl_source"]
+    members = {kind: [d.name for d in read.documents if d.kind == kind] for kind in ("sl_dimension", "sl_measure")}
+    assert source.attrs["columns"] == members["sl_dimension"] == ["status", "1.5"]
+    assert source.attrs["measures"] == members["sl_measure"] == ["n", "2"]
+
+
 HYDRANTS = "name: hydrants\ntable: ops.hydrant_ext\ncolumns:\n  - {name: zone}\n"
 UNSCANNED = (
     "source 'hydrants' reads table ops.hydrant_ext, which no scan of connection 'warehouse' holds (its refs name a "
