@@ -12,15 +12,8 @@ from indexers.files import SAFE_ID, UnlistedFolder
 from indexers.models import Diagnostic, Document, TableRef, make_uid, member_document, name_tails, value_document
 from indexers.project import Project
 from indexers.scans import unread_tables
-from indexers.sl_records import (
-    SourceRecord,
-    connection_files,
-    dict_list,
-    item_name,
-    last_by_name,
-    load_records,
-    resolve_description,
-)
+from indexers.sl_records import SourceRecord, connection_files, dict_list, load_records, resolve_description
+from indexers.sl_shapes import item_name, last_by_name
 
 
 def table_ref_from_string(table: str) -> TableRef | None:

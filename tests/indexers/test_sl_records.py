@@ -8,13 +8,11 @@ from projects import SL_OVERLAY, SL_SHARD, SL_STANDALONE, scan_files
 from indexers import load_project, read_project
 from indexers.sl_records import (
     compose_overlay,
-    duplicate_names,
     hand_written,
     is_manifest_entry,
     load_records,
     project_manifest_entry,
     resolve_description,
-    shape_problems,
 )
 
 
@@ -172,27 +170,6 @@ def test_a_manifest_entry_becomes_a_source_whose_grain_is_its_primary_key_or_eve
     assert plain["table"] == "events" and plain["grain"] == ["a", "b"] and plain["tags"] == ["x"]
 
 
-def test_fields_of_the_wrong_shape_are_named_one_by_one():
-    source = {
-        "name": "orders", "table": "public.orders", "measures": "nope", "columns": {"a": 1},
-        "grain": ["id", 42], "joins": [{"to": "customers"}, "customers"], "descriptions": "Orders",
-        "exclude_columns": "note",  # a lone name is one name
-        "segments": [{"expr": "x"}] * 5,
-    }  # fmt: skip
-    assert shape_problems(source) == [
-        "columns: expected a list of mappings, got a mapping; it is left out",
-        "joins[1]: expected a mapping, got the string 'customers'; it is left out",
-        "measures: expected a list of mappings, got the string 'nope'; it is left out",
-        "segments[0]: has no 'name'; it is left out",
-        "segments[1]: has no 'name'; it is left out",
-        "segments[2]: has no 'name'; it is left out",
-        "segments: 2 more items like these are left out",
-        "grain[1]: expected a name, got the number 42; it is left out",
-        "descriptions: expected a mapping (e.g. user: <text>), got the string 'Orders'; it is left out",
-    ]
-    assert shape_problems({"name": "orders", "table": "t", "columns": [{"name": "id"}], "grain": "id"}) == []
-
-
 def test_wrong_shapes_are_named_on_their_file_or_manifest_entry_and_keep_what_they_held(make_project):
     """A file that parsed, the rest of it read, is no ``parse_error`` (an outside pass): ``wrong_shape``, and the
     file's documents the field gave are kept (``held``), stale, as they were while it was one."""
@@ -233,18 +210,6 @@ def test_a_name_defined_again_in_a_manifest_entry_is_a_warning_naming_its_entry(
         ("warning", "tables.orders.columns[1]: 'id' is defined again (as columns[0]); the later one is read: remove "
          "or rename one")
     ]  # fmt: skip
-
-
-def test_names_defined_again_are_named_three_at_most_per_field():
-    data = {"measures": [{"name": "n"}] * 6, "columns": [{"name": "a"}, "odd", {"name": " a "}]}
-    assert duplicate_names(data) == [
-        "columns[2]: 'a' is defined again (as columns[0]); the later one is read: remove or rename one",
-        *(
-            f"measures[{i}]: 'n' is defined again (as measures[0]); the later one is read: remove or rename one"
-            for i in (1, 2, 3)
-        ),
-        "measures: 2 more names like these are defined again",
-    ]
 
 
 def test_a_person_wrote_a_source_with_a_file_outside_schema_and_its_table_unless_it_is_a_manifest_entry(make_project):
