@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 import yaml
 
-from indexers.base import as_str_list
+from indexers.base import as_str_list, first_few
 from indexers.files import SourceError, UnlistedFolder, list_files, parse_yaml, read_hand_edited
 from indexers.models import Diagnostic, Document, file_of
 from indexers.project import Project
@@ -234,6 +234,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
     except UnlistedFolder as exc:  # listed a moment ago: the builder keeps what the connection held
         return ConnectionRead({}, exc.holding(f"semantic-layer/{connection_id}", "the semantic layer"), {})
     unread: list[tuple[str, str]] = []  # files outside _schema that cannot be read or parsed, and why
+    unparsed: dict[str, str | None] = {}  # shards that cannot be read or parsed → their text (None: not read)
     for rel in paths:
         try:
             text, decoded = read_hand_edited(project, rel)
@@ -241,6 +242,8 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
             diagnostics.append(Diagnostic(path=rel, message=str(exc), code="parse_error"))
             if not is_schema_shard(connection_id, rel):
                 unread.append((rel, str(exc)))
+            else:
+                unparsed[rel] = None
             continue
         if decoded:
             diagnostics.append(Diagnostic(path=rel, message=decoded, code="warning"))
@@ -252,6 +255,8 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
                 unread.append((rel, str(exc)))
                 name = broken_source_name(rel, text)
                 records.setdefault(name, SourceRecord(connection_id, name, rel, "broken", {"name": name}, text))
+            else:
+                unparsed[rel] = text
             continue
         if is_schema_shard(connection_id, rel):
             tables = data.get("tables") if isinstance(data, dict) else None
@@ -259,6 +264,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
                 diagnostics.append(
                     Diagnostic(path=rel, message="manifest shard has no 'tables' mapping", code="parse_error")
                 )
+                unparsed[rel] = text
                 continue
             for name, entry in tables.items():
                 if not isinstance(entry, dict):
@@ -321,22 +327,7 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
                 code="parse_error",
             )
         )
-    for rel, overlay in overlays:
-        name = overlay["name"]
-        base = records.get(name)
-        if base is None or base.origin == "broken":
-            known = ", ".join(sorted(records)[:8]) or "none"
-            diagnostics.append(
-                Diagnostic(
-                    path=rel,
-                    message=f"overlay for '{name}' has no base source (known: {known}); "
-                    "it needs a manifest entry or a file with 'table:' or 'sql:'",
-                )
-            )
-            continue
-        base.data, problems = compose_overlay(base.data, overlay)
-        base.overlays.append(rel)
-        diagnostics.extend(Diagnostic(path=rel, message=p, code="warning") for p in problems)
+    diagnostics.extend(_apply_overlays(records, overlays, unparsed))
     held = {}
     if unread:  # what an unread overlay added to a source elsewhere (its measures, say) is kept, stale
         folder = f"semantic-layer/{connection_id}"
@@ -346,6 +337,42 @@ def load_records(project: Project, connection_id: str) -> ConnectionRead:
         held[folder] = f"{files}{more} {verb} not parse or cannot be read, and may add to this source"
     held.update(left_out(diagnostics))
     return ConnectionRead(dict(sorted(records.items())), diagnostics, held)
+
+
+def _apply_overlays(
+    records: dict[str, SourceRecord], overlays: list[tuple[str, dict[str, Any]]], unparsed: dict[str, str | None]
+) -> list[Diagnostic]:
+    """Compose each overlay onto its base, and say why one cannot be. An overlay whose base is in a file that does
+    not parse (its own, or a shard of ``unparsed`` that holds its name or cannot be read) waits for that file, a
+    warning: "no base source" was wrong there, as the source is still served from its last good version."""
+    diagnostics = []
+    for rel, overlay in overlays:
+        name = overlay["name"]
+        base = records.get(name)
+        if base is not None and base.origin != "broken":
+            base.data, problems = compose_overlay(base.data, overlay)
+            base.overlays.append(rel)
+            diagnostics.extend(Diagnostic(path=rel, message=p, code="warning") for p in problems)
+        elif waiting := f"{base.path}, which holds" if base is not None else _shard_naming(name, unparsed):
+            message = f"overlay for '{name}' is not applied while {waiting} its base source, does not parse; fix it"
+            diagnostics.append(Diagnostic(path=rel, message=message, code="warning"))
+        else:
+            message = (
+                f"overlay for '{name}' has no base source (known: {first_few(sorted(records), 8) or 'none'}); "
+                "it needs a manifest entry or a file with 'table:' or 'sql:'"
+            )
+            diagnostics.append(Diagnostic(path=rel, message=message))
+    return diagnostics
+
+
+def _shard_naming(name: str, unparsed: dict[str, str | None]) -> str | None:
+    """The first shard that does not parse and names ``name`` as a key (``  flt_leg:``), or cannot be read (it
+    may), as a message says it ("<shard>, which holds"): where an overlay's base is while the shard is broken."""
+    key = re.compile(rf"^\s+['\"]?{re.escape(name)}['\"]?\s*:", re.MULTILINE)
+    for rel, text in unparsed.items():
+        if text is None or key.search(text):
+            return f"{rel}, which {'may hold' if text is None else 'holds'}"
+    return None
 
 
 def standalone(record: SourceRecord | None) -> TypeGuard[SourceRecord]:

@@ -72,6 +72,35 @@ def test_overlay_without_base_and_broken_files_are_reported(make_project):
     assert kinds == {"sl_source:warehouse:orders", "sl_source:warehouse:customers", "sl_source:warehouse:subscriptions"}
 
 
+def test_an_overlay_whose_base_is_in_a_shard_that_does_not_parse_waits_for_it_and_known_names_say_how_many_more(
+    make_project,
+):
+    """A broken shard made an overlay of one of its entries an error, "no base source", though the source was still
+    served from its last good version (an outside pass); and the names known were cut at 8 without a word."""
+    others = {f"semantic-layer/warehouse/s{i}.yaml": f"name: s{i}\ntable: public.s{i}\n" for i in range(9)}
+    _records, diagnostics, _held = warehouse_records(
+        make_project,
+        others
+        | {
+            "semantic-layer/warehouse/_schema/ops.yaml": "tables:\n  flt_leg:\n    table: ops.flt_leg\n  : : bad\n",
+            "semantic-layer/warehouse/flt_leg.yaml": "name: flt_leg\ndescriptions: {user: Flight legs}\n",
+            "semantic-layer/warehouse/ghost.yaml": "name: ghost\nmeasures: []\n",
+        },
+    )
+    said = {d.path.rsplit("/", 1)[1]: (d.code, d.message) for d in diagnostics}
+    assert said["ops.yaml"][0] == "parse_error"
+    assert said["flt_leg.yaml"] == (
+        "warning",
+        "overlay for 'flt_leg' is not applied while semantic-layer/warehouse/_schema/ops.yaml, which holds its base "
+        "source, does not parse; fix it",
+    )
+    assert said["ghost.yaml"] == (
+        "error",
+        "overlay for 'ghost' has no base source (known: s0, s1, s2, s3, s4, s5, s6, s7 and 1 more); it needs a "
+        "manifest entry or a file with 'table:' or 'sql:'",
+    )
+
+
 def test_a_source_name_holding_a_path_is_reported_not_indexed(make_project):
     records, diagnostics, _held = warehouse_records(
         make_project,
