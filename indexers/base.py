@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from indexers.models import MEMBER_KINDS, Diagnostic, Document
+from indexers.models import MEMBER_KINDS, Diagnostic, DiagnosticCode, Document
 from indexers.project import Project
 
 
@@ -37,7 +37,7 @@ class ScopeResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: file (or folder) → why: documents of that file missing from this read are kept (stale), not deleted. For a file
     #: that parsed but lost part of its documents to another that did not (a table's sample values to its
-    #: snapshot's relationship profile) or to a field of its own of the wrong shape (``WRONG_SHAPE``); a file that does
+    #: snapshot's relationship profile) or to a field of its own of the wrong shape (``wrong_shape``); a file that does
     #: not parse is kept by its own ``parse_error``.
     kept: dict[str, str] = field(default_factory=dict)
     #: What a file that does not parse still gives (a page whose frontmatter does not, read whole): indexed, flagged
@@ -45,7 +45,7 @@ class ScopeResult:
     #: that last good version is kept, as for any file that no longer parses.
     fallback: list[Document] = field(default_factory=list)
 
-    def problem(self, path: str, message: str, code: str = "error") -> None:
+    def problem(self, path: str, message: str, code: DiagnosticCode = "error") -> None:
         self.diagnostics.append(Diagnostic(path=path, message=message, code=code))
 
 

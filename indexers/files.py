@@ -19,7 +19,6 @@ import yaml
 
 from indexers.models import Diagnostic
 
-UNLISTED = "unlisted"  # the Diagnostic code of a folder that cannot be listed
 SAFE_ID = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]*$")
 
 
@@ -36,7 +35,7 @@ class UnlistedFolder(SourceError):
         self.path = rel_dir
 
     def diagnostic(self) -> Diagnostic:
-        return Diagnostic(path=self.path, message=str(self), code=UNLISTED)
+        return Diagnostic(path=self.path, message=str(self), code="unlisted")
 
     def holding(self, whole: str, what: str) -> list[Diagnostic]:
         """This folder's diagnostic, and when it lies inside ``whole`` (a connection's folder, read as one),
@@ -44,7 +43,7 @@ class UnlistedFolder(SourceError):
         if self.path == whole:
             return [self.diagnostic()]
         message = f"{what} is not read while {self.path} cannot be listed; the last good one is kept"
-        return [self.diagnostic(), Diagnostic(path=whole, message=message, code=UNLISTED)]
+        return [self.diagnostic(), Diagnostic(path=whole, message=message, code="unlisted")]
 
 
 class ProjectFiles(Protocol):

@@ -53,19 +53,27 @@ class TableRef(BaseModel):
         return display_name(self.catalog, self.db, self.name)
 
 
-#: The ``Diagnostic.code`` of a file that parsed but holds a field of the wrong shape (a source's ``columns:`` written
-#: as a mapping): the field is left out, the rest of the file read, and what the field held kept, stale, until it is
-#: fixed. ``parse_error`` is for a file nothing of which is read.
-WRONG_SHAPE = "wrong_shape"
+#: Every ``Diagnostic.code``, the one list (written as these literals everywhere; a code not listed is refused when
+#: the diagnostic is made; the CLI shows it as the level, docs/project-format.md's "Diagnostics" explains it):
+#:
+#: - ``parse_error``: nothing of the file is read; what it gave before is kept, stale, until it parses again;
+#: - ``wrong_shape``: the file parsed but a field has the wrong shape (a source's ``columns:`` written as a
+#:   mapping): the field is left out, the rest of the file read, and what the field held kept, stale, until fixed;
+#: - ``unlisted``: a folder cannot be listed (no permission, a symlink loop); what it held is kept, stale;
+#: - ``error``: the item (a page, a source, a setting) is not used;
+#: - ``warning``: the item is indexed; the message says what was ignored or assumed;
+#: - ``repaired``: what opening the index had to repair (rebuild and status);
+#: - ``embed_runtime``: why the embedder fell back to another runtime (status).
+DiagnosticCode = Literal["parse_error", "wrong_shape", "unlisted", "error", "warning", "repaired", "embed_runtime"]
 
 
 class Diagnostic(BaseModel):
-    """A file that could not be read completely: where, why, and how bad (``code``: ``parse_error``, ``unlisted``,
-    ``WRONG_SHAPE``, ``warning``, ``error``)."""
+    """A file that could not be read completely, or the index's own state: where, why, and how bad (``code``, one
+    of ``DiagnosticCode``)."""
 
     path: str
     message: str
-    code: str = "error"
+    code: DiagnosticCode = "error"
 
 
 class Section(BaseModel):

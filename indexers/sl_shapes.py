@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexers.models import WRONG_SHAPE, Diagnostic
+from indexers.models import Diagnostic
 
 #: List fields of a source or overlay (§1.4) and what each item must be; a lone string counts as one name.
 LIST_FIELDS = {
@@ -105,9 +105,9 @@ def last_by_name(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def shape_diagnostics(rel: str, data: dict[str, Any], where: str = "") -> list[Diagnostic]:
-    """``shape_problems`` as ``WRONG_SHAPE`` (what a dropped field held stays searchable, stale, until it is fixed:
+    """``shape_problems`` as ``wrong_shape`` (what a dropped field held stays searchable, stale, until it is fixed:
     ``left_out``); ``duplicate_names`` as warnings (nothing is dropped: the later definition is read)."""
-    return [Diagnostic(path=rel, message=where + problem, code=WRONG_SHAPE) for problem in shape_problems(data)] + [
+    return [Diagnostic(path=rel, message=where + problem, code="wrong_shape") for problem in shape_problems(data)] + [
         Diagnostic(path=rel, message=where + problem, code="warning") for problem in duplicate_names(data)
     ]
 
@@ -118,6 +118,6 @@ def left_out(diagnostics: list[Diagnostic]) -> dict[str, str]:
     delete the dimensions it held."""
     fields: dict[str, list[str]] = {}
     for diag in diagnostics:
-        if diag.code == WRONG_SHAPE:
+        if diag.code == "wrong_shape":
             fields.setdefault(diag.path, []).append(diag.message)
     return {rel: "; ".join(messages) for rel, messages in fields.items()}

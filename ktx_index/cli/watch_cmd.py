@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from indexers.models import WRONG_SHAPE
 from ktx_index.cli.common import log_options, open_service, project_option, stop_on_signals, user_errors
 from ktx_index.reports import RebuildReport
 from ktx_index.watcher import Watcher
@@ -32,7 +31,7 @@ def watch_command(project_dir: str | None, quiet: bool) -> None:
                 err=True,
             )
             for diag in batch.diagnostics:
-                if diag.code in ("parse_error", WRONG_SHAPE):  # what the file held is kept, stale: say why
+                if diag.code in ("parse_error", "wrong_shape"):  # what the file held is kept, stale: say why
                     click.echo(f"  {diag.path}: {diag.message}", err=True)
 
     def embedded(count: int, ms: float) -> None:

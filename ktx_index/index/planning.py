@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexers.base import Indexer, Scope
-from indexers.files import UNLISTED
 from indexers.models import Diagnostic
 from indexers.project import Project
 
@@ -204,7 +203,7 @@ class _Listing:
 
 def unlisted_folders(diagnostics: list[Diagnostic]) -> dict[str, str]:
     """Folders the listing could not read, each with its reason."""
-    return {d.path: d.message for d in diagnostics if d.code == UNLISTED}
+    return {d.path: d.message for d in diagnostics if d.code == "unlisted"}
 
 
 def within(rel: str, reasons: dict[str, str]) -> str | None:

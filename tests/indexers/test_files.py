@@ -11,7 +11,6 @@ import pytest
 
 from indexers.files import (
     MAX_EXPANDED_NODES,
-    UNLISTED,
     SourceError,
     UnlistedFolder,
     is_dir,
@@ -173,7 +172,7 @@ def test_a_folder_that_cannot_be_listed_is_named_not_taken_for_empty(files):
         read_text(files, "wiki/loop.md")
     with pytest.raises(UnlistedFolder, match=r"cannot list this folder \(.*\); what it held is kept") as err:
         list_files(files, "wiki/spin", (".md",))
-    assert err.value.path == "wiki/spin" and err.value.diagnostic().code == UNLISTED
+    assert err.value.path == "wiki/spin" and err.value.diagnostic().code == "unlisted"
     with pytest.raises(UnlistedFolder) as nested:  # recursive: a looping folder below hides its files
         list_files(files, "sl/conn", (".yaml",), recursive=True)
     assert nested.value.path == "sl/conn/spin"

@@ -1,7 +1,22 @@
 """Typed documents (indexers/models.py): uids, display names, and the content hash that decides whether a
 document changed."""
 
-from indexers.models import ALL_KINDS, SEARCH_KINDS, Document, TableRef, file_of, make_uid, name_tails
+from typing import get_args
+
+import pytest
+from pydantic import ValidationError
+
+from indexers.models import (
+    ALL_KINDS,
+    SEARCH_KINDS,
+    Diagnostic,
+    DiagnosticCode,
+    Document,
+    TableRef,
+    file_of,
+    make_uid,
+    name_tails,
+)
 
 
 def test_uids_and_table_displays():
@@ -28,3 +43,12 @@ def test_the_content_hash_follows_the_content_and_only_the_content():
     assert doc(description="Orders").content_hash != doc().content_hash
     assert doc(attrs={"a": 1, "b": 2}).content_hash == doc(attrs={"b": 2, "a": 1}).content_hash  # key order aside
     assert doc(content_hash="given").content_hash == "given"  # a hash computed elsewhere is kept
+
+
+def test_a_diagnostics_code_is_one_of_the_listed_codes():
+    """The codes were listed in part, one as a constant among literals (a review): ``DiagnosticCode`` lists them
+    all, and a code it does not list (a typo) is refused where the diagnostic is made."""
+    assert set(get_args(DiagnosticCode)) >= {"parse_error", "wrong_shape", "unlisted", "repaired", "embed_runtime"}
+    assert Diagnostic(path="a.yaml", message="m").code == "error"
+    with pytest.raises(ValidationError):
+        Diagnostic(path="a.yaml", message="m", code="parse-error")
