@@ -139,7 +139,7 @@ def test_rebuild_stopped_by_sigint_exits_0_and_the_next_one_finishes_the_rest(ma
     assert not [a for a in ABORT_TEXT if a in err], err
     first = json.loads(out)
     _chunks, _embedded, keys, rows = vector_state(root)
-    assert first["embedding_status"] == "pending" and "stopped while embedding" in err
+    assert first["embedding_status"] == "pending" and "not all texts embedded yet (stopped early)" in err
     assert first["embedded"] == keys == rows
     again = subprocess.run(
         [str(KTX_INDEX), "rebuild", "--project", str(root), "--json", "--quiet"],
