@@ -114,6 +114,7 @@ def echo_json(payload: BaseModel | dict[str, Any]) -> None:
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn the library's errors into exit code 1 with the message (and its next step)."""
 
+    @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
@@ -124,8 +125,6 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except OSError as exc:
             raise os_error(exc) from exc
 
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
     return wrapper
 
 

@@ -268,6 +268,8 @@ def render_status(report: StatusReport) -> None:
 def status_command(project_dir: str | None, as_json: bool) -> None:
     """Show the index: documents per kind and connection, freshness, model, watcher, diagnostics."""
     service = open_service(project_dir)
-    report = service.status()
-    service.close()
+    try:
+        report = service.status()
+    finally:
+        service.close()
     echo_json(report) if as_json else render_status(report)

@@ -39,7 +39,11 @@ def watch_command(project_dir: str | None, quiet: bool) -> None:
             click.echo(f"embedded {count} new text(s) in {ms:.0f} ms: searchable by meaning too", err=True)
 
     watcher = Watcher(service, on_batch=report, on_embedded=embedded)
-    service.acquire_writer()  # IndexBusy (exit 1) leaves the running watcher and its status alone
+    try:
+        service.acquire_writer()  # IndexBusy (exit 1) leaves the running watcher and its status alone
+    except BaseException:
+        service.close()
+        raise
     try:
         with stop_on_signals(watcher.request_stop):  # the loop ends at its next wake-up, a batch whole
             click.echo(f"ktx-index: watching {service.root} (Ctrl-C to stop)", err=True)
