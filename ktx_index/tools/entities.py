@@ -116,7 +116,7 @@ def entity_details(
             if owner is not None:  # a column's id, as discover_data returns it
                 message += f" It names a column: send {json.dumps({'table': owner.display, 'columns': [column]})}."
             else:
-                message += _source_named(store, connection_id, label)
+                message += _source_named(store, connection_id, label, tables)
             out.append(failed("table_not_found", message, [_candidate(by_display[d]) for d in offered]))
         elif len(hits) > 1:
             message = f'Table name "{hits[0].name}" is ambiguous across schemas/catalogs; pass a structured table ref.'
@@ -128,7 +128,7 @@ def entity_details(
     return EntityDetailsResult(results=out)
 
 
-def _source_named(store: DocStore, connection_id: str, label: str) -> str:
+def _source_named(store: DocStore, connection_id: str, label: str, tables: list[TableName]) -> str:
     """What to send when a table no scan holds is a semantic-layer source's name (a ref of kind sl_source): the table
     it reads, or for one written as SQL (no table, and so no ``tableRef`` on its refs), sl_read_source. A
     measure's or dimension's id, or a wiki page's, is told its tool too (each got a bare "not found": an outside
@@ -136,7 +136,7 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     key = label.split(":")[-1].strip() if label.casefold().startswith("wiki:") else label
     if key in store.docs.ids("wiki"):  # a wiki ref's id is its page's key ('wiki::key' as judged sets write it)
         return f' "{label}" is a wiki page: read it with wiki_read {{key: {json.dumps(key)}}}.'
-    member = _member_named(store, connection_id, label)
+    member = _member_named(store, connection_id, label, tables)
     if member:
         return member
     source, _names = find_source(store, connection_id, label)  # as sl_read_source finds it
@@ -146,7 +146,7 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     if source.table_ref is None:
         return f' "{source.id}" is a semantic-layer source written as SQL, over no one table: read it with {read}.'
     table = source.table_ref.display
-    if scanned_table(store, connection_id, table) is None:  # sending it back would loop
+    if scanned_table(tables, table) is None:  # sending it back would loop
         return (
             f' "{source.id}" is a semantic-layer source over table {table}, which the latest scan of '
             f'"{connection_id}" does not hold (fix its `table:`, or rescan): read the source with {read}.'
@@ -154,7 +154,7 @@ def _source_named(store: DocStore, connection_id: str, label: str) -> str:
     return f' "{source.id}" is a semantic-layer source: send the table it reads, "{table}", or {read}.'
 
 
-def _member_named(store: DocStore, connection_id: str, label: str) -> str:
+def _member_named(store: DocStore, connection_id: str, label: str, tables: list[TableName]) -> str:
     """What to send for a measure's or a dimension's id (``source.member``): its source's table (with the
     dimension's column), or the source through sl_read_source."""
     if "." not in label:
@@ -169,7 +169,7 @@ def _member_named(store: DocStore, connection_id: str, label: str) -> str:
         source = store.docs.get(f"sl_source:{connection_id}:{owner}")
         read = f'sl_read_source {{connectionId: "{connection_id}", sourceName: "{owner}"}}'
         table = source.table_ref.display if source is not None and source.table_ref is not None else None
-        if table is None or scanned_table(store, connection_id, table) is None:  # no table to send
+        if table is None or scanned_table(tables, table) is None:  # no table to send
             return f' "{label}" is {what} of semantic-layer source "{owner}": read it with {read}.'
         send = {"table": table, "columns": [member]} if kind == "sl_dimension" else {"table": table}
         return f' "{label}" is {what} of semantic-layer source "{owner}": send {json.dumps(send)}, or {read}.'
@@ -250,14 +250,8 @@ def _describing(store: DocStore, table: Document, twins: frozenset[str]) -> str 
     another name (``bookings`` over ``cx.bkg``) lost its descriptions to it (an outside pass)."""
     sources = sorted(t for t in twins if t.startswith("sl_source:"))
     docs = store.docs.get_many(sources)
-    written = [s for s in sources if s in docs and _hand_written(docs[s])]
+    written = [s for s in sources if s in docs and hand_written(docs[s])]
     return (_named_or_only(table, written) if written else None) or _named_or_only(table, sources)
-
-
-def _hand_written(source: Document) -> bool:
-    """Whether a person wrote any of a source's files (its own, or an overlay), not only the scan's shard: the one
-    rule, ``indexers/sl_records.py:hand_written``."""
-    return hand_written(source)
 
 
 def _named_or_only(table: Document, sources: list[str]) -> str | None:

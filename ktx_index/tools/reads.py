@@ -24,7 +24,7 @@ from ktx_index.errors import InvalidInput, KtxIndexError, NoIndexYet, NotFound, 
 from ktx_index.index.store import DocStore
 from ktx_index.snapshot.joins import QUOTES
 from ktx_index.tools.read_results import SlSource, WikiPage
-from ktx_index.tools.table_names import scanned_table
+from ktx_index.tools.table_names import scanned_table, scanned_tables
 
 MAX_KEY_CHARS = 200
 
@@ -278,7 +278,7 @@ def sl_read_source(store: DocStore, connection_id: str, source_name: str, projec
             hint = f"that file does not parse ({broken[0]}: {broken[1]})"
         elif over := sources_over(store, connection_id, source_name, names):
             hint = "; ".join(f"source {name} reads table {table}" for name, table in over) + "; send its name"
-        elif table := scanned_table(store, connection_id, source_name):
+        elif table := scanned_table(scanned_tables(store, connection_id), source_name):
             hint = (
                 f"no source reads the scanned table {table}; read it with entity_details "
                 f'{{connectionId: "{connection_id}", entities: [{{table: "{table}"}}]}}'

@@ -85,13 +85,14 @@ def scanned_tables(store: DocStore, connection_id: str) -> list[TableName]:
     return [TableName(*row) for row in store.docs.table_refs(connection_id)]
 
 
-def scanned_table(store: DocStore, connection_id: str, sent: str) -> str | None:
-    """The display name of the one scanned table ``sent`` names (as entity_details resolves it), if any."""
+def scanned_table(tables: list[TableName], sent: str) -> str | None:
+    """The display name of the one table of ``tables`` (a connection's, ``scanned_tables``) that ``sent`` names, as
+    entity_details resolves it, if any."""
     try:
         wanted = parse_table_input(sent)
     except InvalidInput:
         return None
-    hits = resolve(scanned_tables(store, connection_id), wanted)
+    hits = resolve(tables, wanted)
     return hits[0].display if len(hits) == 1 else None
 
 
