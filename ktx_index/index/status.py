@@ -44,8 +44,8 @@ def changed_paths(
     for key in plan.dropped:
         if key not in held:
             changed.update(stored_files.get(key, []))
-    deleted = [f for f in sorted(changed) if not plan.stats.exists(f)]
-    return sorted(changed), deleted, plan.diagnostics
+    paths = sorted(changed)
+    return paths, [f for f in paths if not plan.stats.exists(f)], plan.diagnostics
 
 
 def _read_state(model: type[State], path: Path) -> State | None:
